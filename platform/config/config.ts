@@ -1,0 +1,191 @@
+import os from 'node:os';
+import path from 'node:path';
+
+/**
+ * All configuration, parsed once from the environment at start and validated. A bad value fails
+ * start-up with a message that names the variable; nothing else in the code reads process.env.
+ * Unset optional services select the embedded defaults (design notes §2).
+ */
+export interface Config {
+  host: string;
+  port: number;
+  catalogPort: number;
+  aiPort: number;
+  /** Subgraph URLs the gateway calls; default to the local ports when run in one process. */
+  catalogUrl: string;
+  aiUrl: string;
+  dataDir: string;
+  databaseUrl?: string;
+  dbPoolSize: number;
+  natsUrl?: string;
+  redisUrl?: string;
+  auth: {
+    jwksUrl?: string;
+    publicKey?: string;
+    issuer?: string;
+    audience?: string;
+    /** Tokens whose exp - iat (or exp - now) exceed this are refused (spec: 15 minutes). */
+    maxTokenLifetimeSeconds: number;
+    clockToleranceSeconds: number;
+  };
+  vault: { addr?: string; token?: string; mount: string };
+  providers: {
+    openaiBaseUrl?: string;
+    openaiModel: string;
+    /** Hosts routing rules may send traffic to; an admin field can never point elsewhere. */
+    allowedHosts: string[];
+  };
+  logLevel: string;
+  service: { instance: string; commit: string };
+  events: {
+    catalogStream: string;
+    dlqStream: string;
+    contentStream: string;
+    authoringStream: string;
+    gdprStream: string;
+    auditStream: string;
+    dualPublishDays: number;
+    archiveMonths: number;
+    dlqAlertMinutes: number;
+    maxDeliver: number;
+    ackWaitSeconds: number;
+  };
+  /** Retention classes under which a GDPR erasure may zero author ids. */
+  gdprZeroingRetentionClasses: string[];
+  idempotencyTtlSeconds: number;
+  maxBodyBytes: number;
+  /** Starts the introspecting gateway instead of the committed supergraph (development only). */
+  gatewayIntrospect: boolean;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
+    super(`Invalid configuration: ${variable} ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function str(env: Env, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+function int(env: Env, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = str(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^-?\d+$/.test(raw)) throw new ConfigError(name, `must be an integer, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = str(env, name);
+  if (raw === undefined) return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw.toLowerCase())) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function url(env: Env, name: string, protocols: string[]): string | undefined {
+  const raw = str(env, name);
+  if (raw === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, 'must be a URL');
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must use ${protocols.join(' or ')}, got ${parsed.protocol}`);
+  }
+  return raw;
+}
+
+function list(env: Env, name: string, fallback: string[]): string[] {
+  const raw = str(env, name);
+  if (raw === undefined) return fallback;
+  return raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+}
+
+function streamName(env: Env, name: string, fallback: string): string {
+  const value = str(env, name) ?? fallback;
+  // JetStream stream names may not contain '.', spaces, '*', '>' or path separators.
+  if (!/^[A-Za-z0-9_-]+$/.test(value)) throw new ConfigError(name, `is not a valid JetStream stream name: "${value}"`);
+  return value;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const host = str(env, 'HOST') ?? '127.0.0.1';
+  const port = int(env, 'PORT', 4000, 0, 65535);
+  const catalogPort = int(env, 'CATALOG_PORT', 4001, 0, 65535);
+  const aiPort = int(env, 'AI_PORT', 4002, 0, 65535);
+  const localHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  const publicKey = str(env, 'AUTH_PUBLIC_KEY');
+  const jwksUrl = url(env, 'AUTH_JWKS_URL', ['https:', 'http:', 'file:']);
+  const openaiBaseUrl = url(env, 'OPENAI_BASE_URL', ['https:', 'http:']);
+  const allowed = list(env, 'PROVIDER_ALLOWED_HOSTS', []);
+  if (openaiBaseUrl) allowed.push(new URL(openaiBaseUrl).host);
+
+  return {
+    host,
+    port,
+    catalogPort,
+    aiPort,
+    catalogUrl: url(env, 'CATALOG_URL', ['http:', 'https:']) ?? `http://${localHost}:${catalogPort}/graphql`,
+    aiUrl: url(env, 'AI_URL', ['http:', 'https:']) ?? `http://${localHost}:${aiPort}/graphql`,
+    dataDir: path.resolve(str(env, 'DATA_DIR') ?? '.data'),
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    dbPoolSize: int(env, 'DB_POOL_SIZE', 10, 1, 500),
+    natsUrl: url(env, 'NATS_URL', ['nats:', 'tls:', 'ws:', 'wss:']),
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    auth: {
+      jwksUrl,
+      publicKey,
+      issuer: str(env, 'AUTH_ISSUER'),
+      audience: str(env, 'AUTH_AUDIENCE'),
+      maxTokenLifetimeSeconds: int(env, 'AUTH_MAX_TOKEN_LIFETIME_SECONDS', 900, 1, 86400),
+      clockToleranceSeconds: int(env, 'AUTH_CLOCK_TOLERANCE_SECONDS', 30, 0, 300),
+    },
+    vault: {
+      addr: url(env, 'VAULT_ADDR', ['http:', 'https:']),
+      token: str(env, 'VAULT_TOKEN'),
+      mount: str(env, 'VAULT_KV_MOUNT') ?? 'secret',
+    },
+    providers: {
+      openaiBaseUrl,
+      openaiModel: str(env, 'OPENAI_MODEL') ?? 'gpt-4o-mini',
+      allowedHosts: [...new Set(allowed)],
+    },
+    logLevel: str(env, 'LOG_LEVEL') ?? 'info',
+    service: {
+      instance: str(env, 'SERVICE_INSTANCE') ?? `${os.hostname()}:${process.pid}`,
+      commit: str(env, 'SERVICE_COMMIT') ?? 'dev',
+    },
+    events: {
+      catalogStream: streamName(env, 'CATALOG_STREAM', 'CATALOG'),
+      dlqStream: streamName(env, 'CATALOG_DLQ_STREAM', 'CATALOG_DLQ'),
+      contentStream: streamName(env, 'CONTENT_STREAM', 'CONTENT'),
+      authoringStream: streamName(env, 'AUTHORING_STREAM', 'AUTHORING'),
+      gdprStream: streamName(env, 'GDPR_STREAM', 'GDPR'),
+      auditStream: streamName(env, 'AUDIT_STREAM', 'AUDIT'),
+      dualPublishDays: int(env, 'DUAL_PUBLISH_DAYS', 30, 0, 365),
+      archiveMonths: int(env, 'OUTBOX_ARCHIVE_MONTHS', 13, 1, 120),
+      dlqAlertMinutes: int(env, 'DLQ_ALERT_MINUTES', 10, 1, 1440),
+      maxDeliver: int(env, 'CONSUMER_MAX_DELIVER', 6, 1, 100),
+      ackWaitSeconds: int(env, 'CONSUMER_ACK_WAIT_SECONDS', 30, 1, 3600),
+    },
+    gdprZeroingRetentionClasses: list(env, 'GDPR_ZEROING_RETENTION_CLASSES', ['operational']),
+    idempotencyTtlSeconds: int(env, 'IDEMPOTENCY_TTL_SECONDS', 24 * 3600, 60, 7 * 24 * 3600),
+    maxBodyBytes: int(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    gatewayIntrospect: bool(env, 'GATEWAY_INTROSPECT', false),
+  };
+}

@@ -1,0 +1,73 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { PrismaClient } from '../../prisma/generated/client.js';
+import type { Logger } from '../logger.js';
+
+export { PrismaClient, Prisma } from '../../prisma/generated/client.js';
+export type Db = PrismaClient;
+/** The client inside `db.$transaction(async (tx) => ...)`. */
+export type Tx = Parameters<Parameters<PrismaClient['$transaction']>[0]>[0] & Omit<PrismaClient, '$connect' | '$disconnect' | '$on' | '$transaction' | '$extends'>;
+
+export interface Database {
+  prisma: PrismaClient;
+  /** A libpq URL other tools (migrations, raw pg, bench) can use to reach the same database. */
+  url: string;
+  kind: 'postgres' | 'pglite';
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the database: Postgres when DATABASE_URL is set, otherwise an embedded PGlite under
+ * DATA_DIR served over a loopback socket so the very same Prisma pg adapter talks to both.
+ */
+export async function openDatabase(options: {
+  databaseUrl?: string;
+  dataDir: string;
+  poolSize: number;
+  logger: Logger;
+}): Promise<Database> {
+  if (options.databaseUrl) {
+    const prisma = new PrismaClient({
+      adapter: new PrismaPg({ connectionString: options.databaseUrl, max: options.poolSize }),
+    });
+    return { prisma, url: options.databaseUrl, kind: 'postgres', close: () => prisma.$disconnect() };
+  }
+  const embedded = await startEmbeddedPostgres(path.join(options.dataDir, 'pglite'), options.logger);
+  // PGlite is one session: a pool of one keeps each transaction on its own, never interleaved.
+  const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: embedded.url, max: 1 }) });
+  return {
+    prisma,
+    url: embedded.url,
+    kind: 'pglite',
+    close: async () => {
+      await prisma.$disconnect();
+      await embedded.stop();
+    },
+  };
+}
+
+export interface EmbeddedPostgres {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** PGlite (Postgres compiled to wasm) behind pglite-socket on an OS-assigned loopback port. */
+export async function startEmbeddedPostgres(dir: string | undefined, logger: Logger): Promise<EmbeddedPostgres> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
+  if (dir) await fs.mkdir(dir, { recursive: true });
+  const db = await PGlite.create(dir ? { dataDir: dir } : {});
+  const server = new PGLiteSocketServer({ db, port: 0, host: '127.0.0.1', maxConnections: 1 });
+  await server.start();
+  const port = Number(server.getServerConn().split(':').pop());
+  if (!port) throw new Error('PGlite socket server did not report its port');
+  logger.info({ dir: dir ?? 'memory', port }, 'embedded PGlite database started');
+  return {
+    url: `postgresql://postgres@127.0.0.1:${port}/postgres?sslmode=disable`,
+    stop: async () => {
+      await server.stop();
+      await db.close();
+    },
+  };
+}
