@@ -34,8 +34,9 @@ export async function openDatabase(options: {
     return { prisma, url: options.databaseUrl, kind: 'postgres', close: () => prisma.$disconnect() };
   }
   const embedded = await startEmbeddedPostgres(path.join(options.dataDir, 'pglite'), options.logger);
-  // PGlite is one session: a pool of one keeps each transaction on its own, never interleaved.
-  const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: embedded.url, max: 1 }) });
+  // PGlite runs one statement at a time; pglite-socket multiplexes connections and keeps an open
+  // transaction's statements together, so a small pool is enough and avoids long queues.
+  const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: embedded.url, max: 4 }) });
   return {
     prisma,
     url: embedded.url,
@@ -58,7 +59,7 @@ export async function startEmbeddedPostgres(dir: string | undefined, logger: Log
   const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
   if (dir) await fs.mkdir(dir, { recursive: true });
   const db = await PGlite.create(dir ? { dataDir: dir } : {});
-  const server = new PGLiteSocketServer({ db, port: 0, host: '127.0.0.1', maxConnections: 1 });
+  const server = new PGLiteSocketServer({ db, port: 0, host: '127.0.0.1', maxConnections: 16 });
   await server.start();
   const port = Number(server.getServerConn().split(':').pop());
   if (!port) throw new Error('PGlite socket server did not report its port');

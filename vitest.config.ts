@@ -1,0 +1,38 @@
+import { defineConfig } from 'vitest/config';
+
+// type-graphql must see the same `graphql` module instance as Apollo; without the alias vitest
+// loads the ESM and CJS builds side by side ("another module or realm").
+const alias = { graphql: 'graphql/index.js' };
+
+export default defineConfig({
+  resolve: { alias },
+  test: {
+    setupFiles: ['reflect-metadata'],
+    projects: [
+      { resolve: { alias }, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], setupFiles: ['reflect-metadata'] } },
+      {
+        resolve: { alias },
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          setupFiles: ['reflect-metadata'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        resolve: { alias },
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          setupFiles: ['reflect-metadata'],
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+          // Each e2e file starts whole processes on their own ports; one at a time keeps the
+          // 2-core machine from timing them out.
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+});
