@@ -1,0 +1,47 @@
+import { createTokenVerifier, type TokenVerifier } from './auth/verifier.js';
+import { ensureDevKeyPair } from './auth/dev-keys.js';
+import type { Config } from './config/config.js';
+import { openDatabase, type Database } from './db/database.js';
+import { createLogger, type Logger } from './logger.js';
+import { applyMigrations } from '../prisma/migrate.js';
+
+/**
+ * The token verifier of the configuration: the identity provider's keys when configured, else
+ * the development key pair under DATA_DIR (embedded default, logged loudly).
+ */
+export async function createVerifierFromConfig(config: Config, logger: Logger): Promise<TokenVerifier> {
+  const common = {
+    issuer: config.auth.issuer,
+    audience: config.auth.audience,
+    maxTokenLifetimeSeconds: config.auth.maxTokenLifetimeSeconds,
+    clockToleranceSeconds: config.auth.clockToleranceSeconds,
+  };
+  if (config.auth.jwksUrl || config.auth.publicKey) {
+    return createTokenVerifier({ ...common, jwksUrl: config.auth.jwksUrl, publicKey: config.auth.publicKey });
+  }
+  const keys = await ensureDevKeyPair(config.dataDir);
+  logger.warn('AUTH_JWKS_URL / AUTH_PUBLIC_KEY not set: verifying tokens with the development key under DATA_DIR');
+  return createTokenVerifier({ ...common, publicKey: JSON.stringify(keys.publicJwk) });
+}
+
+export interface Platform {
+  config: Config;
+  logger: Logger;
+  database: Database;
+  verifier: TokenVerifier;
+}
+
+/** Opens what every process needs: logger, migrated database, token verifier. */
+export async function openPlatform(config: Config, name: string): Promise<Platform> {
+  const logger = createLogger({ level: config.logLevel, name });
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: config.dbPoolSize,
+    logger,
+  });
+  const applied = await applyMigrations(database.url);
+  if (applied.length) logger.info({ applied }, 'database migrations applied');
+  const verifier = await createVerifierFromConfig(config, logger);
+  return { config, logger, database, verifier };
+}

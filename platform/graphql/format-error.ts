@@ -1,0 +1,46 @@
+import type { GraphQLFormattedError } from 'graphql';
+import { GraphQLError } from 'graphql';
+import { unwrapResolverError } from '@apollo/server/errors';
+import { isAppError } from '../errors.js';
+import type { Logger } from '../logger.js';
+
+/** Codes Apollo and graphql-js assign themselves; they describe client mistakes and pass through. */
+const CLIENT_CODES = new Set([
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+  'BAD_USER_INPUT',
+  'PERSISTED_QUERY_NOT_FOUND',
+  'PERSISTED_QUERY_NOT_SUPPORTED',
+  'OPERATION_RESOLUTION_FAILURE',
+  'BAD_REQUEST',
+]);
+
+/**
+ * Maps errors once at the GraphQL boundary: an AppError keeps its message and stable code in
+ * `extensions.code` (+ `status`); anything else becomes INTERNAL_SERVER_ERROR with no detail.
+ */
+export function formatGraphQLError(logger: Logger) {
+  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+    const original = unwrapResolverError(error);
+    if (isAppError(original)) {
+      return {
+        message: original.message,
+        path: formatted.path,
+        locations: formatted.locations,
+        extensions: { code: original.code, status: original.status, ...(original.details ?? {}) },
+      };
+    }
+    const code = formatted.extensions?.code;
+    if (typeof code === 'string' && CLIENT_CODES.has(code)) return formatted;
+    // Errors forwarded by the gateway from a subgraph were already formatted there.
+    if (original instanceof GraphQLError && typeof original.extensions?.code === 'string' && formatted.extensions?.serviceName) {
+      return formatted;
+    }
+    if (original instanceof GraphQLError && original.extensions?.code === undefined && !original.originalError) {
+      // Coercion and validation errors raised by graphql-js itself are the caller's mistake.
+      return { ...formatted, extensions: { ...formatted.extensions, code: 'BAD_USER_INPUT' } };
+    }
+    logger.error({ err: original }, 'unhandled GraphQL error');
+    return { message: 'Internal server error', path: formatted.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } };
+  };
+}

@@ -1,0 +1,1 @@
+export { GraphQLJSON, GraphQLJSONObject, GraphQLDateTime } from 'graphql-scalars';

@@ -1,0 +1,123 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { AppError, isAppError } from '../errors.js';
+import type { Logger } from '../logger.js';
+
+export type Headers = Record<string, string>;
+
+export function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name.toLowerCase()];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** Reads the body up to `limit` bytes; a larger body is refused without buffering the rest. */
+export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > limit) throw new AppError('PAYLOAD_TOO_LARGE', `The request body exceeds ${limit} bytes`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw new AppError('PAYLOAD_TOO_LARGE', `The request body exceeds ${limit} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+export function isJsonContentType(value: string | undefined): boolean {
+  if (!value) return false;
+  const type = value.split(';')[0].trim().toLowerCase();
+  return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
+}
+
+/** Parses a JSON body; only JSON media types are accepted (415 otherwise). */
+export async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
+  const raw = await readBody(req, limit);
+  if (raw.length === 0) return undefined;
+  if (!isJsonContentType(header(req, 'content-type'))) {
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Only application/json request bodies are accepted');
+  }
+  try {
+    return JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw new AppError('BAD_USER_INPUT', 'The request body is not valid JSON');
+  }
+}
+
+export function send(res: ServerResponse, status: number, body: string | Buffer, headers: Headers = {}): void {
+  if (res.headersSent) return;
+  res.writeHead(status, { 'content-length': Buffer.byteLength(body), ...headers });
+  res.end(body);
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Headers = {}): void {
+  send(res, status, JSON.stringify(body), { 'content-type': 'application/json; charset=utf-8', ...headers });
+}
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+  instance?: string;
+  [extension: string]: unknown;
+}
+
+/** RFC 9457 problem details; internal errors never expose their message or stack. */
+export function toProblem(error: unknown, logger?: Logger): { problem: Problem; headers: Headers } {
+  if (isAppError(error)) {
+    return {
+      problem: {
+        type: `urn:problem:${error.code}`,
+        title: titleFor(error.status),
+        status: error.status,
+        detail: error.message,
+        code: error.code,
+        ...(error.details ?? {}),
+      },
+      headers: error.headers ?? {},
+    };
+  }
+  logger?.error({ err: error }, 'unhandled error');
+  return {
+    problem: {
+      type: 'urn:problem:INTERNAL_SERVER_ERROR',
+      title: 'Internal Server Error',
+      status: 500,
+      detail: 'An internal error occurred',
+      code: 'INTERNAL_SERVER_ERROR',
+    },
+    headers: {},
+  };
+}
+
+export function sendProblem(res: ServerResponse, error: unknown, logger?: Logger, extraHeaders: Headers = {}): void {
+  const { problem, headers } = toProblem(error, logger);
+  send(res, problem.status, JSON.stringify(problem), {
+    'content-type': 'application/problem+json; charset=utf-8',
+    ...headers,
+    ...extraHeaders,
+  });
+}
+
+const TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  412: 'Precondition Failed',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Content',
+  428: 'Precondition Required',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+};
+
+function titleFor(status: number): string {
+  return TITLES[status] ?? 'Error';
+}

@@ -1,0 +1,30 @@
+import { randomBytes } from 'node:crypto';
+
+/** W3C Trace Context: `00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>`. */
+const TRACEPARENT_RE = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+
+export interface TraceContext {
+  traceparent: string;
+  traceId: string;
+  /** True when the caller sent none or a malformed one and a new trace was started. */
+  started: boolean;
+}
+
+export function parseTraceparent(value: string | undefined): { traceId: string; parentId: string; flags: string } | undefined {
+  if (!value) return undefined;
+  const match = TRACEPARENT_RE.exec(value.trim());
+  if (!match) return undefined;
+  const [, version, traceId, parentId, flags] = match;
+  // Version ff is invalid; all-zero ids are invalid (W3C Trace Context §3.2.2).
+  if (version === 'ff' || /^0+$/.test(traceId) || /^0+$/.test(parentId)) return undefined;
+  return { traceId, parentId, flags };
+}
+
+/** Keeps a valid incoming trace (as a new child span), or starts one; never an error. */
+export function continueTrace(incoming: string | undefined): TraceContext {
+  const parsed = parseTraceparent(incoming);
+  const spanId = randomBytes(8).toString('hex');
+  if (parsed) return { traceparent: `00-${parsed.traceId}-${spanId}-${parsed.flags}`, traceId: parsed.traceId, started: false };
+  const traceId = randomBytes(16).toString('hex');
+  return { traceparent: `00-${traceId}-${spanId}-01`, traceId, started: true };
+}

@@ -1,0 +1,7 @@
+import type { Db } from '../../platform/db/database.js';
+import type { RequestInfo } from '../shared/request-context.js';
+
+export interface AiContext extends RequestInfo {
+  db: Db;
+  now: () => Date;
+}

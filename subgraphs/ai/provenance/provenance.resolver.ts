@@ -1,0 +1,50 @@
+import { Arg, Ctx, Directive, Field, ID, Int, ObjectType, Query, Resolver, FieldResolver, Root } from 'type-graphql';
+import { badInput } from '../../../platform/errors.js';
+import { isId } from '../../../platform/ids.js';
+import type { AiContext } from '../context.js';
+import { findProvenance, toProvenance } from './provenance.repo.js';
+import { AIProvenance } from './provenance.type.js';
+
+export function requireProvenanceId(value: string): string {
+  if (!isId('provenance', value)) throw badInput('provenanceId is not a provenance id', { argument: 'provenanceId' });
+  return value;
+}
+
+/** The catalog's Course, seen from the AI subgraph: AI-assisted outputs whose subject is the course. */
+@Directive('@key(fields: "courseId")')
+@ObjectType()
+export class Course {
+  @Field(() => ID) courseId: string;
+}
+
+@Resolver(() => AIProvenance)
+export class ProvenanceResolver {
+  @Query(() => AIProvenance, { nullable: true, description: 'A provenance record of the caller\'s tenant.' })
+  async provenance(@Arg('provenanceId', () => ID) provenanceId: string, @Ctx() ctx: AiContext): Promise<AIProvenance | null> {
+    const row = await findProvenance(ctx.db, ctx.tenantId, requireProvenanceId(provenanceId));
+    return row ? toProvenance(row) : null;
+  }
+}
+
+@Resolver(() => Course)
+export class CourseProvenanceResolver {
+  @FieldResolver(() => [AIProvenance], { description: 'AI-assisted outputs recorded with this course as subjectRef, newest first.' })
+  async aiProvenance(
+    @Root() course: Course,
+    @Arg('first', () => Int, { nullable: true, defaultValue: 10 }) first: number,
+    @Ctx() ctx: AiContext,
+  ): Promise<AIProvenance[]> {
+    if (first < 1 || first > 100) throw badInput('first must be between 1 and 100', { argument: 'first' });
+    const rows = await ctx.db.aIProvenance.findMany({
+      where: { tenantId: ctx.tenantId, subjectRef: course.courseId },
+      orderBy: { createdAt: 'desc' },
+      take: first,
+    });
+    return rows.map(toProvenance);
+  }
+}
+
+export async function resolveProvenanceReference(ref: { provenanceId: string }, ctx: AiContext): Promise<AIProvenance | null> {
+  const row = await findProvenance(ctx.db, ctx.tenantId, requireProvenanceId(ref.provenanceId));
+  return row ? toProvenance(row) : null;
+}

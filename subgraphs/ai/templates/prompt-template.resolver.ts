@@ -1,0 +1,57 @@
+import type { PromptTemplate as TemplateRow } from '../../../prisma/generated/client.js';
+import { Arg, Ctx, ID, Query, Resolver } from 'type-graphql';
+import { badInput } from '../../../platform/errors.js';
+import { isId } from '../../../platform/ids.js';
+import type { AiContext } from '../context.js';
+import { PromptTemplate } from './prompt-template.type.js';
+
+export function toPromptTemplate(row: TemplateRow): PromptTemplate {
+  return {
+    templateId: row.id,
+    tenantId: row.tenantId,
+    featureKey: row.featureKey,
+    version: row.version,
+    body: row.body,
+    variables: row.variables,
+    hash: row.hash,
+    active: row.active,
+    publishedBy: row.publishedBy,
+    createdAt: row.createdAt,
+  };
+}
+
+function requireTemplateId(value: string): string {
+  if (!isId('promptTemplate', value)) throw badInput('templateId is not a prompt template id', { argument: 'templateId' });
+  return value;
+}
+
+async function findTemplate(ctx: AiContext, id: string) {
+  return ctx.db.promptTemplate.findFirst({ where: { id, OR: [{ tenantId: null }, { tenantId: ctx.tenantId }] } });
+}
+
+@Resolver(() => PromptTemplate)
+export class PromptTemplateResolver {
+  @Query(() => [PromptTemplate], { description: 'Template versions visible to the tenant, newest first.' })
+  async promptTemplates(
+    @Arg('featureKey', () => String, { nullable: true }) featureKey: string | null,
+    @Ctx() ctx: AiContext,
+  ): Promise<PromptTemplate[]> {
+    const rows = await ctx.db.promptTemplate.findMany({
+      where: { OR: [{ tenantId: null }, { tenantId: ctx.tenantId }], ...(featureKey ? { featureKey } : {}) },
+      orderBy: [{ featureKey: 'asc' }, { version: 'desc' }],
+      take: 500,
+    });
+    return rows.map(toPromptTemplate);
+  }
+
+  @Query(() => PromptTemplate, { nullable: true })
+  async promptTemplate(@Arg('templateId', () => ID) templateId: string, @Ctx() ctx: AiContext): Promise<PromptTemplate | null> {
+    const row = await findTemplate(ctx, requireTemplateId(templateId));
+    return row ? toPromptTemplate(row) : null;
+  }
+}
+
+export async function resolvePromptTemplateReference(ref: { templateId: string }, ctx: AiContext): Promise<PromptTemplate | null> {
+  const row = await findTemplate(ctx, requireTemplateId(ref.templateId));
+  return row ? toPromptTemplate(row) : null;
+}

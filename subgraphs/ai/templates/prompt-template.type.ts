@@ -1,0 +1,16 @@
+import { Directive, Field, ID, Int, ObjectType } from 'type-graphql';
+
+@Directive('@key(fields: "templateId")')
+@ObjectType({ description: 'An immutable prompt template version for a feature key, identified by its hash.' })
+export class PromptTemplate {
+  @Field(() => ID) templateId: string;
+  @Field(() => String, { nullable: true, description: 'null for a global template.' }) tenantId: string | null;
+  @Field(() => String) featureKey: string;
+  @Field(() => Int) version: number;
+  @Field(() => String) body: string;
+  @Field(() => [String], { description: 'Variables the body requires.' }) variables: string[];
+  @Field(() => String, { description: 'sha256 of the canonical template.' }) hash: string;
+  @Field(() => Boolean) active: boolean;
+  @Field(() => String) publishedBy: string;
+  @Field(() => Date) createdAt: Date;
+}

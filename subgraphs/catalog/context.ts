@@ -1,0 +1,9 @@
+import type { Db } from '../../platform/db/database.js';
+import type { RequestInfo } from '../shared/request-context.js';
+import type { CatalogLoaders } from './loaders.js';
+
+export interface CatalogContext extends RequestInfo {
+  db: Db;
+  loaders: CatalogLoaders;
+  now: () => Date;
+}

@@ -1,0 +1,56 @@
+import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root } from 'type-graphql';
+import { resolveLocaleMap } from '../../../platform/locale.logic.js';
+import type { CatalogContext } from '../context.js';
+import { toCourseVersion } from '../course-version/course-version.mapper.js';
+import { CourseVersion } from '../course-version/course-version.type.js';
+import { decodeCursor, encodeCursor, pageSize, requireCourseId } from './course.logic.js';
+import { toCourse } from './course.mapper.js';
+import { listCourses } from './course.repo.js';
+import { Course, CourseConnection, LocalizedText } from './course.type.js';
+
+@Resolver(() => Course)
+export class CourseResolver {
+  @Query(() => Course, { nullable: true, description: 'A course of the caller\'s tenant; null when absent.' })
+  async course(@Arg('courseId', () => ID) courseId: string, @Ctx() ctx: CatalogContext): Promise<Course | null> {
+    const row = await ctx.loaders.course.load(requireCourseId(courseId));
+    return row ? toCourse(row) : null;
+  }
+
+  @Query(() => CourseConnection, { description: 'Courses of the caller\'s tenant, oldest first, by cursor.' })
+  async courses(
+    @Arg('first', () => Int, { nullable: true }) first: number | null,
+    @Arg('after', () => String, { nullable: true }) after: string | null,
+    @Ctx() ctx: CatalogContext,
+  ): Promise<CourseConnection> {
+    const limit = pageSize(first);
+    const rows = await listCourses(ctx.db, ctx.tenantId, limit, after ? decodeCursor(after) : undefined);
+    const page = rows.slice(0, limit);
+    for (const row of page) ctx.loaders.course.prime(row.id, row);
+    const edges = page.map((row) => ({ cursor: encodeCursor(row.id), node: toCourse(row) }));
+    return {
+      edges,
+      count: edges.length,
+      pageInfo: { hasNextPage: rows.length > limit, endCursor: edges.at(-1)?.cursor ?? null },
+    };
+  }
+
+  @FieldResolver(() => LocalizedText, { nullable: true, description: 'title resolved for Accept-Language.' })
+  localizedTitle(@Root() course: Course, @Ctx() ctx: CatalogContext): LocalizedText | undefined {
+    return resolveLocaleMap(course.title, ctx.locales, course.defaultLocale);
+  }
+
+  @FieldResolver(() => LocalizedText, { nullable: true, description: 'description resolved for Accept-Language.' })
+  localizedDescription(@Root() course: Course, @Ctx() ctx: CatalogContext): LocalizedText | undefined {
+    return resolveLocaleMap(course.description, ctx.locales, course.defaultLocale);
+  }
+
+  @FieldResolver(() => [CourseVersion], { description: 'Versions in publish order.' })
+  async versions(@Root() course: Course, @Ctx() ctx: CatalogContext): Promise<CourseVersion[]> {
+    return (await ctx.loaders.versionsOfCourse.load(course.courseId)).map(toCourseVersion);
+  }
+}
+
+export async function resolveCourseReference(ref: { courseId: string }, ctx: CatalogContext): Promise<Course | null> {
+  const row = await ctx.loaders.course.load(requireCourseId(ref.courseId));
+  return row ? toCourse(row) : null;
+}

@@ -1,0 +1,67 @@
+import { Directive, Field, ID, Int, ObjectType } from 'type-graphql';
+import { GraphQLJSONObject } from '../../../platform/graphql/scalars.js';
+
+@ObjectType({ description: 'An author of a course as listed in its metadata.' })
+export class CourseAuthor {
+  @Field(() => String) userId: string;
+  @Field(() => String) role: string;
+  @Field(() => String) displayName: string;
+}
+
+@ObjectType()
+export class CourseTaxonomyRef {
+  @Field(() => String) taxonomyId: string;
+  @Field(() => String) nodePath: string;
+}
+
+@ObjectType()
+export class CourseCover {
+  @Field(() => String) assetId: string;
+}
+
+@Directive('@key(fields: "courseId")')
+@ObjectType({ description: 'A course of a tenant. Locale maps are exposed raw (JSON) and resolved for Accept-Language.' })
+export class Course {
+  @Field(() => ID) courseId: string;
+  @Field(() => String) tenantId: string;
+  @Field(() => String) slug: string;
+  @Field(() => GraphQLJSONObject, { description: 'Locale code to title.' }) title: Record<string, string>;
+  @Field(() => GraphQLJSONObject, { description: 'Locale code to description.' }) description: Record<string, string>;
+  @Field(() => String) defaultLocale: string;
+  @Field(() => String, { description: 'Values seen: org, marketplace. Consumers must tolerate new values.' }) visibility: string;
+  @Field(() => [CourseAuthor]) authors: CourseAuthor[];
+  @Field(() => [CourseTaxonomyRef]) taxonomy: CourseTaxonomyRef[];
+  @Field(() => [String]) tags: string[];
+  @Field(() => CourseCover, { nullable: true }) cover?: CourseCover | null;
+  @Field(() => String) etag: string;
+  @Field(() => String, { nullable: true }) sourceDraftId?: string | null;
+  @Field(() => String, { description: 'registered or archived.' }) state: string;
+  @Field(() => String, { nullable: true }) latestVersionLabel?: string | null;
+  @Field(() => Date) createdAt: Date;
+  @Field(() => Date) updatedAt: Date;
+}
+
+@ObjectType()
+export class LocalizedText {
+  @Field(() => String) locale: string;
+  @Field(() => String) text: string;
+}
+
+@ObjectType()
+export class CourseEdge {
+  @Field(() => String) cursor: string;
+  @Field(() => Course) node: Course;
+}
+
+@ObjectType()
+export class PageInfo {
+  @Field(() => Boolean) hasNextPage: boolean;
+  @Field(() => String, { nullable: true }) endCursor: string | null;
+}
+
+@ObjectType()
+export class CourseConnection {
+  @Field(() => [CourseEdge]) edges: CourseEdge[];
+  @Field(() => PageInfo) pageInfo: PageInfo;
+  @Field(() => Int, { description: 'Number of edges in this page.' }) count: number;
+}

@@ -1,0 +1,80 @@
+import type { Redis } from 'ioredis';
+import type { Config } from './platform/config/config.js';
+import { openPlatform, type Platform } from './platform/bootstrap.js';
+import type { RunningServer } from './platform/graphql/subgraph-server.js';
+import { createRedis } from './platform/redis.js';
+import { startAiSubgraph } from './subgraphs/ai/server.js';
+import { seedBaseline } from './subgraphs/ai/seed.js';
+import { startCatalogSubgraph } from './subgraphs/catalog/server.js';
+import { startGateway, type ReadinessReport } from './gateway/server.js';
+
+export interface System {
+  platform: Platform;
+  gatewayUrl: string;
+  catalogUrl: string;
+  aiUrl: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Everything in one process (`npm start`): migrated database and seed, both subgraphs on their own
+ * ports, the gateway with the REST-compat layer on PORT, and the event worker. Production runs the
+ * same parts as separate processes through their own entry points.
+ */
+export async function startSystem(config: Config): Promise<System> {
+  const platform = await openPlatform(config, 'main');
+  const { logger, database, verifier } = platform;
+  const db = database.prisma;
+  const redis: Redis | undefined = config.redisUrl ? createRedis(config.redisUrl, logger) : undefined;
+  await seedBaseline(db, { hostedModel: config.providers.openaiModel, logger });
+
+  const servers: RunningServer[] = [];
+  try {
+    const catalog = await startCatalogSubgraph({ config, db, verifier, logger });
+    servers.push(catalog);
+    const ai = await startAiSubgraph({ config, db, verifier, logger });
+    servers.push(ai);
+    const readiness = async (): Promise<ReadinessReport> => {
+      const checks: ReadinessReport['checks'] = {};
+      checks.database = await probe(() => db.$queryRawUnsafe('SELECT 1'), true);
+      if (redis) checks.redis = await probe(() => redis.ping(), false, 'quota falls back to a local request cap; token budgets fail closed');
+      return { ready: Object.values(checks).every((c) => c.status === 'up' || !c.required), checks };
+    };
+    const gateway = await startGateway({
+      host: config.host,
+      port: config.port,
+      subgraphUrls: { catalog: catalog.url, ai: ai.url },
+      verifier,
+      logger,
+      maxBodyBytes: config.maxBodyBytes,
+      readiness,
+    });
+    servers.unshift(gateway);
+    return {
+      platform,
+      gatewayUrl: gateway.url,
+      catalogUrl: catalog.url,
+      aiUrl: ai.url,
+      stop: async () => {
+        // Stop taking requests first (gateway, then subgraphs), then release the dependencies.
+        for (const server of servers) await server.close().catch((error) => logger.error({ err: error }, 'close failed'));
+        redis?.disconnect();
+        await database.close();
+      },
+    };
+  } catch (error) {
+    for (const server of servers) await server.close().catch(() => undefined);
+    redis?.disconnect();
+    await database.close();
+    throw error;
+  }
+}
+
+async function probe(check: () => Promise<unknown>, required: boolean, degradedDetail?: string) {
+  try {
+    await check();
+    return { status: 'up' as const, required };
+  } catch (error) {
+    return { status: 'down' as const, required, detail: degradedDetail ?? (error as Error).message };
+  }
+}
