@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../../platform/config/config.js';
+
+describe('configuration', () => {
+  it('runs on embedded defaults with no environment', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({ port: 4000, catalogPort: 4001, aiPort: 4002, databaseUrl: undefined, natsUrl: undefined, redisUrl: undefined });
+    expect(config.catalogUrl).toBe('http://127.0.0.1:4001/graphql');
+    expect(config.events).toMatchObject({ catalogStream: 'CATALOG', dlqStream: 'CATALOG_DLQ', maxDeliver: 6, ackWaitSeconds: 30 });
+    expect(config.auth.maxTokenLifetimeSeconds).toBe(900);
+  });
+
+  it.each([
+    ['PORT', 'abc', /PORT must be an integer/],
+    ['PORT', '70000', /PORT must be between 0 and 65535/],
+    ['DATABASE_URL', 'mysql://x', /DATABASE_URL must use postgres: or postgresql:/],
+    ['NATS_URL', 'not a url', /NATS_URL must be a URL/],
+    ['REDIS_URL', 'http://x', /REDIS_URL must use redis: or rediss:/],
+    ['CATALOG_DLQ_STREAM', 'CATALOG.dlq', /CATALOG_DLQ_STREAM is not a valid JetStream stream name/],
+    ['GATEWAY_INTROSPECT', 'maybe', /GATEWAY_INTROSPECT must be true or false/],
+  ])('names %s when its value %s is invalid', (variable, value, message) => {
+    expect(() => loadConfig({ [variable]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [variable]: value })).toThrow(message);
+  });
+
+  it('adds the hosted provider to the allow-list of provider hosts', () => {
+    const config = loadConfig({ OPENAI_BASE_URL: 'https://llm.internal.example:8443/v1', PROVIDER_ALLOWED_HOSTS: 'vllm.clinic.local' });
+    expect(config.providers.allowedHosts.sort()).toEqual(['llm.internal.example:8443', 'vllm.clinic.local']);
+  });
+});
