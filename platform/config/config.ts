@@ -56,6 +56,41 @@ export interface Config {
   maxBodyBytes: number;
   /** Starts the introspecting gateway instead of the committed supergraph (development only). */
   gatewayIntrospect: boolean;
+  /** The AI gateway's assist pipeline (subgraphs/ai). */
+  ai: AiConfig;
+}
+
+export interface AiConfig {
+  /** Per-attempt timeout of each provider. */
+  timeoutMs: { mock: number; openai: number };
+  /** Retries of one provider after its first attempt, for retryable failures only. */
+  providerRetries: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** A Retry-After longer than this moves on to the next fallback instead of waiting. */
+  retryAfterMaxMs: number;
+  /** Budget of one assist request over all attempts and fallbacks. */
+  deadlineMs: number;
+  /** Consecutive failures that open a provider's circuit, and how long it stays open. */
+  breakerFailures: number;
+  breakerCooldownMs: number;
+  maxOutputTokens: number;
+  maxPromptChars: number;
+  /** How long an output held for human review is kept before it is purged. */
+  reviewTextRetentionHours: number;
+  /** Residency codes each provider may serve ('*' = any); a provider with none serves only requests without residency. */
+  residencies: { mock: string[]; openai: string[] };
+  /** Residencies a tenant may use only with a signed data-protection impact assessment on file. */
+  assessmentResidencies: string[];
+  /** Lets a request drive the mock provider's faults (tests, demos); off in production. */
+  mockFaultInjection: boolean;
+  /** While Redis is down, each replica admits at most this percentage of a tenant's requests per minute. */
+  quotaFallbackRpmPercent: number;
+  /** Vault KV path of the openai-compatible provider's secret (field api_key). */
+  openaiKeyPath: string;
+  vaultCacheSeconds: number;
+  /** How long routing rules, templates and tenant settings are cached per process (0 = no cache). */
+  configCacheMs: number;
 }
 
 export class ConfigError extends Error {
@@ -114,6 +149,14 @@ function list(env: Env, name: string, fallback: string[]): string[] {
     .split(',')
     .map((item) => item.trim())
     .filter(Boolean);
+}
+
+function residencyList(env: Env, name: string, fallback: string[]): string[] {
+  const values = list(env, name, fallback);
+  for (const value of values) {
+    if (value !== '*' && !/^[A-Z][A-Z0-9_]{1,15}$/.test(value)) throw new ConfigError(name, `has an invalid residency code "${value}"`);
+  }
+  return values;
 }
 
 function streamName(env: Env, name: string, fallback: string): string {
@@ -187,5 +230,25 @@ export function loadConfig(env: Env = process.env): Config {
     idempotencyTtlSeconds: int(env, 'IDEMPOTENCY_TTL_SECONDS', 24 * 3600, 60, 7 * 24 * 3600),
     maxBodyBytes: int(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     gatewayIntrospect: bool(env, 'GATEWAY_INTROSPECT', false),
+    ai: {
+      timeoutMs: { mock: int(env, 'MOCK_TIMEOUT_MS', 5_000, 1, 600_000), openai: int(env, 'OPENAI_TIMEOUT_MS', 30_000, 1, 600_000) },
+      providerRetries: int(env, 'AI_PROVIDER_RETRIES', 1, 0, 5),
+      retryBaseMs: int(env, 'AI_RETRY_BASE_MS', 200, 0, 60_000),
+      retryMaxMs: int(env, 'AI_RETRY_MAX_MS', 2_000, 0, 60_000),
+      retryAfterMaxMs: int(env, 'AI_RETRY_AFTER_MAX_MS', 5_000, 0, 600_000),
+      deadlineMs: int(env, 'AI_ASSIST_DEADLINE_MS', 60_000, 1, 600_000),
+      breakerFailures: int(env, 'AI_BREAKER_FAILURES', 5, 1, 1000),
+      breakerCooldownMs: int(env, 'AI_BREAKER_COOLDOWN_MS', 30_000, 1, 3_600_000),
+      maxOutputTokens: int(env, 'AI_MAX_OUTPUT_TOKENS', 1024, 1, 1_000_000),
+      maxPromptChars: int(env, 'AI_MAX_PROMPT_CHARS', 100_000, 100, 10_000_000),
+      reviewTextRetentionHours: int(env, 'AI_REVIEW_TEXT_RETENTION_HOURS', 72, 1, 24 * 365),
+      residencies: { mock: residencyList(env, 'MOCK_RESIDENCIES', ['*']), openai: residencyList(env, 'OPENAI_RESIDENCIES', []) },
+      assessmentResidencies: residencyList(env, 'AI_ASSESSMENT_RESIDENCIES', ['AF']),
+      mockFaultInjection: bool(env, 'MOCK_FAULT_INJECTION', false),
+      quotaFallbackRpmPercent: int(env, 'QUOTA_FALLBACK_RPM_PERCENT', 25, 1, 100),
+      openaiKeyPath: str(env, 'OPENAI_KEY_PATH') ?? 'ai/providers/openai-compatible',
+      vaultCacheSeconds: int(env, 'VAULT_CACHE_SECONDS', 60, 0, 3600),
+      configCacheMs: int(env, 'AI_CONFIG_CACHE_MS', 2_000, 0, 600_000),
+    },
   };
 }
