@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ApolloGateway, RemoteGraphQLDataSource } from '@apollo/gateway';
+import { ApolloGateway, RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@apollo/gateway';
 import { ApolloServer, type GraphQLRequest } from '@apollo/server';
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
 import { authenticateRequest, type Principal, type TokenVerifier } from '../platform/auth/verifier.js';
@@ -54,9 +54,11 @@ export interface GatewayOptions {
 }
 
 class ForwardingDataSource extends RemoteGraphQLDataSource<GatewayContext> {
-  override willSendRequest({ request, context }: { request: { http?: { headers: { set(k: string, v: string): void } } }; context: GatewayContext }) {
-    if (!context?.forward) return;
-    for (const [name, value] of Object.entries(context.forward)) request.http?.headers.set(name, value);
+  override willSendRequest(options: GraphQLDataSourceProcessOptions<GatewayContext>) {
+    // Health checks and schema loads carry no request context; only operations forward headers.
+    const forward = (options.context as Partial<GatewayContext> | undefined)?.forward;
+    if (!forward) return;
+    for (const [name, value] of Object.entries(forward)) options.request.http?.headers.set(name, value);
   }
 }
 

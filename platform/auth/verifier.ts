@@ -10,6 +10,8 @@ import {
   type JWTVerifyGetKey,
   type JWK,
 } from 'jose';
+
+type KeyLike = Awaited<ReturnType<typeof importSPKI>>;
 import { AppError, unauthenticated } from '../errors.js';
 import { isId } from '../ids.js';
 
@@ -38,7 +40,7 @@ export interface VerifierOptions {
 /** Tokens are small; a huge header or payload is an attack, refused before any parsing. */
 const MAX_TOKEN_LENGTH = 8 * 1024;
 
-async function keySource(options: VerifierOptions): Promise<JWTVerifyGetKey | CryptoKey | Uint8Array> {
+async function keySource(options: VerifierOptions): Promise<JWTVerifyGetKey | KeyLike | Uint8Array> {
   if (options.jwksUrl) {
     const url = new URL(options.jwksUrl);
     if (url.protocol === 'file:') {
@@ -52,7 +54,7 @@ async function keySource(options: VerifierOptions): Promise<JWTVerifyGetKey | Cr
     if (text.startsWith('{')) {
       const jwk = JSON.parse(text) as JWK;
       if (jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519') throw new Error('AUTH_PUBLIC_KEY must be an Ed25519 key');
-      return (await importJWK({ ...jwk, alg: 'EdDSA' }, 'EdDSA')) as CryptoKey;
+      return importJWK({ ...jwk, alg: 'EdDSA' }, 'EdDSA');
     }
     return importSPKI(text.replace(/\\n/g, '\n'), 'EdDSA');
   }
