@@ -53,6 +53,8 @@ export interface Config {
   /** Retention classes under which a GDPR erasure may zero author ids. */
   gdprZeroingRetentionClasses: string[];
   idempotencyTtlSeconds: number;
+  /** How long an unfinished request holds its key; a crashed request frees it after this. */
+  idempotencyLeaseSeconds: number;
   maxBodyBytes: number;
   /** Starts the introspecting gateway instead of the committed supergraph (development only). */
   gatewayIntrospect: boolean;
@@ -228,6 +230,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     gdprZeroingRetentionClasses: list(env, 'GDPR_ZEROING_RETENTION_CLASSES', ['operational']),
     idempotencyTtlSeconds: int(env, 'IDEMPOTENCY_TTL_SECONDS', 24 * 3600, 60, 7 * 24 * 3600),
+    idempotencyLeaseSeconds: int(env, 'IDEMPOTENCY_LEASE_SECONDS', 120, 5, 3600),
     maxBodyBytes: int(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     gatewayIntrospect: bool(env, 'GATEWAY_INTROSPECT', false),
     ai: {

@@ -1,0 +1,72 @@
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../db/database.js';
+import type { Logger } from '../logger.js';
+import { classifyExisting, type StoredResponse } from './idempotency.logic.js';
+import type { BeginOutcome, IdempotencyStore, Lease, StoreTiming } from './store.js';
+
+const IN_FLIGHT = 'in_flight';
+const COMPLETED = 'completed';
+/** Expired rows are deleted at most this often, piggybacking on requests (no timer to stop). */
+const SWEEP_EVERY_MS = 60_000;
+
+/**
+ * The embedded store: the IdempotencyRecord table, so keys survive a restart without Redis. The
+ * table has no lease column; while a request runs, `headers` holds `{ lease: token }` and is
+ * replaced by the response headers on completion.
+ *
+ * `begin` is a sequence of single-row atomic statements, each safe under concurrency: insert (ON
+ * CONFLICT DO NOTHING), else take over an expired row (conditional UPDATE: Postgres re-checks the
+ * condition after the row lock), else read what holds the key.
+ */
+export function createDatabaseIdempotencyStore(db: Db, timing: StoreTiming, logger?: Logger): IdempotencyStore {
+  const now = timing.now ?? Date.now;
+  let lastSweep = 0;
+
+  const sweep = () => {
+    const at = now();
+    if (at - lastSweep < SWEEP_EVERY_MS) return;
+    lastSweep = at;
+    db.idempotencyRecord
+      .deleteMany({ where: { expiresAt: { lt: new Date(at) } } })
+      .catch((error: unknown) => logger?.warn({ err: error }, 'idempotency sweep failed'));
+  };
+
+  const settle = async (lease: Lease, data: { state: string; status: number; headers: Record<string, string>; body: string; expiresAt: Date } | undefined) => {
+    const where = { key: lease.key, state: IN_FLIGHT, headers: { path: ['lease'], equals: lease.token } };
+    const result = data ? await db.idempotencyRecord.updateMany({ where, data }) : await db.idempotencyRecord.deleteMany({ where });
+    return result.count === 1;
+  };
+
+  return {
+    kind: 'database',
+    async begin(key: string, fingerprint: string): Promise<BeginOutcome> {
+      sweep();
+      // A row can expire or vanish between the steps; a few rounds always settle it.
+      for (let round = 0; round < 5; round++) {
+        const at = new Date(now());
+        const token = randomUUID();
+        const leased = { fingerprint, state: IN_FLIGHT, status: null, headers: { lease: token }, body: null, createdAt: at, expiresAt: new Date(at.getTime() + timing.leaseSeconds * 1000) };
+        const lease = { key, token, fingerprint };
+        const inserted = await db.idempotencyRecord.createMany({ data: [{ key, ...leased }], skipDuplicates: true });
+        if (inserted.count === 1) return { kind: 'started', lease };
+        const takenOver = await db.idempotencyRecord.updateMany({ where: { key, expiresAt: { lte: at } }, data: leased });
+        if (takenOver.count === 1) return { kind: 'started', lease };
+        const row = await db.idempotencyRecord.findUnique({ where: { key } });
+        if (!row || row.expiresAt.getTime() <= at.getTime()) continue;
+        const response: StoredResponse | undefined =
+          row.state === COMPLETED && row.status !== null && row.body !== null
+            ? { status: row.status, headers: (row.headers ?? {}) as Record<string, string>, body: row.body }
+            : undefined;
+        return classifyExisting({ fingerprint: row.fingerprint, state: response ? COMPLETED : IN_FLIGHT, response }, fingerprint);
+      }
+      throw new Error(`idempotency key ${key} kept changing under begin`);
+    },
+    complete(lease: Lease, response: StoredResponse) {
+      const expiresAt = new Date(now() + timing.ttlSeconds * 1000);
+      return settle(lease, { state: COMPLETED, status: response.status, headers: response.headers, body: response.body, expiresAt });
+    },
+    release(lease: Lease) {
+      return settle(lease, undefined);
+    },
+  };
+}
