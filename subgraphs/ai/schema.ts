@@ -1,12 +1,13 @@
 import type { GraphQLSchema } from 'graphql';
 import { buildFederatedSchema } from '../../platform/graphql/federation.js';
+import { AssistResolver } from './assist/assist.resolver.js';
 import type { AiContext } from './context.js';
 import { Course, CourseProvenanceResolver, ProvenanceResolver, resolveProvenanceReference } from './provenance/provenance.resolver.js';
 import { HitlPolicyResolver, resolveHitlPolicyReference } from './review/hitl-policy.resolver.js';
 import { resolveRoutingRuleReference, RoutingRuleResolver } from './routing/routing-rule.resolver.js';
 import { PromptTemplateResolver, resolvePromptTemplateReference } from './templates/prompt-template.resolver.js';
 
-export const aiResolvers = [RoutingRuleResolver, PromptTemplateResolver, ProvenanceResolver, CourseProvenanceResolver, HitlPolicyResolver] as const;
+export const aiResolvers = [AssistResolver, RoutingRuleResolver, PromptTemplateResolver, ProvenanceResolver, CourseProvenanceResolver, HitlPolicyResolver] as const;
 
 export function buildAiSchema(): Promise<GraphQLSchema> {
   return buildFederatedSchema(

@@ -1,24 +1,24 @@
 import type { TokenVerifier } from '../../platform/auth/verifier.js';
-import type { Config } from '../../platform/config/config.js';
-import type { Db } from '../../platform/db/database.js';
 import { startSubgraphServer, type RunningServer } from '../../platform/graphql/subgraph-server.js';
 import { sendJson } from '../../platform/http/http.js';
-import type { Logger } from '../../platform/logger.js';
 import { requestInfo } from '../shared/request-context.js';
 import type { AiContext } from './context.js';
+import { aiHealth } from './health.js';
 import { buildAiSchema } from './schema.js';
+import { createAiServices, type AiServiceDeps, type AiServices } from './services.js';
 
-export interface AiDeps {
-  config: Config;
-  db: Db;
+export interface AiDeps extends AiServiceDeps {
   verifier: TokenVerifier;
-  logger: Logger;
-  now?: () => Date;
 }
 
-export async function startAiSubgraph(deps: AiDeps, port = deps.config.aiPort): Promise<RunningServer> {
+const HEALTH_PATHS = new Set(['/v1/ai/health', '/health']);
+const PURGE_INTERVAL_MS = 10 * 60_000;
+
+export async function startAiSubgraph(deps: AiDeps, port = deps.config.aiPort): Promise<RunningServer & { services: AiServices }> {
   const logger = deps.logger.child({ subgraph: 'ai' });
-  return startSubgraphServer<AiContext>({
+  const services = createAiServices({ ...deps, logger });
+  const now = deps.now ?? (() => new Date());
+  const server = await startSubgraphServer<AiContext>({
     name: 'ai',
     schema: await buildAiSchema(),
     host: deps.config.host,
@@ -29,24 +29,31 @@ export async function startAiSubgraph(deps: AiDeps, port = deps.config.aiPort): 
     context: async (req, principal, requestId) => ({
       ...requestInfo(req, principal, requestId, logger),
       db: deps.db,
-      now: deps.now ?? (() => new Date()),
+      now,
+      services,
     }),
     routes: async (req, res) => {
-      if (new URL(req.url ?? '/', 'http://localhost').pathname !== '/health') return false;
-      const started = Date.now();
-      let database = 'up';
-      try {
-        await deps.db.$queryRawUnsafe('SELECT 1');
-      } catch {
-        database = 'down';
-      }
-      sendJson(res, database === 'up' ? 200 : 503, {
-        status: database === 'up' ? 'ok' : 'degraded',
-        service: 'ai',
-        dependencies: { database },
-        checkedInMs: Date.now() - started,
-      });
+      // The phase-0 health endpoint sits under the gateway's /v1/ai/* prefix; /health stays for probes.
+      if (!HEALTH_PATHS.has(new URL(req.url ?? '/', 'http://localhost').pathname)) return false;
+      const { httpStatus, report } = await aiHealth(deps.db, services);
+      sendJson(res, httpStatus, report, { 'cache-control': 'no-store' });
       return true;
     },
   });
+  // Held review text has a retention limit; every replica may purge (the update is idempotent).
+  const purge = setInterval(() => {
+    services.purgeHeldText().then(
+      (count) => count && logger.info({ count }, 'purged expired review text'),
+      (error) => logger.warn({ err: (error as Error).message }, 'purging review text failed'),
+    );
+  }, PURGE_INTERVAL_MS);
+  purge.unref();
+  return {
+    ...server,
+    services,
+    close: async () => {
+      clearInterval(purge);
+      await server.close();
+    },
+  };
 }

@@ -1,9 +1,32 @@
-import type { Db } from '../../../platform/db/database.js';
+import type { Db, Prisma, Tx } from '../../../platform/db/database.js';
 import type { AIProvenance as ProvenanceRow } from '../../../prisma/generated/client.js';
+import type { ProvenanceRecord } from './provenance.logic.js';
 import type { AIProvenance, ProviderAttempt } from './provenance.type.js';
 
 export function findProvenance(db: Db, tenantId: string, id: string): Promise<ProvenanceRow | null> {
   return db.aIProvenance.findFirst({ where: { id, tenantId } });
+}
+
+export async function insertProvenance(tx: Tx, record: ProvenanceRecord): Promise<void> {
+  await tx.aIProvenance.create({
+    data: {
+      ...record,
+      attempts: record.attempts as unknown as Prisma.InputJsonValue,
+      moderation: (record.moderation ?? undefined) as Prisma.InputJsonValue | undefined,
+    },
+  });
+}
+
+/**
+ * Drops output text held for review once its retention has passed; the hashes stay. Returns how
+ * many rows were purged.
+ */
+export async function purgeExpiredHeldText(db: Db, now: Date): Promise<number> {
+  const result = await db.aIProvenance.updateMany({
+    where: { heldTextExpiresAt: { lte: now }, heldText: { not: null } },
+    data: { heldText: null },
+  });
+  return result.count;
 }
 
 export function toProvenance(row: ProvenanceRow): AIProvenance {
@@ -25,6 +48,8 @@ export function toProvenance(row: ProvenanceRow): AIProvenance {
     model: row.model,
     attempts: row.attempts as unknown as ProviderAttempt[],
     outputHash: row.outputHash,
+    inputTokens: row.inputTokens,
+    outputTokens: row.outputTokens,
     moderation: row.moderation,
     reviewState: row.reviewState,
     review: row.review as Record<string, unknown> | null,
@@ -33,8 +58,10 @@ export function toProvenance(row: ProvenanceRow): AIProvenance {
     subjectRef: row.subjectRef,
     residency: row.residency,
     legacyBackfill: row.legacyBackfill,
+    heldTextExpiresAt: row.heldTextExpiresAt,
     errorCode: row.errorCode,
     latencyMs: row.latencyMs,
+    providerLatencyMs: row.providerLatencyMs,
     createdAt: row.createdAt,
     completedAt: row.completedAt,
   };

@@ -5,7 +5,13 @@ import { GraphQLJSON, GraphQLJSONObject } from '../../../platform/graphql/scalar
 export class ProviderAttempt {
   @Field(() => String) provider: string;
   @Field(() => String) model: string;
-  @Field(() => String, { description: 'ok, error, timeout, rate_limited, skipped_open_circuit, ...' }) outcome: string;
+  @Field(() => Int, { nullable: true, description: '1 for the first call to this provider, 2 for its first retry; 0 when it was passed over.' })
+  attempt?: number | null;
+  @Field(() => String, {
+    description:
+      'ok, rate_limited, server_error, timeout, connect_error, malformed_response, bad_request, auth_error, content_filter, not_configured, skipped_open_circuit, skipped_residency, deadline_exceeded.',
+  })
+  outcome: string;
   @Field(() => Int) latencyMs: number;
   @Field(() => String, { nullable: true }) errorCode?: string | null;
 }
@@ -33,6 +39,8 @@ export class AIProvenance {
   @Field(() => String, { nullable: true }) model: string | null;
   @Field(() => [ProviderAttempt]) attempts: ProviderAttempt[];
   @Field(() => String, { nullable: true }) outputHash: string | null;
+  @Field(() => Int, { nullable: true }) inputTokens: number | null;
+  @Field(() => Int, { nullable: true }) outputTokens: number | null;
   @Field(() => GraphQLJSON, { nullable: true }) moderation: unknown;
   @Field(() => String, { nullable: true }) reviewState: string | null;
   @Field(() => GraphQLJSONObject, { nullable: true }) review: Record<string, unknown> | null;
@@ -41,8 +49,11 @@ export class AIProvenance {
   @Field(() => String, { nullable: true }) subjectRef: string | null;
   @Field(() => String, { nullable: true }) residency: string | null;
   @Field(() => Boolean, { description: 'Imported pre-gateway content (spec: legacy_backfill).' }) legacyBackfill: boolean;
+  @Field(() => Date, { nullable: true, description: 'When output text held for review is purged (only the hashes stay).' })
+  heldTextExpiresAt: Date | null;
   @Field(() => String, { nullable: true }) errorCode: string | null;
-  @Field(() => Int, { nullable: true }) latencyMs: number | null;
+  @Field(() => Int, { nullable: true, description: 'Total time in the gateway.' }) latencyMs: number | null;
+  @Field(() => Int, { nullable: true, description: 'Time spent inside provider calls.' }) providerLatencyMs: number | null;
   @Field(() => Date) createdAt: Date;
   @Field(() => Date, { nullable: true }) completedAt: Date | null;
 }

@@ -1,5 +1,8 @@
-import type { Db } from '../../../platform/db/database.js';
+import type { Db, Prisma, Tx } from '../../../platform/db/database.js';
+import { AppError, notFound } from '../../../platform/errors.js';
+import { newId } from '../../../platform/ids.js';
 import type { ProviderRoutingRule as RuleRow, ProviderRoutingRuleVersion as VersionRow } from '../../../prisma/generated/client.js';
+import type { RuleCandidate, RuleScope, Target } from './routing.logic.js';
 import type { ProviderRoutingRule, ProviderTarget } from './routing-rule.type.js';
 
 export type RuleWithVersions = RuleRow & { versions: VersionRow[] };
@@ -16,10 +19,35 @@ export function listVisibleRules(db: Db, tenantId: string, featureKey?: string):
   });
 }
 
-export function findVisibleRule(db: Db, tenantId: string, ruleId: string): Promise<RuleWithVersions | null> {
+export function findVisibleRule(db: Db | Tx, tenantId: string, ruleId: string): Promise<RuleWithVersions | null> {
   return db.providerRoutingRule.findFirst({
     where: { id: ruleId, OR: [{ tenantId: null }, { tenantId }] },
     include: { versions: { orderBy: { version: 'asc' } } },
+  });
+}
+
+/** The rules that may route a request of `tenantId` for `featureKey`, each with its active version only. */
+export async function loadRuleCandidates(db: Db, tenantId: string, featureKey: string): Promise<RuleCandidate[]> {
+  const rows = await db.providerRoutingRule.findMany({
+    where: {
+      activeVersion: { not: null },
+      OR: [{ tenantId: null }, { tenantId }],
+      AND: [{ OR: [{ featureKey: null }, { featureKey }] }],
+    },
+    include: { versions: true },
+  });
+  return rows.map((row) => {
+    const active = row.versions.find((v) => v.version === row.activeVersion);
+    return {
+      ruleId: row.id,
+      tenantId: row.tenantId,
+      featureKey: row.featureKey,
+      residency: row.residency,
+      // A rule whose active version row is missing cannot route; treat it as inactive.
+      activeVersion: active ? row.activeVersion : null,
+      primary: active?.primary as unknown as Target | undefined,
+      fallbacks: (active?.fallbacks as unknown as Target[] | undefined) ?? [],
+    };
   });
 }
 
@@ -38,4 +66,85 @@ export function toRoutingRule(row: RuleWithVersions): ProviderRoutingRule {
       createdAt: v.createdAt,
     })),
   };
+}
+
+const json = (value: unknown) => value as Prisma.InputJsonValue;
+
+/** Serialises admin writes of one key (a tenant's rule scopes, or one rule) across replicas. */
+async function lock(tx: Tx, key: string): Promise<void> {
+  await tx.$executeRawUnsafe('SELECT pg_advisory_xact_lock(hashtext($1))', key);
+}
+
+/** A tenant override, version 1 active. One rule per scope: a second one is a conflict, not a tie. */
+export async function insertTenantRule(
+  tx: Tx,
+  input: RuleScope & { tenantId: string; primary: Target; fallbacks: Target[]; createdBy: string },
+): Promise<RuleWithVersions> {
+  await lock(tx, `ai.rules:${input.tenantId}`);
+  const existing = await tx.providerRoutingRule.findFirst({
+    where: { tenantId: input.tenantId, featureKey: input.featureKey, residency: input.residency },
+    select: { id: true },
+  });
+  if (existing) {
+    throw new AppError('CONFLICT', 'The tenant already has a routing rule for this feature and residency; update it instead', {
+      details: { ruleId: existing.id },
+    });
+  }
+  const id = newId('routingRule');
+  return tx.providerRoutingRule.create({
+    data: {
+      id,
+      tenantId: input.tenantId,
+      featureKey: input.featureKey,
+      residency: input.residency,
+      activeVersion: 1,
+      versions: { create: { version: 1, primary: json(input.primary), fallbacks: json(input.fallbacks), createdBy: input.createdBy } },
+    },
+    include: { versions: { orderBy: { version: 'asc' } } },
+  });
+}
+
+/** Loads a rule for a change by `tenantId`: another tenant's rule is not found, a global one is read-only. */
+async function ownRuleForChange(tx: Tx, tenantId: string, ruleId: string): Promise<RuleWithVersions> {
+  await lock(tx, `ai.rule:${ruleId}`);
+  const rule = await findVisibleRule(tx, tenantId, ruleId);
+  if (!rule) throw notFound('Routing rule');
+  if (rule.tenantId === null) throw new AppError('FORBIDDEN', 'Global routing rules cannot be changed by a tenant; create a tenant override');
+  return rule;
+}
+
+export async function insertRuleVersion(
+  tx: Tx,
+  input: { tenantId: string; ruleId: string; primary: Target; fallbacks: Target[]; createdBy: string; expectedActiveVersion?: number | null },
+): Promise<{ rule: RuleWithVersions; previousVersion: number | null }> {
+  const rule = await ownRuleForChange(tx, input.tenantId, input.ruleId);
+  if (input.expectedActiveVersion != null && input.expectedActiveVersion !== rule.activeVersion) {
+    throw new AppError('PRECONDITION_FAILED', 'The rule changed since it was read', { details: { activeVersion: rule.activeVersion } });
+  }
+  const version = Math.max(0, ...rule.versions.map((v) => v.version)) + 1;
+  await tx.providerRoutingRuleVersion.create({
+    data: { ruleId: rule.id, version, primary: json(input.primary), fallbacks: json(input.fallbacks), createdBy: input.createdBy },
+  });
+  const updated = await tx.providerRoutingRule.update({
+    where: { id: rule.id },
+    data: { activeVersion: version },
+    include: { versions: { orderBy: { version: 'asc' } } },
+  });
+  return { rule: updated, previousVersion: rule.activeVersion };
+}
+
+export async function setActiveVersion(
+  tx: Tx,
+  input: { tenantId: string; ruleId: string; version: number },
+): Promise<{ rule: RuleWithVersions; previousVersion: number | null }> {
+  const rule = await ownRuleForChange(tx, input.tenantId, input.ruleId);
+  if (!rule.versions.some((v) => v.version === input.version)) {
+    throw new AppError('NOT_FOUND', `The rule has no version ${input.version}`, { details: { versions: rule.versions.map((v) => v.version) } });
+  }
+  const updated = await tx.providerRoutingRule.update({
+    where: { id: rule.id },
+    data: { activeVersion: input.version },
+    include: { versions: { orderBy: { version: 'asc' } } },
+  });
+  return { rule: updated, previousVersion: rule.activeVersion };
 }

@@ -1,13 +1,21 @@
-import { Arg, Ctx, ID, Query, Resolver } from 'type-graphql';
+import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
+import { requireScope } from '../../../platform/auth/verifier.js';
 import { badInput } from '../../../platform/errors.js';
 import { isId } from '../../../platform/ids.js';
 import type { AiContext } from '../context.js';
+import type { AdminCaller } from './routing-rule.admin.js';
+import { CreateRoutingRuleInput, UpdateRoutingRuleInput } from './routing-rule.input.js';
 import { findVisibleRule, listVisibleRules, toRoutingRule } from './routing-rule.repo.js';
 import { ProviderRoutingRule } from './routing-rule.type.js';
 
 export function requireRuleId(value: string): string {
   if (!isId('routingRule', value)) throw badInput('ruleId is not a routing rule id', { argument: 'ruleId' });
   return value;
+}
+
+export function adminCaller(ctx: AiContext): AdminCaller {
+  requireScope(ctx.principal, 'ai.admin');
+  return { tenantId: ctx.tenantId, subject: ctx.principal.subject, requestId: ctx.requestId, traceparent: ctx.traceparent };
 }
 
 @Resolver(() => ProviderRoutingRule)
@@ -24,6 +32,32 @@ export class RoutingRuleResolver {
   async routingRule(@Arg('ruleId', () => ID) ruleId: string, @Ctx() ctx: AiContext): Promise<ProviderRoutingRule | null> {
     const row = await findVisibleRule(ctx.db, ctx.tenantId, requireRuleId(ruleId));
     return row ? toRoutingRule(row) : null;
+  }
+
+  @Mutation(() => ProviderRoutingRule, { description: 'Creates a routing override for the caller\'s tenant (scope ai.admin).' })
+  async createRoutingRule(@Arg('input', () => CreateRoutingRuleInput) input: CreateRoutingRuleInput, @Ctx() ctx: AiContext): Promise<ProviderRoutingRule> {
+    return toRoutingRule(await ctx.services.routingAdmin.create(adminCaller(ctx), input));
+  }
+
+  @Mutation(() => ProviderRoutingRule, { description: 'Adds a version to one of the tenant\'s rules and activates it (scope ai.admin).' })
+  async updateRoutingRule(
+    @Arg('ruleId', () => ID) ruleId: string,
+    @Arg('input', () => UpdateRoutingRuleInput) input: UpdateRoutingRuleInput,
+    @Ctx() ctx: AiContext,
+  ): Promise<ProviderRoutingRule> {
+    const caller = adminCaller(ctx);
+    return toRoutingRule(await ctx.services.routingAdmin.update(caller, requireRuleId(ruleId), input));
+  }
+
+  @Mutation(() => ProviderRoutingRule, { description: 'Makes an existing version the active one: rollback or roll forward (scope ai.admin).' })
+  async activateRoutingRuleVersion(
+    @Arg('ruleId', () => ID) ruleId: string,
+    @Arg('version', () => Int) version: number,
+    @Ctx() ctx: AiContext,
+  ): Promise<ProviderRoutingRule> {
+    const caller = adminCaller(ctx);
+    if (!Number.isInteger(version) || version < 1) throw badInput('version must be a positive integer', { argument: 'version' });
+    return toRoutingRule(await ctx.services.routingAdmin.activate(caller, requireRuleId(ruleId), version));
   }
 }
 

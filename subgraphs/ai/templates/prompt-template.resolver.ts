@@ -1,9 +1,10 @@
 import type { PromptTemplate as TemplateRow } from '../../../prisma/generated/client.js';
-import { Arg, Ctx, ID, Query, Resolver } from 'type-graphql';
+import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
 import { badInput } from '../../../platform/errors.js';
 import { isId } from '../../../platform/ids.js';
 import type { AiContext } from '../context.js';
-import { PromptTemplate } from './prompt-template.type.js';
+import { adminCaller } from '../routing/routing-rule.resolver.js';
+import { PromptTemplate, PublishPromptTemplateInput } from './prompt-template.type.js';
 
 export function toPromptTemplate(row: TemplateRow): PromptTemplate {
   return {
@@ -48,6 +49,17 @@ export class PromptTemplateResolver {
   async promptTemplate(@Arg('templateId', () => ID) templateId: string, @Ctx() ctx: AiContext): Promise<PromptTemplate | null> {
     const row = await findTemplate(ctx, requireTemplateId(templateId));
     return row ? toPromptTemplate(row) : null;
+  }
+
+  @Mutation(() => PromptTemplate, { description: 'Publishes a tenant template version; its sha256 hash is computed, logged and audited (scope ai.admin).' })
+  async publishPromptTemplate(@Arg('input', () => PublishPromptTemplateInput) input: PublishPromptTemplateInput, @Ctx() ctx: AiContext): Promise<PromptTemplate> {
+    return toPromptTemplate(await ctx.services.templateAdmin.publish(adminCaller(ctx), input));
+  }
+
+  @Mutation(() => PromptTemplate, { description: 'Re-activates one of the tenant\'s template versions: rollback or roll forward (scope ai.admin).' })
+  async activatePromptTemplateVersion(@Arg('templateId', () => ID) templateId: string, @Ctx() ctx: AiContext): Promise<PromptTemplate> {
+    const caller = adminCaller(ctx);
+    return toPromptTemplate(await ctx.services.templateAdmin.activate(caller, requireTemplateId(templateId)));
   }
 }
 

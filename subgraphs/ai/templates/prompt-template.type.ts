@@ -1,4 +1,4 @@
-import { Directive, Field, ID, Int, ObjectType } from 'type-graphql';
+import { Directive, Field, ID, InputType, Int, ObjectType } from 'type-graphql';
 
 @Directive('@key(fields: "templateId")')
 @ObjectType({ description: 'An immutable prompt template version for a feature key, identified by its hash.' })
@@ -13,4 +13,10 @@ export class PromptTemplate {
   @Field(() => Boolean) active: boolean;
   @Field(() => String) publishedBy: string;
   @Field(() => Date) createdAt: Date;
+}
+
+@InputType({ description: 'A new immutable template version for the caller\'s tenant, active at once.' })
+export class PublishPromptTemplateInput {
+  @Field(() => String) featureKey: string;
+  @Field(() => String, { description: 'Text with {{variable}} placeholders; {{locale}} is always provided.' }) body: string;
 }

@@ -1,0 +1,26 @@
+import { Arg, Ctx, Mutation, Resolver } from 'type-graphql';
+import { requireScope } from '../../../platform/auth/verifier.js';
+import type { AiContext } from '../context.js';
+import { AssistInput, AssistResult } from './assist.type.js';
+
+@Resolver(() => AssistResult)
+export class AssistResolver {
+  @Mutation(() => AssistResult, {
+    description:
+      'Runs a feature\'s prompt template through the routed providers and records its provenance (scope ai.assist). Errors: BAD_USER_INPUT, QUOTA_EXCEEDED (retryAfterSeconds), template.not_found, routing.no_rule, routing.no_provider_for_residency, routing.assessment_required, provider.unavailable (with provenanceId).',
+  })
+  async assist(@Arg('input', () => AssistInput) input: AssistInput, @Ctx() ctx: AiContext): Promise<AssistResult> {
+    requireScope(ctx.principal, 'ai.assist');
+    return ctx.services.assist.assist(
+      {
+        tenantId: ctx.tenantId,
+        subject: ctx.principal.subject,
+        requestId: ctx.requestId,
+        traceparent: ctx.traceparent,
+        locales: ctx.locales,
+        logger: ctx.logger,
+      },
+      input,
+    );
+  }
+}

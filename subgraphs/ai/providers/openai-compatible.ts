@@ -1,0 +1,117 @@
+import { kindForStatus, parseRetryAfter, ProviderError, type ModelProvider } from './provider.js';
+
+export interface OpenAiCompatibleOptions {
+  name?: string;
+  /** e.g. https://api.openai.com/v1, http://vllm.internal:8000/v1, http://ollama:11434/v1 */
+  baseUrl: string;
+  /** Hosts this process may call (config.providers.allowedHosts); the base URL must be one. */
+  allowedHosts: readonly string[];
+  residencies: readonly string[];
+  timeoutMs: number;
+  /** Read per call from the (cached) vault; undefined = no Authorization header (on-prem servers). */
+  apiKey: () => Promise<string | undefined>;
+  fetch?: typeof fetch;
+  now?: () => number;
+}
+
+/**
+ * Any OpenAI-style chat completions API: the hosted primary, and the same adapter serves vLLM or
+ * Ollama on premises. The endpoint comes from configuration only; routing rules name the provider
+ * and a model, never a URL.
+ */
+export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions): ModelProvider {
+  const base = new URL(options.baseUrl);
+  if (!options.allowedHosts.includes(base.host)) {
+    throw new Error(`Provider host ${base.host} is not in PROVIDER_ALLOWED_HOSTS`);
+  }
+  const endpoint = new URL(`${base.pathname.replace(/\/$/, '')}/chat/completions`, base).toString();
+  const doFetch = options.fetch ?? fetch;
+  const now = options.now ?? Date.now;
+  return {
+    name: options.name ?? 'openai-compatible',
+    residencies: options.residencies,
+    timeoutMs: options.timeoutMs,
+    async complete(request) {
+      const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+      let key: string | undefined;
+      try {
+        key = await options.apiKey();
+      } catch {
+        // The vault's error may name paths or carry a response; none of it belongs in provenance.
+        throw new ProviderError('not_configured', 'provider key unavailable from the vault');
+      }
+      if (key) headers.authorization = `Bearer ${key}`;
+      let response: Response;
+      try {
+        response = await doFetch(endpoint, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({
+            model: request.model,
+            messages: [{ role: 'user', content: request.prompt }],
+            max_tokens: request.maxOutputTokens,
+          }),
+          signal: request.signal,
+          redirect: 'error',
+        });
+      } catch (error) {
+        if (request.signal.aborted) throw new ProviderError('timeout', 'provider call timed out');
+        throw new ProviderError('connect_error', `provider unreachable (${connectCode(error)})`);
+      }
+      let raw: string;
+      try {
+        raw = await response.text();
+      } catch {
+        if (request.signal.aborted) throw new ProviderError('timeout', 'provider call timed out');
+        throw new ProviderError('connect_error', 'provider connection dropped');
+      }
+      if (!response.ok) {
+        const kind = isContentFilter(response.status, raw) ? 'content_filter' : kindForStatus(response.status);
+        throw new ProviderError(kind, `provider answered HTTP ${response.status}`, {
+          status: response.status,
+          retryAfterMs: parseRetryAfter(response.headers.get('retry-after'), response.headers.get('retry-after-ms'), now()),
+        });
+      }
+      return parseCompletion(raw, request.model);
+    },
+  };
+}
+
+function parseCompletion(raw: string, requestedModel: string) {
+  let body: unknown;
+  try {
+    body = JSON.parse(raw);
+  } catch {
+    throw new ProviderError('malformed_response', 'provider answered with a body that is not JSON');
+  }
+  const choice = (body as { choices?: Array<{ message?: { content?: unknown }; finish_reason?: unknown }> })?.choices?.[0];
+  if (choice?.finish_reason === 'content_filter') throw new ProviderError('content_filter', 'provider filtered the content');
+  const text = choice?.message?.content;
+  if (typeof text !== 'string') throw new ProviderError('malformed_response', 'provider answer has no choices[0].message.content');
+  const usage = (body as { usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } }).usage;
+  const model = (body as { model?: unknown }).model;
+  return {
+    text,
+    model: typeof model === 'string' && model ? model : requestedModel,
+    usage:
+      typeof usage?.prompt_tokens === 'number' && typeof usage?.completion_tokens === 'number'
+        ? { inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens }
+        : undefined,
+  };
+}
+
+/** OpenAI and Azure OpenAI report filtered prompts as 400 with code content_filter / content_policy_violation. */
+function isContentFilter(status: number, raw: string): boolean {
+  if (status !== 400) return false;
+  try {
+    const code = (JSON.parse(raw) as { error?: { code?: unknown } })?.error?.code;
+    return code === 'content_filter' || code === 'content_policy_violation';
+  } catch {
+    return false;
+  }
+}
+
+function connectCode(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown } })?.cause;
+  return typeof cause?.code === 'string' ? cause.code : 'network error';
+}

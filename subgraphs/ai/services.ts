@@ -1,0 +1,115 @@
+import { performance } from 'node:perf_hooks';
+import type { Redis } from 'ioredis';
+import type { Config } from '../../platform/config/config.js';
+import type { Db } from '../../platform/db/database.js';
+import type { Logger } from '../../platform/logger.js';
+import { systemClock } from '../../events/clock.js';
+import { createEventProducer, type EventProducer } from '../../events/outbox.js';
+import { loadSchemaRegistry } from '../../events/schemas/registry.js';
+import { createAssistService, type AssistService, type Moderator } from './assist/assist.service.js';
+import { SnapshotCache } from './assist/assist.repo.js';
+import { outboxAuditSink, type AuditSink } from './audit/audit.sink.js';
+import { Breakers } from './providers/breakers.js';
+import { providersFromConfig, type ProviderRegistry } from './providers/registry.js';
+import { purgeExpiredHeldText } from './provenance/provenance.repo.js';
+import { createRedisQuotaStore } from './quota/quota.redis.js';
+import { createQuotaService, type QuotaService } from './quota/quota.service.js';
+import { createMemoryQuotaStore, type QuotaStore } from './quota/quota.store.js';
+import { createRoutingAdmin, type RoutingAdmin } from './routing/routing-rule.admin.js';
+import { createTemplateAdmin, type TemplateAdmin } from './templates/template.admin.js';
+import { createFileSecretStore } from './vault/file-secrets.js';
+import { cacheSecrets, type CachedSecrets, type SecretStore } from './vault/secrets.js';
+import { createVaultKvStore } from './vault/vault-kv.js';
+
+/** What the AI subgraph is made of; every part can be replaced by a test. */
+export interface AiServiceDeps {
+  config: Config;
+  db: Db;
+  logger: Logger;
+  redis?: Redis;
+  /** Defaults: Redis when `redis` is given, else in memory. */
+  quotaStore?: QuotaStore;
+  secretStore?: SecretStore;
+  /** Defaults to the providers of the configuration. */
+  providers?: (secrets: CachedSecrets) => ProviderRegistry;
+  audit?: AuditSink;
+  events?: EventProducer;
+  moderator?: Moderator;
+  now?: () => Date;
+  random?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export interface AiServices {
+  assist: AssistService;
+  routingAdmin: RoutingAdmin;
+  templateAdmin: TemplateAdmin;
+  quota: QuotaService;
+  secrets: CachedSecrets;
+  registry: ProviderRegistry;
+  breakers: Breakers;
+  /** Purges output text held for review past its retention; returns the number of rows. */
+  purgeHeldText(): Promise<number>;
+}
+
+export function secretStoreFromConfig(config: Config): SecretStore {
+  if (config.vault.addr) {
+    if (!config.vault.token) throw new Error('VAULT_TOKEN must be set when VAULT_ADDR is');
+    return createVaultKvStore({ addr: config.vault.addr, token: config.vault.token, mount: config.vault.mount });
+  }
+  return createFileSecretStore(config.dataDir);
+}
+
+export function createAiServices(deps: AiServiceDeps): AiServices {
+  const { config, db, logger } = deps;
+  const now = deps.now ?? (() => new Date());
+  const nowMs = () => now().getTime();
+  const secrets = cacheSecrets(deps.secretStore ?? secretStoreFromConfig(config), { ttlMs: config.ai.vaultCacheSeconds * 1000, now: nowMs });
+  const registry = (deps.providers ?? ((s) => providersFromConfig(config, s)))(secrets);
+  const breakers = new Breakers({ failureThreshold: config.ai.breakerFailures, cooldownMs: config.ai.breakerCooldownMs }, nowMs);
+  const quotaStore = deps.quotaStore ?? (deps.redis ? createRedisQuotaStore(deps.redis) : createMemoryQuotaStore());
+  const quota = createQuotaService({ store: quotaStore, fallbackRpmPercent: config.ai.quotaFallbackRpmPercent, now: nowMs, logger });
+  const audit =
+    deps.audit ??
+    outboxAuditSink(
+      deps.events ??
+        createEventProducer({
+          registry: loadSchemaRegistry(),
+          clock: deps.now ? { now } : systemClock,
+          source: { service: 'ai-gateway', instance: config.service.instance, commit: config.service.commit },
+          dualPublishDays: config.events.dualPublishDays,
+        }),
+    );
+  const snapshots = new SnapshotCache(config.ai.configCacheMs, nowMs);
+  const onChange = () => snapshots.clear();
+
+  return {
+    assist: createAssistService({
+      db,
+      quota,
+      registry,
+      engine: {
+        breakers,
+        retries: config.ai.providerRetries,
+        backoff: { baseMs: config.ai.retryBaseMs, maxMs: config.ai.retryMaxMs, retryAfterMaxMs: config.ai.retryAfterMaxMs },
+        now: nowMs,
+        random: deps.random ?? Math.random,
+        sleep: deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
+      },
+      audit,
+      snapshots,
+      settings: config.ai,
+      moderator: deps.moderator,
+      clock: now,
+      monotonic: () => performance.now(),
+      logger,
+    }),
+    routingAdmin: createRoutingAdmin({ db, audit, knownProviders: () => registry.known, onChange, logger }),
+    templateAdmin: createTemplateAdmin({ db, audit, maxChars: config.ai.maxPromptChars, onChange, logger }),
+    quota,
+    secrets,
+    registry,
+    breakers,
+    purgeHeldText: () => purgeExpiredHeldText(db, now()),
+  };
+}
