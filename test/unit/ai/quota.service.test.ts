@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import { AppError } from '../../../platform/errors.js';
+import { silentLogger } from '../../../platform/logger.js';
+import { createQuotaService, type TenantQuota } from '../../../subgraphs/ai/quota/quota.service.js';
+import { createMemoryQuotaStore, QuotaStoreUnavailableError, type QuotaStore } from '../../../subgraphs/ai/quota/quota.store.js';
+
+const T = 'ten_01JD0000000000000000000000';
+const NOW = Date.parse('2026-11-21T10:15:30Z');
+
+const downStore: QuotaStore = {
+  kind: 'redis',
+  reserve: async () => {
+    throw new QuotaStoreUnavailableError(new Error('ECONNREFUSED'));
+  },
+  adjustTokens: async () => {
+    throw new QuotaStoreUnavailableError(new Error('ECONNREFUSED'));
+  },
+  ping: async () => {
+    throw new QuotaStoreUnavailableError(new Error('ECONNREFUSED'));
+  },
+};
+
+async function rejection(run: Promise<unknown>): Promise<AppError> {
+  try {
+    await run;
+  } catch (error) {
+    if (error instanceof AppError) return error;
+    throw error;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('quota service', () => {
+  it('does nothing for a tenant without quota', async () => {
+    const service = createQuotaService({ store: downStore, fallbackRpmPercent: 25, now: () => NOW, logger: silentLogger });
+    await expect(service.reserve(T, { enabled: false, requestsPerMinute: 1, tokensPerDay: 1 }, 10)).resolves.toMatchObject({ mode: 'disabled' });
+  });
+
+  it('answers QUOTA_EXCEEDED with Retry-After and retryAfterSeconds', async () => {
+    const service = createQuotaService({ store: createMemoryQuotaStore(), fallbackRpmPercent: 25, now: () => NOW, logger: silentLogger });
+    const quota: TenantQuota = { enabled: true, requestsPerMinute: 1, tokensPerDay: 0 };
+    await service.reserve(T, quota, 10);
+    const error = await rejection(service.reserve(T, quota, 10));
+    expect(error.code).toBe('QUOTA_EXCEEDED');
+    expect(error.status).toBe(429);
+    expect(error.details).toMatchObject({ limit: 'requests_per_minute', retryAfterSeconds: 30 });
+    expect(error.headers).toEqual({ 'retry-after': '30' });
+  });
+
+  it('corrects the token reservation to the real usage', async () => {
+    const service = createQuotaService({ store: createMemoryQuotaStore(), fallbackRpmPercent: 25, now: () => NOW, logger: silentLogger });
+    const quota: TenantQuota = { enabled: true, requestsPerMinute: 0, tokensPerDay: 100 };
+    const first = await service.reserve(T, quota, 80);
+    await service.settle(first, 20);
+    await expect(service.reserve(T, quota, 80)).resolves.toMatchObject({ mode: 'shared' });
+    expect((await rejection(service.reserve(T, quota, 1))).details).toMatchObject({ limit: 'tokens_per_day' });
+  });
+
+  describe('while the shared store is down', () => {
+    it('fails closed when a token budget applies (503 quota.unavailable, Retry-After)', async () => {
+      const service = createQuotaService({ store: downStore, fallbackRpmPercent: 25, now: () => NOW, logger: silentLogger });
+      const error = await rejection(service.reserve(T, { enabled: true, requestsPerMinute: 100, tokensPerDay: 1000 }, 10));
+      expect(error.code).toBe('quota.unavailable');
+      expect(error.status).toBe(503);
+      expect(error.headers).toEqual({ 'retry-after': '5' });
+    });
+
+    it('caps the request rate locally at the configured share of the limit', async () => {
+      let now = NOW;
+      const service = createQuotaService({ store: downStore, fallbackRpmPercent: 25, now: () => now, logger: silentLogger });
+      const quota: TenantQuota = { enabled: true, requestsPerMinute: 8, tokensPerDay: 0 };
+      await expect(service.reserve(T, quota, 1)).resolves.toMatchObject({ mode: 'local_cap' });
+      await expect(service.reserve(T, quota, 1)).resolves.toMatchObject({ mode: 'local_cap' });
+      expect((await rejection(service.reserve(T, quota, 1))).code).toBe('QUOTA_EXCEEDED');
+      now += 60_000;
+      await expect(service.reserve(T, quota, 1)).resolves.toMatchObject({ mode: 'local_cap' });
+    });
+
+    it('reports degraded health', async () => {
+      const service = createQuotaService({ store: downStore, fallbackRpmPercent: 25, now: () => NOW, logger: silentLogger });
+      await expect(service.health()).resolves.toMatchObject({ status: 'degraded', store: 'redis' });
+    });
+  });
+});
