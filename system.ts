@@ -7,6 +7,7 @@ import { startAiSubgraph } from './subgraphs/ai/server.js';
 import { seedBaseline } from './subgraphs/ai/seed.js';
 import { startCatalogSubgraph } from './subgraphs/catalog/server.js';
 import { startGateway, type ReadinessReport } from './gateway/server.js';
+import { createRestCompat } from './rest-compat/wire.js';
 
 export interface System {
   platform: Platform;
@@ -48,6 +49,7 @@ export async function startSystem(config: Config): Promise<System> {
       logger,
       maxBodyBytes: config.maxBodyBytes,
       readiness,
+      ...createRestCompat({ config, redis, db, logger, aiUrl: ai.url }),
     });
     servers.unshift(gateway);
     return {

@@ -6,10 +6,14 @@ import { ApolloServer, type GraphQLRequest } from '@apollo/server';
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
 import { authenticateRequest, type Principal, type TokenVerifier } from '../platform/auth/verifier.js';
 import { AppError, unauthenticated } from '../platform/errors.js';
-import { executeGraphQL } from '../platform/graphql/apollo-http.js';
+import { captureGraphQL, executeGraphQL } from '../platform/graphql/apollo-http.js';
 import { formatGraphQLError } from '../platform/graphql/format-error.js';
 import { sendGraphQLHttpError, type RunningServer } from '../platform/graphql/subgraph-server.js';
 import { header, readJson, sendJson, sendProblem } from '../platform/http/http.js';
+import { isStorableGraphQLResponse, mutationRoute } from '../platform/idempotency/graphql-door.js';
+import { runIdempotent, sendIdempotentResult } from '../platform/idempotency/guard.js';
+import { parseIdempotencyKey, requestFingerprint } from '../platform/idempotency/idempotency.logic.js';
+import type { IdempotencyStore } from '../platform/idempotency/store.js';
 import { newId } from '../platform/ids.js';
 import type { Logger } from '../platform/logger.js';
 import { continueTrace } from '../platform/tracing.js';
@@ -30,7 +34,12 @@ export interface ReadinessReport {
 
 export interface RestRouter {
   /** Returns true when it handled the request. */
-  handle(req: http.IncomingMessage, res: http.ServerResponse, gateway: GatewayHandle): Promise<boolean>;
+  handle(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    gateway: GatewayHandle,
+    info: { requestId: string; traceparent: string },
+  ): Promise<boolean>;
 }
 
 export interface GatewayHandle {
@@ -50,6 +59,8 @@ export interface GatewayOptions {
   maxBodyBytes: number;
   readiness: () => Promise<ReadinessReport>;
   rest?: RestRouter;
+  /** Enforces Idempotency-Key on GraphQL mutations over HTTP (same store as the REST door). */
+  idempotency?: IdempotencyStore;
   supergraphSdl?: string;
 }
 
@@ -135,9 +146,22 @@ export async function startGateway(options: GatewayOptions): Promise<RunningServ
           });
           const body = req.method === 'POST' ? await readJson(req, options.maxBodyBytes) : undefined;
           const context: GatewayContext = { principal, requestId, forward: forwardedHeaders(req, requestId, trace.traceparent) };
+          const mutation = options.idempotency ? mutationRoute(body) : undefined;
+          if (options.idempotency && mutation) {
+            const request = {
+              scope: { tenantId: principal.tenantId, subject: principal.subject, route: mutation },
+              key: parseIdempotencyKey(header(req, 'idempotency-key'), 'mutations'),
+              fingerprint: requestFingerprint('POST', '/graphql', body),
+            };
+            const run = () => captureGraphQL(apollo, req, body, async () => context);
+            return sendIdempotentResult(
+              res,
+              await runIdempotent(options.idempotency, request, run, logger, isStorableGraphQLResponse),
+            );
+          }
           return await executeGraphQL(apollo, req, res, body, async () => context);
         }
-        if (options.rest && (await options.rest.handle(req, res, handle))) return;
+        if (options.rest && (await options.rest.handle(req, res, handle, { requestId, traceparent: trace.traceparent }))) return;
         throw new AppError('NOT_FOUND', `No route ${req.method} ${url.pathname}`);
       } catch (error) {
         // GraphQL clients get a GraphQL-shaped error; every other path speaks problem+json.

@@ -13,15 +13,7 @@ export async function executeGraphQL<TContext extends BaseContext>(
   context: () => Promise<TContext>,
   extraHeaders: Record<string, string> = {},
 ): Promise<void> {
-  const headers = new HeaderMap();
-  for (const [key, value] of Object.entries(req.headers)) {
-    if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
-  }
-  const url = new URL(req.url ?? '/', 'http://localhost');
-  const response = await server.executeHTTPGraphQLRequest({
-    httpGraphQLRequest: { method: (req.method ?? 'GET').toUpperCase(), headers, search: url.search, body },
-    context,
-  });
+  const response = await server.executeHTTPGraphQLRequest({ httpGraphQLRequest: httpGraphQLRequest(req, body), context });
   const outHeaders: Record<string, string> = { ...extraHeaders };
   for (const [key, value] of response.headers) outHeaders[key] = value;
   if (response.body.kind === 'complete') {
@@ -32,4 +24,29 @@ export async function executeGraphQL<TContext extends BaseContext>(
   res.writeHead(response.status ?? 200, outHeaders);
   for await (const chunk of response.body.asyncIterator) res.write(chunk);
   res.end();
+}
+
+function httpGraphQLRequest(req: IncomingMessage, body: unknown) {
+  const headers = new HeaderMap();
+  for (const [key, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
+  }
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  return { method: (req.method ?? 'GET').toUpperCase(), headers, search: url.search, body };
+}
+
+/** Like executeGraphQL, but returns the whole response instead of writing it (to store it for replay). */
+export async function captureGraphQL<TContext extends BaseContext>(
+  server: ApolloServer<TContext>,
+  req: IncomingMessage,
+  body: unknown,
+  context: () => Promise<TContext>,
+): Promise<{ status: number; headers: Record<string, string>; body: string }> {
+  const response = await server.executeHTTPGraphQLRequest({ httpGraphQLRequest: httpGraphQLRequest(req, body), context });
+  const headers: Record<string, string> = {};
+  for (const [key, value] of response.headers) headers[key] = value;
+  let text = '';
+  if (response.body.kind === 'complete') text = response.body.string;
+  else for await (const chunk of response.body.asyncIterator) text += chunk;
+  return { status: response.status ?? 200, headers, body: text };
 }

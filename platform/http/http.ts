@@ -114,6 +114,7 @@ const TITLES: Record<number, string> = {
   428: 'Precondition Required',
   429: 'Too Many Requests',
   500: 'Internal Server Error',
+  501: 'Not Implemented',
   502: 'Bad Gateway',
   503: 'Service Unavailable',
 };

@@ -31,9 +31,14 @@ export function createDatabaseIdempotencyStore(db: Db, timing: StoreTiming, logg
       .catch((error: unknown) => logger?.warn({ err: error }, 'idempotency sweep failed'));
   };
 
-  const settle = async (lease: Lease, data: { state: string; status: number; headers: Record<string, string>; body: string; expiresAt: Date } | undefined) => {
+  const settle = async (
+    lease: Lease,
+    data: { state: string; status: number; headers: Record<string, string>; body: string; expiresAt: Date } | undefined,
+  ) => {
     const where = { key: lease.key, state: IN_FLIGHT, headers: { path: ['lease'], equals: lease.token } };
-    const result = data ? await db.idempotencyRecord.updateMany({ where, data }) : await db.idempotencyRecord.deleteMany({ where });
+    const result = data
+      ? await db.idempotencyRecord.updateMany({ where, data })
+      : await db.idempotencyRecord.deleteMany({ where });
     return result.count === 1;
   };
 
@@ -45,7 +50,15 @@ export function createDatabaseIdempotencyStore(db: Db, timing: StoreTiming, logg
       for (let round = 0; round < 5; round++) {
         const at = new Date(now());
         const token = randomUUID();
-        const leased = { fingerprint, state: IN_FLIGHT, status: null, headers: { lease: token }, body: null, createdAt: at, expiresAt: new Date(at.getTime() + timing.leaseSeconds * 1000) };
+        const leased = {
+          fingerprint,
+          state: IN_FLIGHT,
+          status: null,
+          headers: { lease: token },
+          body: null,
+          createdAt: at,
+          expiresAt: new Date(at.getTime() + timing.leaseSeconds * 1000),
+        };
         const lease = { key, token, fingerprint };
         const inserted = await db.idempotencyRecord.createMany({ data: [{ key, ...leased }], skipDuplicates: true });
         if (inserted.count === 1) return { kind: 'started', lease };
@@ -63,7 +76,13 @@ export function createDatabaseIdempotencyStore(db: Db, timing: StoreTiming, logg
     },
     complete(lease: Lease, response: StoredResponse) {
       const expiresAt = new Date(now() + timing.ttlSeconds * 1000);
-      return settle(lease, { state: COMPLETED, status: response.status, headers: response.headers, body: response.body, expiresAt });
+      return settle(lease, {
+        state: COMPLETED,
+        status: response.status,
+        headers: response.headers,
+        body: response.body,
+        expiresAt,
+      });
     },
     release(lease: Lease) {
       return settle(lease, undefined);

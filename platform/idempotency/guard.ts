@@ -2,7 +2,13 @@ import type { ServerResponse } from 'node:http';
 import { AppError } from '../errors.js';
 import { send } from '../http/http.js';
 import type { Logger } from '../logger.js';
-import { isStorableStatus, replayableHeaders, scopedKey, type IdempotencyScope, type StoredResponse } from './idempotency.logic.js';
+import {
+  isStorableStatus,
+  replayableHeaders,
+  scopedKey,
+  type IdempotencyScope,
+  type StoredResponse,
+} from './idempotency.logic.js';
 import type { IdempotencyStore } from './store.js';
 
 export interface IdempotentResult {
@@ -29,14 +35,18 @@ export async function runIdempotent(
   } catch (error) {
     // Without the store a retry could run twice: refuse rather than guess.
     logger.error({ err: error }, 'idempotency store unavailable');
-    throw new AppError('SERVICE_UNAVAILABLE', 'The idempotency store is unavailable; retry later', { headers: { 'retry-after': '1' } });
+    throw new AppError('SERVICE_UNAVAILABLE', 'The idempotency store is unavailable; retry later', {
+      headers: { 'retry-after': '1' },
+    });
   }
   if (outcome.kind === 'replay') return { response: outcome.response, replayed: true };
   if (outcome.kind === 'mismatch') {
     throw new AppError('idempotency.key_reused', 'This Idempotency-Key was already used for a different request');
   }
   if (outcome.kind === 'in_flight') {
-    throw new AppError('idempotency.in_flight', 'A request with this Idempotency-Key is still being processed', { headers: { 'retry-after': '1' } });
+    throw new AppError('idempotency.in_flight', 'A request with this Idempotency-Key is still being processed', {
+      headers: { 'retry-after': '1' },
+    });
   }
   const { lease } = outcome;
   let response: StoredResponse;

@@ -14,10 +14,10 @@ const ULID_RE = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
  * Accepts the bare ULID and the RFC 8941 sf-string form (`"01J..."`, as the IETF Idempotency-Key
  * draft writes it). Crockford base32 is case-insensitive, so the key is upper-cased before use.
  */
-export function parseIdempotencyKey(raw: string | undefined): string {
+export function parseIdempotencyKey(raw: string | undefined, requiredOn = 'POST, PUT and PATCH requests'): string {
   const value = raw?.trim() ?? '';
   if (value === '' || value === '""') {
-    throw new AppError('idempotency.key_required', 'The Idempotency-Key header is required on POST, PUT and PATCH requests');
+    throw new AppError('idempotency.key_required', `The Idempotency-Key header is required on ${requiredOn}`);
   }
   const unquoted = /^"[^"\\]*"$/.test(value) ? value.slice(1, -1) : value;
   const key = unquoted.toUpperCase();
@@ -77,7 +77,16 @@ export function classifyExisting(record: RecordSnapshot, fingerprint: string): E
 }
 
 /** Per-request headers are never replayed: the replay gets its own trace and request id. */
-const NOT_REPLAYED = new Set(['traceparent', 'tracestate', 'x-request-id', 'date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length']);
+const NOT_REPLAYED = new Set([
+  'traceparent',
+  'tracestate',
+  'x-request-id',
+  'date',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'content-length',
+]);
 
 export function replayableHeaders(headers: Record<string, string>): Record<string, string> {
   const kept: Record<string, string> = {};

@@ -56,7 +56,8 @@ export function createRedisIdempotencyStore(redis: Redis, timing: StoreTiming, p
       const leaseMs = timing.leaseSeconds * 1000;
       const token = randomUUID();
       const record: RedisRecord = { fingerprint, state: 'in_flight', token, expiresAt: now() + leaseMs };
-      const current = (await redis.eval(BEGIN, 1, prefix + key, String(now()), JSON.stringify(record), String(leaseMs))) as string | null;
+      const current = (await redis.eval(BEGIN, 1, prefix + key, String(now()), JSON.stringify(record), String(leaseMs))) as
+        string | null;
       if (current === null) return { kind: 'started', lease: { key, token, fingerprint } };
       return classifyExisting(JSON.parse(current) as RedisRecord, fingerprint);
     },

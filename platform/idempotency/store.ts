@@ -9,10 +9,7 @@ export interface Lease {
 }
 
 export type BeginOutcome =
-  | { kind: 'started'; lease: Lease }
-  | { kind: 'replay'; response: StoredResponse }
-  | { kind: 'in_flight' }
-  | { kind: 'mismatch' };
+  { kind: 'started'; lease: Lease } | { kind: 'replay'; response: StoredResponse } | { kind: 'in_flight' } | { kind: 'mismatch' };
 
 /**
  * The idempotency store port. `begin` is one atomic step: it either takes the key (absent, or its

@@ -1,0 +1,86 @@
+/**
+ * Response shaping of the REST door: the spec's field names, strong ETags, Content-Language.
+ * Pure; the route table applies these to the data of its GraphQL operations.
+ */
+
+/** The course fields of the spec, plus the Accept-Language resolution of its locale maps. */
+export const COURSE_FIELDS = `
+  courseId slug title description defaultLocale visibility
+  authors { userId role displayName }
+  taxonomy { taxonomyId nodePath }
+  tags cover { assetId } etag sourceDraftId
+  localizedTitle { locale text } localizedDescription { locale text }`;
+
+export interface LocalizedText {
+  locale: string;
+  text: string;
+}
+
+export interface CourseData {
+  courseId: string;
+  slug: string;
+  title: Record<string, string>;
+  description: Record<string, string>;
+  defaultLocale: string;
+  visibility: string;
+  authors: Array<{ userId: string; role: string; displayName: string }>;
+  taxonomy: Array<{ taxonomyId: string; nodePath: string }>;
+  tags: string[];
+  cover: { assetId: string } | null;
+  etag: string;
+  sourceDraftId: string | null;
+  localizedTitle: LocalizedText | null;
+  localizedDescription: LocalizedText | null;
+}
+
+/** Fixed member order, so equal courses serialise to equal bytes. */
+export function courseJson(course: CourseData): CourseData {
+  return {
+    courseId: course.courseId,
+    slug: course.slug,
+    title: course.title,
+    description: course.description,
+    defaultLocale: course.defaultLocale,
+    visibility: course.visibility,
+    authors: course.authors,
+    taxonomy: course.taxonomy,
+    tags: course.tags,
+    cover: course.cover ?? null,
+    etag: course.etag,
+    sourceDraftId: course.sourceDraftId ?? null,
+    localizedTitle: course.localizedTitle ?? null,
+    localizedDescription: course.localizedDescription ?? null,
+  };
+}
+
+/** An entity-tag is a quoted string; a stored etag that already is one is sent unchanged. */
+export function strongEtag(etag: string): string {
+  return /^"[\x21\x23-\x7e\x80-\xff]*"$/.test(etag) ? etag : `"${etag.replace(/["\\\s]/g, '')}"`;
+}
+
+/** The locales the text of the response is in, in order of first use (RFC 9110 §8.5). */
+export function contentLanguage(courses: CourseData[]): string | undefined {
+  const locales = new Set<string>();
+  for (const course of courses) {
+    if (course.localizedTitle) locales.add(course.localizedTitle.locale);
+    if (course.localizedDescription) locales.add(course.localizedDescription.locale);
+  }
+  return locales.size ? [...locales].join(', ') : undefined;
+}
+
+export function localeHeaders(courses: CourseData[]): Record<string, string> {
+  const language = contentLanguage(courses);
+  return { vary: 'Accept-Language', ...(language ? { 'content-language': language } : {}) };
+}
+
+export interface CourseConnectionData {
+  edges: Array<{ cursor: string; node: CourseData }>;
+  pageInfo: { hasNextPage: boolean; endCursor: string | null };
+}
+
+export function coursesPage(connection: CourseConnectionData): { items: CourseData[]; nextCursor: string | null } {
+  return {
+    items: connection.edges.map((edge) => courseJson(edge.node)),
+    nextCursor: connection.pageInfo.hasNextPage ? connection.pageInfo.endCursor : null,
+  };
+}

@@ -1,0 +1,153 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { generateEd25519, mintToken, type DevKeyPair } from '../../platform/auth/dev-keys.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/**
+ * Variables of the test runner that must not leak into the process under test: without an explicit
+ * value it runs on its embedded defaults, never on the runner's shared database or broker.
+ */
+const ISOLATED = [
+  'DATABASE_URL',
+  'REDIS_URL',
+  'NATS_URL',
+  'AUTH_JWKS_URL',
+  'AUTH_PUBLIC_KEY',
+  'AUTH_ISSUER',
+  'AUTH_AUDIENCE',
+  'PORT',
+  'CATALOG_PORT',
+  'AI_PORT',
+  'CATALOG_URL',
+  'AI_URL',
+  'DATA_DIR',
+  'HOST',
+];
+
+export interface SystemProcess {
+  baseUrl: string;
+  dataDir: string;
+  keys: DevKeyPair;
+  pid: number;
+  /** A token the process accepts: signed by the key pair it was started with. */
+  mintToken(tenantId: string, scopes: string | string[], options?: { subject?: string; ttlSeconds?: number }): Promise<string>;
+  /** SIGTERM, then the exit code (SIGKILL after a bound). Removes the data directory it created. */
+  stop(): Promise<number | null>;
+  /** Sends a signal and resolves on exit, e.g. a crash with SIGKILL. */
+  kill(signal: NodeJS.Signals): Promise<number | null>;
+  /** The last output of the process, for failure messages. */
+  output(): string;
+}
+
+export interface StartOptions {
+  /** Reuse a key pair (and so tokens) across a restart. */
+  keys?: DevKeyPair;
+  /** Reuse a data directory across a restart; it is then not removed on stop. */
+  dataDir?: string;
+  readyTimeoutMs?: number;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts `main.ts` as a real process (gateway + REST, both subgraphs, worker) on free ports, with a
+ * fresh key pair, and resolves once /readyz answers 200. Pass DATABASE_URL, REDIS_URL, NATS_URL
+ * in `env` to use real services; a value of undefined removes a variable.
+ */
+export async function startSystemProcess(
+  env: Record<string, string | undefined> = {},
+  options: StartOptions = {},
+): Promise<SystemProcess> {
+  const keys = options.keys ?? (await generateEd25519());
+  const ownsDataDir = !options.dataDir;
+  const dataDir = options.dataDir ?? (await fs.mkdtemp(path.join(os.tmpdir(), 'system-e2e-')));
+  const [port, catalogPort, aiPort] = [await freePort(), await freePort(), await freePort()];
+  const childEnv: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env))
+    if (value !== undefined && !ISOLATED.includes(name)) childEnv[name] = value;
+  Object.assign(childEnv, {
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    CATALOG_PORT: String(catalogPort),
+    AI_PORT: String(aiPort),
+    DATA_DIR: dataDir,
+    AUTH_PUBLIC_KEY: JSON.stringify(keys.publicJwk),
+    LOG_LEVEL: 'warn',
+  });
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined) delete childEnv[name];
+    else childEnv[name] = value;
+  }
+
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
+    cwd: ROOT,
+    env: childEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let log = '';
+  const record = (chunk: Buffer) => {
+    log = (log + chunk.toString('utf8')).slice(-64 * 1024);
+  };
+  child.stdout?.on('data', record);
+  child.stderr?.on('data', record);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let hasExited = false;
+  void exited.then(() => (hasExited = true));
+
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 90_000);
+  for (;;) {
+    if (hasExited) throw new Error(`The system process exited before it was ready:\n${log}`);
+    const ready = await fetch(`${baseUrl}/readyz`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
+    if (ready) break;
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`The system process was not ready within the deadline:\n${log}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+
+  const kill = async (signal: NodeJS.Signals) => {
+    if (!hasExited) child.kill(signal);
+    return exited;
+  };
+  return {
+    baseUrl,
+    dataDir,
+    keys,
+    pid: child.pid ?? -1,
+    mintToken: (tenantId, scopes, tokenOptions = {}) =>
+      mintToken(keys.privateJwk, {
+        sub: tokenOptions.subject ?? 'svc:e2e',
+        tid: tenantId,
+        scope: Array.isArray(scopes) ? scopes.join(' ') : scopes,
+        ttlSeconds: tokenOptions.ttlSeconds,
+      }),
+    async stop() {
+      const bound = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      const code = await kill('SIGTERM');
+      clearTimeout(bound);
+      if (ownsDataDir) await fs.rm(dataDir, { recursive: true, force: true });
+      return code;
+    },
+    kill,
+    output: () => log,
+  };
+}
