@@ -1,0 +1,113 @@
+/**
+ * The port the event system talks to. Two implementations keep the same delivery rules
+ * (JetStream semantics): `jetstream-bus.ts` over NATS, `in-process-bus.ts` in memory for the
+ * embedded mode and tests. `test/integration/events/bus.contract.test.ts` holds both to them.
+ */
+export type Headers = Record<string, string>;
+
+export interface StreamSpec {
+  /** JetStream stream name: no '.', '*', '>' or whitespace. */
+  name: string;
+  subjects: string[];
+  maxAgeMs: number;
+  /** Window in which a repeated Nats-Msg-Id is dropped as a duplicate (JetStream default 2 min). */
+  duplicateWindowMs?: number;
+  storage?: 'file' | 'memory';
+  /** Copies kept by a JetStream cluster; 1 on a single server. */
+  replicas?: number;
+}
+
+export interface PublishOptions {
+  /** Sent as Nats-Msg-Id: the stream drops a repeat within its duplicate window. */
+  msgId?: string;
+  headers?: Headers;
+}
+
+export interface PublishResult {
+  stream: string;
+  seq: number;
+  /** True when the stream already held this msgId: the publish is a success, nothing was stored. */
+  duplicate: boolean;
+}
+
+export interface DurableConsumerSpec {
+  stream: string;
+  durable: string;
+  filterSubject: string;
+  ackWaitMs: number;
+  /** Counts every delivery: "5 redeliveries" is maxDeliver 6 (design §4). */
+  maxDeliver: number;
+  /** Unacknowledged messages the server hands out at once; 1 orders the whole consumer. */
+  maxAckPending?: number;
+}
+
+export interface BusMessage {
+  subject: string;
+  data: Uint8Array;
+  headers: Headers;
+  /** Stream sequence. */
+  seq: number;
+  /** 1 on the first delivery. */
+  deliveryCount: number;
+  redelivered: boolean;
+  ack(): void;
+  /** Redeliver after `delayMs` (immediately when omitted), counting a delivery. */
+  nak(delayMs?: number): void;
+  /** Never deliver again to this consumer. */
+  term(reason?: string): void;
+  /** Restart the ack-wait timer for a message still being worked on. */
+  working(): void;
+}
+
+export type MessageHandler = (message: BusMessage) => Promise<void>;
+
+export interface Subscription {
+  /** Stop pulling; the message in hand finishes, prefetched ones go back at once. */
+  stop(): Promise<void>;
+}
+
+export interface StoredMessage {
+  stream: string;
+  seq: number;
+  subject: string;
+  data: Uint8Array;
+  headers: Headers;
+  time: Date;
+}
+
+export interface StreamState {
+  messages: number;
+  firstSeq: number;
+  lastSeq: number;
+}
+
+export interface MaxDeliveriesAdvisory {
+  stream: string;
+  consumer: string;
+  streamSeq: number;
+  deliveries: number;
+}
+
+export interface EventBus {
+  readonly kind: 'jetstream' | 'in-process';
+  /** Creates the stream or updates it to `spec`. */
+  ensureStream(spec: StreamSpec): Promise<void>;
+  deleteStream(name: string): Promise<void>;
+  streamState(name: string): Promise<StreamState>;
+  publish(subject: string, data: Uint8Array, options?: PublishOptions): Promise<PublishResult>;
+  /** Creates or updates the durable consumer, then delivers to `handler` one message at a time. */
+  consume(spec: DurableConsumerSpec, handler: MessageHandler): Promise<Subscription>;
+  deleteConsumer(stream: string, durable: string): Promise<void>;
+  /** Stored messages of a stream in sequence order, optionally only those matching a subject filter. */
+  readStream(stream: string, options?: { filterSubject?: string; maxCount?: number }): Promise<StoredMessage[]>;
+  getMessage(stream: string, seq: number): Promise<StoredMessage | undefined>;
+  deleteMessage(stream: string, seq: number): Promise<boolean>;
+  /**
+   * JetStream's MAX_DELIVERIES advisory: a message ran out of deliveries without a verdict (the
+   * process died on its last attempt). The consumer runner uses it as the dead-letter safety net.
+   */
+  onMaxDeliveries(listener: (advisory: MaxDeliveriesAdvisory) => void): () => void;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_DUPLICATE_WINDOW_MS = 2 * 60 * 1000;

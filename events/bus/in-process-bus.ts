@@ -1,0 +1,287 @@
+import { systemClock, type Clock } from '../clock.js';
+import {
+  DEFAULT_DUPLICATE_WINDOW_MS,
+  type BusMessage,
+  type DurableConsumerSpec,
+  type EventBus,
+  type MaxDeliveriesAdvisory,
+  type MessageHandler,
+  type PublishOptions,
+  type PublishResult,
+  type StoredMessage,
+  type StreamSpec,
+  type StreamState,
+  type Subscription,
+} from './event-bus.js';
+import { subjectMatches } from './subject.logic.js';
+
+interface MemStream {
+  spec: StreamSpec;
+  messages: Map<number, StoredMessage>;
+  lastSeq: number;
+  dedup: Map<string, { seq: number; at: number }>;
+  consumers: Map<string, MemConsumer>;
+}
+
+interface MemConsumer {
+  spec: DurableConsumerSpec;
+  /** Next stream sequence never delivered to this consumer. */
+  nextSeq: number;
+  /** Delivered and not yet acknowledged (includes naks waiting out their delay). */
+  pending: Map<number, { timer?: NodeJS.Timeout }>;
+  /** Ready to be delivered again, lowest sequence first. */
+  redeliver: Set<number>;
+  deliveries: Map<number, number>;
+  subs: MemSubscription[];
+}
+
+interface MemSubscription {
+  handler: MessageHandler;
+  busy: boolean;
+  stopped: boolean;
+  inFlight?: Promise<void>;
+}
+
+/**
+ * JetStream's delivery rules in memory, for the embedded mode (no NATS_URL) and tests: streams
+ * with sequences, a Nats-Msg-Id duplicate window and max age; durable consumers with ack wait,
+ * redelivery, nak delay, term, max deliveries (with the advisory) and max ack pending. Timers
+ * exist only where JetStream has a clock: ack wait and nak delay.
+ */
+export function createInProcessBus(options: { clock?: Clock } = {}): EventBus {
+  const clock = options.clock ?? systemClock;
+  const streams = new Map<string, MemStream>();
+  const advisoryListeners = new Set<(advisory: MaxDeliveriesAdvisory) => void>();
+  let closed = false;
+
+  const streamOf = (name: string): MemStream => {
+    const stream = streams.get(name);
+    if (!stream) throw new Error(`stream not found: ${name}`);
+    prune(stream);
+    return stream;
+  };
+
+  function prune(stream: MemStream): void {
+    const now = clock.now().getTime();
+    for (const [seq, message] of stream.messages) {
+      if (now - message.time.getTime() <= stream.spec.maxAgeMs) break;
+      stream.messages.delete(seq);
+    }
+    const window = stream.spec.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS;
+    for (const [id, entry] of stream.dedup) if (now - entry.at > window) stream.dedup.delete(id);
+  }
+
+  function nextFor(stream: MemStream, consumer: MemConsumer): number | undefined {
+    for (const seq of [...consumer.redeliver].sort((a, b) => a - b)) {
+      consumer.redeliver.delete(seq);
+      if (stream.messages.has(seq)) return seq;
+      consumer.deliveries.delete(seq);
+    }
+    if (consumer.pending.size >= (consumer.spec.maxAckPending ?? Number.POSITIVE_INFINITY)) return undefined;
+    for (let seq = consumer.nextSeq; seq <= stream.lastSeq; seq++) {
+      const message = stream.messages.get(seq);
+      consumer.nextSeq = seq + 1;
+      if (message && subjectMatches(consumer.spec.filterSubject, message.subject)) return seq;
+    }
+    return undefined;
+  }
+
+  function pump(stream: MemStream, consumer: MemConsumer): void {
+    if (closed) return;
+    for (const sub of consumer.subs) {
+      if (sub.busy || sub.stopped) continue;
+      // A redelivery may go out even at max ack pending: it is already counted as pending.
+      const seq = nextFor(stream, consumer);
+      if (seq === undefined) return;
+      deliver(stream, consumer, sub, seq);
+    }
+  }
+
+  function expire(stream: MemStream, consumer: MemConsumer, seq: number): void {
+    const entry = consumer.pending.get(seq);
+    if (!entry) return;
+    clearTimeout(entry.timer);
+    consumer.pending.delete(seq);
+    const deliveries = consumer.deliveries.get(seq) ?? 0;
+    if (deliveries >= consumer.spec.maxDeliver) {
+      consumer.deliveries.delete(seq);
+      const advisory = { stream: stream.spec.name, consumer: consumer.spec.durable, streamSeq: seq, deliveries };
+      for (const listener of advisoryListeners) listener(advisory);
+    } else {
+      consumer.redeliver.add(seq);
+    }
+    pump(stream, consumer);
+  }
+
+  function settle(stream: MemStream, consumer: MemConsumer, seq: number): void {
+    const entry = consumer.pending.get(seq);
+    if (entry) clearTimeout(entry.timer);
+    consumer.pending.delete(seq);
+    consumer.redeliver.delete(seq);
+    consumer.deliveries.delete(seq);
+    pump(stream, consumer);
+  }
+
+  function deliver(stream: MemStream, consumer: MemConsumer, sub: MemSubscription, seq: number): void {
+    const stored = stream.messages.get(seq)!;
+    const deliveryCount = (consumer.deliveries.get(seq) ?? 0) + 1;
+    consumer.deliveries.set(seq, deliveryCount);
+    const arm = (ms: number) => {
+      const entry = consumer.pending.get(seq);
+      if (!entry) return;
+      clearTimeout(entry.timer);
+      entry.timer = setTimeout(() => expire(stream, consumer, seq), ms);
+      entry.timer.unref?.();
+    };
+    consumer.pending.set(seq, {});
+    arm(consumer.spec.ackWaitMs);
+    let settled = false;
+    // Only this delivery's first verdict counts, as with JetStream's per-delivery reply subject.
+    const once = (fn: () => void) => () => {
+      if (settled || !consumer.pending.has(seq)) return;
+      settled = true;
+      fn();
+    };
+    const message: BusMessage = {
+      subject: stored.subject,
+      data: stored.data,
+      headers: { ...stored.headers },
+      seq,
+      deliveryCount,
+      redelivered: deliveryCount > 1,
+      ack: once(() => settle(stream, consumer, seq)),
+      term: once(() => settle(stream, consumer, seq)),
+      nak: (delayMs?: number) =>
+        once(() => {
+          if (delayMs && delayMs > 0) arm(delayMs);
+          else queueMicrotask(() => expire(stream, consumer, seq));
+        })(),
+      working: () => {
+        if (!settled) arm(consumer.spec.ackWaitMs);
+      },
+    };
+    sub.busy = true;
+    sub.inFlight = (async () => {
+      try {
+        await sub.handler(message);
+      } catch {
+        // A handler that throws gives no verdict: the ack wait redelivers, as on JetStream.
+      } finally {
+        sub.busy = false;
+        sub.inFlight = undefined;
+        queueMicrotask(() => pump(stream, consumer));
+      }
+    })();
+  }
+
+  return {
+    kind: 'in-process',
+    async ensureStream(spec) {
+      const existing = streams.get(spec.name);
+      if (existing) existing.spec = { ...spec };
+      else streams.set(spec.name, { spec: { ...spec }, messages: new Map(), lastSeq: 0, dedup: new Map(), consumers: new Map() });
+    },
+    async deleteStream(name) {
+      const stream = streams.get(name);
+      if (!stream) return;
+      for (const consumer of stream.consumers.values()) stopConsumer(consumer);
+      streams.delete(name);
+    },
+    async streamState(name): Promise<StreamState> {
+      const stream = streamOf(name);
+      const seqs = [...stream.messages.keys()];
+      return { messages: seqs.length, firstSeq: seqs[0] ?? stream.lastSeq + 1, lastSeq: stream.lastSeq };
+    },
+    async publish(subject, data, opts: PublishOptions = {}): Promise<PublishResult> {
+      if (closed) throw new Error('bus is closed');
+      const stream = [...streams.values()].find((s) => s.spec.subjects.some((filter) => subjectMatches(filter, subject)));
+      if (!stream) throw new Error(`no stream holds subject ${subject}`);
+      prune(stream);
+      if (opts.msgId) {
+        const seen = stream.dedup.get(opts.msgId);
+        if (seen) return { stream: stream.spec.name, seq: seen.seq, duplicate: true };
+      }
+      const seq = ++stream.lastSeq;
+      const headers = { ...(opts.headers ?? {}), ...(opts.msgId ? { 'Nats-Msg-Id': opts.msgId } : {}) };
+      stream.messages.set(seq, { stream: stream.spec.name, seq, subject, data: Uint8Array.from(data), headers, time: clock.now() });
+      if (opts.msgId) stream.dedup.set(opts.msgId, { seq, at: clock.now().getTime() });
+      // Delivery is decoupled from the publisher, as over the network: a publisher holding a
+      // database transaction must never wait for a consumer that needs the same database.
+      queueMicrotask(() => {
+        for (const consumer of stream.consumers.values()) pump(stream, consumer);
+      });
+      return { stream: stream.spec.name, seq, duplicate: false };
+    },
+    async consume(spec, handler): Promise<Subscription> {
+      const stream = streamOf(spec.stream);
+      let consumer = stream.consumers.get(spec.durable);
+      if (consumer && consumer.spec.filterSubject !== spec.filterSubject) {
+        throw new Error(`consumer ${spec.durable} exists with filter ${consumer.spec.filterSubject}; delete it to change the filter`);
+      }
+      if (consumer) consumer.spec = { ...spec };
+      else {
+        consumer = { spec: { ...spec }, nextSeq: 1, pending: new Map(), redeliver: new Set(), deliveries: new Map(), subs: [] };
+        stream.consumers.set(spec.durable, consumer);
+      }
+      const sub: MemSubscription = { handler, busy: false, stopped: false };
+      consumer.subs.push(sub);
+      const owner = consumer;
+      queueMicrotask(() => pump(stream, owner));
+      return {
+        stop: async () => {
+          sub.stopped = true;
+          owner.subs = owner.subs.filter((s) => s !== sub);
+          await sub.inFlight;
+        },
+      };
+    },
+    async deleteConsumer(streamName, durable) {
+      const stream = streams.get(streamName);
+      const consumer = stream?.consumers.get(durable);
+      if (!stream || !consumer) return;
+      stopConsumer(consumer);
+      stream.consumers.delete(durable);
+    },
+    async readStream(name, opts = {}) {
+      const stream = streamOf(name);
+      const out: StoredMessage[] = [];
+      for (const message of stream.messages.values()) {
+        if (opts.maxCount !== undefined && out.length >= opts.maxCount) break;
+        if (!opts.filterSubject || subjectMatches(opts.filterSubject, message.subject)) out.push(copy(message));
+      }
+      return out;
+    },
+    async getMessage(name, seq) {
+      const message = streamOf(name).messages.get(seq);
+      return message ? copy(message) : undefined;
+    },
+    async deleteMessage(name, seq) {
+      return streamOf(name).messages.delete(seq);
+    },
+    onMaxDeliveries(listener) {
+      advisoryListeners.add(listener);
+      return () => advisoryListeners.delete(listener);
+    },
+    async close() {
+      closed = true;
+      const inFlight: Array<Promise<void> | undefined> = [];
+      for (const stream of streams.values()) {
+        for (const consumer of stream.consumers.values()) {
+          inFlight.push(...consumer.subs.map((s) => s.inFlight));
+          stopConsumer(consumer);
+        }
+      }
+      await Promise.all(inFlight);
+    },
+  };
+
+  function stopConsumer(consumer: MemConsumer): void {
+    for (const sub of consumer.subs) sub.stopped = true;
+    consumer.subs = [];
+    for (const entry of consumer.pending.values()) clearTimeout(entry.timer);
+  }
+}
+
+function copy(message: StoredMessage): StoredMessage {
+  return { ...message, headers: { ...message.headers }, data: Uint8Array.from(message.data) };
+}

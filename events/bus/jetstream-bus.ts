@@ -1,0 +1,284 @@
+import { connect, headers as natsHeaders, nanos, nuid, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
+import {
+  AckPolicy,
+  DeliverPolicy,
+  JetStreamApiCodes,
+  JetStreamApiError,
+  StorageType,
+  jetstream,
+  jetstreamManager,
+  type ConsumerMessages,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+} from '@nats-io/jetstream';
+import type { Logger } from '../../platform/logger.js';
+import {
+  DEFAULT_DUPLICATE_WINDOW_MS,
+  type BusMessage,
+  type DurableConsumerSpec,
+  type EventBus,
+  type Headers,
+  type MaxDeliveriesAdvisory,
+  type MessageHandler,
+  type StoredMessage,
+  type StreamSpec,
+  type Subscription,
+} from './event-bus.js';
+
+export interface JetStreamBusOptions {
+  logger: Logger;
+  /** Messages fetched ahead of the one being handled; their ack wait runs while they wait. */
+  prefetch?: number;
+  /** How long one pull request stays open on the server. */
+  pullExpiresMs?: number;
+  /** Wait after a consume loop fails (connection lost, consumer deleted) before pulling again. */
+  retryDelayMs?: number;
+}
+
+const MAX_DELIVERIES_ADVISORY = '$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.>';
+
+const isApiError = (error: unknown, code: number) => error instanceof JetStreamApiError && error.code === code;
+
+function toHeaders(h: MsgHdrs | undefined): Headers {
+  const out: Headers = {};
+  if (!h) return out;
+  for (const key of h.keys()) out[key] = h.get(key);
+  return out;
+}
+
+/** Connects to NATS and returns the JetStream bus; `close()` drains the connection it opened. */
+export async function connectJetStreamBus(url: string, options: JetStreamBusOptions): Promise<EventBus> {
+  const nc = await connect({ servers: url, name: 'catalog-events', maxReconnectAttempts: -1 });
+  return createJetStreamBus(nc, { ...options, ownsConnection: true });
+}
+
+export async function createJetStreamBus(
+  nc: NatsConnection,
+  options: JetStreamBusOptions & { ownsConnection?: boolean },
+): Promise<EventBus> {
+  const logger = options.logger;
+  const jsm: JetStreamManager = await jetstreamManager(nc);
+  const js: JetStreamClient = jetstream(nc);
+  const prefetch = options.prefetch ?? 10;
+  const pullExpiresMs = options.pullExpiresMs ?? 30_000;
+  const retryDelayMs = options.retryDelayMs ?? 1_000;
+  const [major = 0, minor = 0] = (nc.info?.version ?? '0.0').split('.').map(Number);
+  const termTakesReason = major > 2 || (major === 2 && minor >= 11);
+  const subscriptions = new Set<Subscription>();
+  const advisoryListeners = new Set<(advisory: MaxDeliveriesAdvisory) => void>();
+  let advisorySub: ReturnType<NatsConnection['subscribe']> | undefined;
+
+  async function upsertConsumer(spec: DurableConsumerSpec): Promise<void> {
+    const settings = {
+      ack_wait: nanos(spec.ackWaitMs),
+      max_deliver: spec.maxDeliver,
+      max_ack_pending: spec.maxAckPending ?? 1000,
+    };
+    try {
+      const info = await jsm.consumers.info(spec.stream, spec.durable);
+      if (info.config.filter_subject !== spec.filterSubject) {
+        throw new Error(`consumer ${spec.durable} exists with filter ${info.config.filter_subject}; delete it to change the filter`);
+      }
+      await jsm.consumers.update(spec.stream, spec.durable, settings);
+    } catch (error) {
+      if (!isApiError(error, JetStreamApiCodes.ConsumerNotFound)) throw error;
+      await jsm.consumers.add(spec.stream, {
+        durable_name: spec.durable,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        filter_subject: spec.filterSubject,
+        ...settings,
+      });
+    }
+  }
+
+  function wrap(m: JsMsg): BusMessage {
+    return {
+      subject: m.subject,
+      data: m.data,
+      headers: toHeaders(m.headers),
+      seq: m.seq,
+      deliveryCount: m.info.deliveryCount,
+      redelivered: m.redelivered,
+      ack: () => m.ack(),
+      nak: (delayMs) => m.nak(delayMs && delayMs > 0 ? delayMs : undefined),
+      // Before 2.11 the server does not read `+TERM <reason>` as a term and redelivers.
+      term: (reason) => (termTakesReason ? m.term(reason) : m.term()),
+      working: () => m.working(),
+    };
+  }
+
+  const bus: EventBus = {
+    kind: 'jetstream',
+    async ensureStream(spec: StreamSpec) {
+      const config = {
+        subjects: spec.subjects,
+        max_age: nanos(spec.maxAgeMs),
+        duplicate_window: nanos(spec.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS),
+        num_replicas: spec.replicas ?? 1,
+      };
+      try {
+        await jsm.streams.info(spec.name);
+        await jsm.streams.update(spec.name, config);
+      } catch (error) {
+        if (!isApiError(error, JetStreamApiCodes.StreamNotFound)) throw error;
+        await jsm.streams.add({
+          name: spec.name,
+          storage: spec.storage === 'memory' ? StorageType.Memory : StorageType.File,
+          ...config,
+        });
+      }
+    },
+    async deleteStream(name) {
+      try {
+        await jsm.streams.delete(name);
+      } catch (error) {
+        if (!isApiError(error, JetStreamApiCodes.StreamNotFound)) throw error;
+      }
+    },
+    async streamState(name) {
+      const { state } = await jsm.streams.info(name);
+      return { messages: state.messages, firstSeq: state.first_seq, lastSeq: state.last_seq };
+    },
+    async publish(subject, data, opts = {}) {
+      const h = natsHeaders();
+      for (const [key, value] of Object.entries(opts.headers ?? {})) {
+        if (key.toLowerCase() !== 'nats-msg-id') h.set(key, value);
+      }
+      const ack = await js.publish(subject, data, { msgID: opts.msgId, headers: h });
+      return { stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate };
+    },
+    async consume(spec, handler: MessageHandler) {
+      await upsertConsumer(spec);
+      const consumer = await js.consumers.get(spec.stream, spec.durable);
+      let stopping = false;
+      let messages: ConsumerMessages | undefined;
+      let wakeRetry: (() => void) | undefined;
+      const loop = (async () => {
+        while (!stopping) {
+          try {
+            messages = await consumer.consume({ max_messages: prefetch, expires: pullExpiresMs });
+            if (stopping) await messages.close();
+            for await (const m of messages) {
+              // Prefetched messages go straight back so another replica (or the restarted
+              // consumer) gets them now instead of after the ack wait.
+              if (stopping) {
+                m.nak();
+                continue;
+              }
+              await handler(wrap(m)).catch((error: unknown) => {
+                logger.error({ err: error, subject: m.subject }, 'event handler threw; the ack wait will redeliver');
+              });
+            }
+            if (!stopping) logger.warn({ stream: spec.stream, durable: spec.durable }, 'consume loop ended; pulling again');
+          } catch (error) {
+            if (stopping) break;
+            logger.warn({ err: error, stream: spec.stream, durable: spec.durable }, 'consume loop failed; retrying');
+          }
+          if (!stopping) {
+            await new Promise<void>((resolve) => {
+              wakeRetry = resolve;
+              setTimeout(resolve, retryDelayMs).unref();
+            });
+          }
+        }
+      })();
+      const subscription: Subscription = {
+        stop: async () => {
+          stopping = true;
+          wakeRetry?.();
+          await messages?.close();
+          await loop;
+          subscriptions.delete(subscription);
+        },
+      };
+      subscriptions.add(subscription);
+      return subscription;
+    },
+    async deleteConsumer(stream, durable) {
+      try {
+        await jsm.consumers.delete(stream, durable);
+      } catch (error) {
+        if (!isApiError(error, JetStreamApiCodes.ConsumerNotFound) && !isApiError(error, JetStreamApiCodes.StreamNotFound)) throw error;
+      }
+    },
+    async readStream(stream, opts = {}) {
+      // An ephemeral, unacknowledged consumer reads a filtered stream in order without
+      // touching any durable consumer's position.
+      const name = `read_${nuid.next()}`;
+      const info = await jsm.consumers.add(stream, {
+        name,
+        ack_policy: AckPolicy.None,
+        deliver_policy: DeliverPolicy.All,
+        filter_subject: opts.filterSubject,
+        inactive_threshold: nanos(60_000),
+        mem_storage: true,
+      });
+      const out: StoredMessage[] = [];
+      try {
+        let remaining = Math.min(info.num_pending, opts.maxCount ?? Number.POSITIVE_INFINITY);
+        const reader = await js.consumers.get(stream, name);
+        while (remaining > 0) {
+          const batch = await reader.fetch({ max_messages: Math.min(remaining, 256), expires: 5_000 });
+          let got = 0;
+          for await (const m of batch) {
+            out.push({ stream, seq: m.seq, subject: m.subject, data: m.data, headers: toHeaders(m.headers), time: m.time });
+            got++;
+            remaining--;
+          }
+          // Messages deleted since the consumer counted them never arrive.
+          if (got === 0) break;
+        }
+      } finally {
+        await jsm.consumers.delete(stream, name).catch(() => undefined);
+      }
+      return out;
+    },
+    async getMessage(stream, seq) {
+      try {
+        const m = await jsm.streams.getMessage(stream, { seq });
+        if (!m) return undefined;
+        return { stream, seq: m.seq, subject: m.subject, data: m.data, headers: toHeaders(m.header), time: m.time };
+      } catch (error) {
+        if (isApiError(error, JetStreamApiCodes.NoMessageFound)) return undefined;
+        throw error;
+      }
+    },
+    async deleteMessage(stream, seq) {
+      try {
+        return await jsm.streams.deleteMessage(stream, seq, false);
+      } catch (error) {
+        // Servers answer a missing sequence with "delete failed" (10043) rather than "not found".
+        if (error instanceof JetStreamApiError && /not found/i.test(error.message)) return false;
+        throw error;
+      }
+    },
+    onMaxDeliveries(listener) {
+      advisoryListeners.add(listener);
+      if (!advisorySub) {
+        advisorySub = nc.subscribe(MAX_DELIVERIES_ADVISORY, {
+          callback: (error, msg) => {
+            if (error) return;
+            try {
+              const body = msg.json<{ stream: string; consumer: string; stream_seq: number; deliveries: number }>();
+              const advisory = { stream: body.stream, consumer: body.consumer, streamSeq: body.stream_seq, deliveries: body.deliveries };
+              for (const l of advisoryListeners) l(advisory);
+            } catch (parseError) {
+              logger.warn({ err: parseError }, 'unreadable MAX_DELIVERIES advisory');
+            }
+          },
+        });
+      }
+      return () => {
+        advisoryListeners.delete(listener);
+      };
+    },
+    async close() {
+      await Promise.all([...subscriptions].map((s) => s.stop()));
+      advisorySub?.unsubscribe();
+      if (options.ownsConnection) await nc.drain();
+    },
+  };
+  return bus;
+}
