@@ -1,0 +1,261 @@
+import { Prisma, type Db } from '../platform/db/database.js';
+import { AppError } from '../platform/errors.js';
+import { newUlid } from '../platform/ids.js';
+import type { Logger } from '../platform/logger.js';
+import type { EventBus } from './bus/event-bus.js';
+import { systemClock, type Clock } from './clock.js';
+import { retryDelayMs } from './retry.logic.js';
+
+/** pg_try_advisory_xact_lock key of the relay: one publisher at a time across replicas. */
+export const OUTBOX_RELAY_LOCK = 0x6f7574626f78n; // "outbox"
+
+export interface OutboxRelayOptions {
+  db: Db;
+  bus: EventBus;
+  logger: Logger;
+  clock?: Clock;
+  batchSize?: number;
+  pollIntervalMs?: number;
+  /** Backoff after a failed batch (broker down): base doubling up to max, with jitter. */
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+  /** The relay's transaction spans the batch's publishes. */
+  transactionTimeoutMs?: number;
+}
+
+export interface RelayRun {
+  /** False when another relay replica holds the lock; nothing was read. */
+  locked: boolean;
+  published: number;
+  failed?: { eventId: string; error: string };
+}
+
+export interface RelayStatus {
+  running: boolean;
+  lastRunAt?: string;
+  lastError?: string;
+  consecutiveFailures: number;
+  publishedTotal: number;
+}
+
+export interface OutboxRelay {
+  runOnce(): Promise<RelayRun>;
+  start(): void;
+  /** Stops polling after the batch in hand and flushes what is pending once more. */
+  stop(): Promise<void>;
+  /** Wakes the poll loop now, e.g. right after a transaction that wrote events committed. */
+  notify(): void;
+  status(): RelayStatus;
+}
+
+interface OutboxRow {
+  id: bigint;
+  eventId: string;
+  subject: string;
+  envelope: unknown;
+  headers: Record<string, string> | null;
+}
+
+export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
+  const { db, bus, logger } = options;
+  const clock = options.clock ?? systemClock;
+  const batchSize = options.batchSize ?? 100;
+  const pollIntervalMs = options.pollIntervalMs ?? 1_000;
+  const status: RelayStatus = { running: false, consecutiveFailures: 0, publishedTotal: 0 };
+  let loop: Promise<void> | undefined;
+  let wakePoll: (() => void) | undefined;
+  let wakeAny: (() => void) | undefined;
+  let notified = false;
+
+  async function runOnce(): Promise<RelayRun> {
+    const result: RelayRun = await db.$transaction(
+      async (tx): Promise<RelayRun> => {
+        const [{ locked }] = await tx.$queryRaw<Array<{ locked: boolean }>>`SELECT pg_try_advisory_xact_lock(${OUTBOX_RELAY_LOCK}) AS locked`;
+        if (!locked) return { locked: false, published: 0 };
+        // Ids come from a sequence, so a transaction can take a lower id and commit after a
+        // higher one. Rows are only taken below the oldest transaction still running
+        // (the snapshot's xmin): an uncommitted lower row can never be overtaken, and a row is
+        // taken in id order once everything before it has settled.
+        //
+        // One replica publishes at a time (the advisory lock) rather than replicas sharing rows
+        // with FOR UPDATE SKIP LOCKED: with skipping, replica B would publish row 2 of a course
+        // while replica A still holds row 1, and the stream would carry them out of order.
+        const rows = await tx.$queryRaw<OutboxRow[]>`
+          SELECT id, "eventId", subject, envelope, headers FROM "OutboxEvent"
+          WHERE "publishedAt" IS NULL AND txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+          ORDER BY id LIMIT ${batchSize}`;
+        const published: bigint[] = [];
+        let failed: { row: OutboxRow; error: string } | undefined;
+        for (const row of rows) {
+          try {
+            // Nats-Msg-Id = eventId: a row re-sent after a crash between publish and commit is
+            // dropped by the stream's duplicate window and reported as a duplicate, i.e. done.
+            await bus.publish(row.subject, Buffer.from(JSON.stringify(row.envelope)), {
+              msgId: row.eventId,
+              headers: row.headers ?? {},
+            });
+            published.push(row.id);
+          } catch (error) {
+            // Later rows wait: publishing past a failed row would reorder its partition.
+            failed = { row, error: oneLine(error) };
+            break;
+          }
+        }
+        if (published.length) {
+          await tx.$executeRaw`UPDATE "OutboxEvent" SET "publishedAt" = ${clock.now()} WHERE id IN (${Prisma.join(published)})`;
+        }
+        if (failed) {
+          await tx.$executeRaw`UPDATE "OutboxEvent" SET attempts = attempts + 1, "lastError" = ${failed.error} WHERE id = ${failed.row.id}`;
+        }
+        return {
+          locked: true,
+          published: published.length,
+          ...(failed ? { failed: { eventId: failed.row.eventId, error: failed.error } } : {}),
+        };
+      },
+      { timeout: options.transactionTimeoutMs ?? 60_000, maxWait: 10_000 },
+    );
+    status.lastRunAt = clock.now().toISOString();
+    status.publishedTotal += result.published;
+    if (result.failed) logger.warn({ eventId: result.failed.eventId, err: result.failed.error }, 'outbox publish failed; the batch waits');
+    return result;
+  }
+
+  function wait(ms: number, wakeOnNotify: boolean): Promise<void> {
+    if (wakeOnNotify && notified) {
+      notified = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        wakePoll = undefined;
+        wakeAny = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      timer.unref?.();
+      wakeAny = done;
+      if (wakeOnNotify) wakePoll = done;
+    });
+  }
+
+  async function tick(): Promise<'more' | 'idle' | 'failed'> {
+    try {
+      const run = await runOnce();
+      if (run.failed) throw new Error(run.failed.error);
+      status.consecutiveFailures = 0;
+      status.lastError = undefined;
+      return run.locked && run.published === batchSize ? 'more' : 'idle';
+    } catch (error) {
+      status.consecutiveFailures += 1;
+      status.lastError = oneLine(error);
+      logger.warn({ err: status.lastError, failures: status.consecutiveFailures }, 'outbox relay run failed');
+      return 'failed';
+    }
+  }
+
+  return {
+    runOnce,
+    start() {
+      if (status.running) return;
+      status.running = true;
+      loop = (async () => {
+        while (status.running) {
+          const outcome = await tick();
+          if (!status.running) break;
+          if (outcome === 'more') continue;
+          if (outcome === 'failed') {
+            await wait(retryDelayMs(status.consecutiveFailures, { baseMs: options.retryBaseMs ?? 500, maxMs: options.retryMaxMs ?? 30_000 }), false);
+          } else {
+            await wait(pollIntervalMs, true);
+          }
+        }
+      })();
+    },
+    async stop() {
+      if (!status.running) return;
+      status.running = false;
+      wakeAny?.();
+      await loop;
+      // Events committed just before shutdown go out now rather than at the next start.
+      for (let i = 0; i < 10; i++) {
+        if ((await tick()) !== 'more') break;
+      }
+    },
+    notify() {
+      if (wakePoll) wakePoll();
+      else notified = true;
+    },
+    status: () => ({ ...status }),
+  };
+}
+
+/**
+ * Deletes published events older than the cold-archive retention (spec: 13 months). Unpublished
+ * rows are never purged, whatever their age.
+ */
+export async function purgeArchive(db: Db, now: Date, months: number): Promise<number> {
+  const cutoff = new Date(now);
+  cutoff.setUTCMonth(cutoff.getUTCMonth() - months);
+  const { count } = await db.outboxEvent.deleteMany({ where: { publishedAt: { lt: cutoff } } });
+  return count;
+}
+
+export interface ArchiveFilter {
+  eventType?: string;
+  tenantId?: string;
+  partitionKey?: string;
+  eventIds?: string[];
+  /** On `createdAt`: when the event was written to the outbox. */
+  from?: Date;
+  to?: Date;
+  maxCount?: number;
+}
+
+/**
+ * Admin operation: re-publishes archived (already published) events to their subjects, in
+ * original order. Each gets a NEW Nats-Msg-Id, or the stream would drop it as a duplicate while
+ * the window lasts; the envelope and its eventId are unchanged, so consumers that already
+ * processed an event skip it through their inbox and only new or rebuilt projections act on it.
+ */
+export async function replayFromArchive(
+  db: Db,
+  bus: EventBus,
+  filter: ArchiveFilter,
+): Promise<{ matched: number; replayed: number; eventIds: string[] }> {
+  const rows = await db.outboxEvent.findMany({
+    where: {
+      publishedAt: { not: null },
+      ...(filter.eventType ? { eventType: filter.eventType } : {}),
+      ...(filter.tenantId ? { tenantId: filter.tenantId } : {}),
+      ...(filter.partitionKey ? { partitionKey: filter.partitionKey } : {}),
+      ...(filter.eventIds ? { eventId: { in: filter.eventIds } } : {}),
+      ...(filter.from || filter.to ? { createdAt: { ...(filter.from ? { gte: filter.from } : {}), ...(filter.to ? { lt: filter.to } : {}) } } : {}),
+    },
+    orderBy: { id: 'asc' },
+    take: filter.maxCount ?? 1_000,
+  });
+  const eventIds: string[] = [];
+  for (const row of rows) {
+    try {
+      await bus.publish(row.subject, Buffer.from(JSON.stringify(row.envelope)), {
+        msgId: `${row.eventId}.replay.${newUlid()}`,
+        headers: { ...((row.headers as Record<string, string> | null) ?? {}), 'x-replayed-from': 'archive' },
+      });
+    } catch (error) {
+      throw new AppError('events.replay_failed', `Replay stopped at ${row.eventId}: ${oneLine(error)}`, {
+        status: 503,
+        details: { replayed: eventIds.length, stoppedAt: row.eventId },
+        cause: error,
+      });
+    }
+    eventIds.push(row.eventId);
+  }
+  return { matched: rows.length, replayed: eventIds.length, eventIds };
+}
+
+export function oneLine(error: unknown, max = 500): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.replace(/\s+/g, ' ').trim().slice(0, max);
+}

@@ -1,0 +1,107 @@
+import type { Prisma, Tx } from '../platform/db/database.js';
+import { AppError } from '../platform/errors.js';
+import type { Clock } from './clock.js';
+import { buildEnvelope, subjectFor, type EnvelopeInput, type EventEnvelope, type EventSource } from './envelope.js';
+import { versionsToPublish } from './schemas/dual-publish.logic.js';
+import type { SchemaRegistry } from './schemas/registry.js';
+import { newTraceparent } from './trace.logic.js';
+
+export interface OutboxWrite {
+  envelopes: EventEnvelope<object>[];
+  /** W3C traceparent of the work that produced the events; a new trace is started when absent. */
+  traceparent?: string;
+  /** Extra message headers, e.g. `x-request-id`. */
+  headers?: Record<string, string>;
+}
+
+/**
+ * Inserts the events into the outbox inside the caller's transaction, so they are published if
+ * and only if the state change commits. Every payload is validated first: an invalid event fails
+ * the business transaction instead of reaching consumers.
+ */
+export async function writeOutbox(tx: Tx, registry: SchemaRegistry, write: OutboxWrite): Promise<void> {
+  for (const envelope of write.envelopes) {
+    registry.validateEnvelope(envelope);
+    registry.validate(envelope.eventType, envelope.eventVersion, envelope.payload, 'produce');
+  }
+  const headers = {
+    ...(write.headers ?? {}),
+    'Content-Type': 'application/json',
+    traceparent: write.traceparent ?? newTraceparent(),
+  };
+  // createMany keeps the given order in one INSERT, so ids (and publish order) follow it.
+  await tx.outboxEvent.createMany({
+    data: write.envelopes.map((envelope) => ({
+      eventId: envelope.eventId,
+      eventType: envelope.eventType,
+      eventVersion: envelope.eventVersion,
+      subject: subjectFor(envelope.eventType, envelope.eventVersion),
+      tenantId: envelope.tenantId,
+      partitionKey: envelope.partitionKey,
+      envelope: envelope as unknown as Prisma.InputJsonValue,
+      headers,
+    })),
+  });
+}
+
+export type EmitInput = Omit<EnvelopeInput<object>, 'eventVersion' | 'payload'> & {
+  /** The payload when a single version of the event type is current. */
+  payload?: object;
+  /** One payload per version while several are published (dual-publish window). */
+  payloads?: Record<number, object>;
+  traceparent?: string;
+  headers?: Record<string, string>;
+};
+
+export interface EventProducer {
+  /** Builds the envelope(s) of one fact and writes them to the outbox in `tx`. */
+  emit(tx: Tx, input: EmitInput): Promise<EventEnvelope<object>[]>;
+}
+
+export interface EventProducerDeps {
+  registry: SchemaRegistry;
+  clock: Clock;
+  source: EventSource;
+  dualPublishDays: number;
+  newId?: () => string;
+}
+
+export function createEventProducer(deps: EventProducerDeps): EventProducer {
+  return {
+    async emit(tx, input) {
+      const { payload, payloads, traceparent, headers, ...rest } = input;
+      const required = versionsToPublish(input.eventType, deps.registry.info(input.eventType), deps.clock.now(), deps.dualPublishDays);
+      const byVersion = payloadsFor(input.eventType, required, payload, payloads);
+      const envelopes = required.map((eventVersion) =>
+        buildEnvelope(deps, { ...rest, eventVersion, payload: byVersion.get(eventVersion)! }),
+      );
+      // All versions of one fact share the correlation; each is its own event with its own id.
+      await writeOutbox(tx, deps.registry, { envelopes, traceparent, headers });
+      return envelopes;
+    },
+  };
+}
+
+function payloadsFor(eventType: string, required: number[], payload?: object, payloads?: Record<number, object>): Map<number, object> {
+  // These are programming errors of the producer, never the client's: 500.
+  if (payload && payloads) {
+    throw new AppError('events.ambiguous_payload', `Give either payload or payloads for ${eventType}, not both`, { status: 500 });
+  }
+  if (payload) {
+    if (required.length !== 1) {
+      throw new AppError('events.missing_version_payload', `${eventType} is dual-published (v${required.join(', v')}): give one payload per version`, {
+        status: 500,
+        details: { eventType, required },
+      });
+    }
+    return new Map([[required[0], payload]]);
+  }
+  const missing = required.filter((version) => !payloads?.[version]);
+  if (missing.length) {
+    throw new AppError('events.missing_version_payload', `${eventType} needs a payload for v${missing.join(', v')}`, {
+      status: 500,
+      details: { eventType, required, missing },
+    });
+  }
+  return new Map(required.map((version) => [version, payloads![version]]));
+}
