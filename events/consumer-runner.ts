@@ -1,0 +1,258 @@
+import type { Db, Tx } from '../platform/db/database.js';
+import { AppError, isAppError } from '../platform/errors.js';
+import type { Logger } from '../platform/logger.js';
+import type { BusMessage, EventBus } from './bus/event-bus.js';
+import { systemClock, type Clock } from './clock.js';
+import { deadLetterHeaders, deadLetterMsgId, deadLetterSubject } from './dead-letter.logic.js';
+import type { EventEnvelope } from './envelope.js';
+import { inboxHas, recordInbox } from './inbox.js';
+import type { EmitInput, EventProducer } from './outbox.js';
+import { oneLine } from './outbox-relay.js';
+import { retryDelayMs } from './retry.logic.js';
+import type { SchemaRegistry } from './schemas/registry.js';
+import { childTraceparent } from './trace.logic.js';
+
+export interface EventHandlerContext {
+  /** The consumed event's id: the causationId of whatever the handler emits. */
+  eventId: string;
+  correlationId: string;
+  /** The consumed message's traceparent (empty when it had none). */
+  traceparent: string;
+  subject: string;
+  deliveryCount: number;
+  logger: Logger;
+  /**
+   * Writes events to the outbox in the handler's transaction, caused by and correlated with the
+   * consumed event and in the same trace.
+   */
+  emit(input: Omit<EmitInput, 'correlationId' | 'causationId'>): Promise<EventEnvelope<object>[]>;
+}
+
+/** Runs inside the consumer's transaction: write state and outbox rows with `tx` only. */
+export type EventHandler = (tx: Tx, envelope: EventEnvelope, ctx: EventHandlerContext) => Promise<void>;
+
+/** A consumer of one event type and version, as the catalog plugs it into the worker. */
+export interface ConsumerSpec {
+  /** Durable consumer name, e.g. `catalog-svc-play-package-built`; also the inbox's consumer key. */
+  durable: string;
+  stream: string;
+  /** Filter subject, normally `subjectFor(eventType, version)`. */
+  subject: string;
+  eventType: string;
+  version: number;
+  handle: EventHandler;
+  /** Default: config `events.maxDeliver` (6 = the spec's 5 redeliveries). */
+  maxDeliver?: number;
+  /** Default: config `events.ackWaitSeconds`. */
+  ackWaitMs?: number;
+  /** 1 processes strictly one at a time across replicas (design §4); default 1000. */
+  maxAckPending?: number;
+}
+
+export interface StartConsumerOptions extends ConsumerSpec {
+  bus: EventBus;
+  db: Db;
+  logger: Logger;
+  registry: SchemaRegistry;
+  maxDeliver: number;
+  ackWaitMs: number;
+  dlq: { subjectPrefix: string };
+  /** Needed for `ctx.emit`. */
+  producer?: EventProducer;
+  clock?: Clock;
+  /** Delay before a failed message is redelivered; default 1 s doubling to 60 s, jittered. */
+  nakDelayMs?: (deliveryCount: number) => number;
+  /** Called after a transaction in which the handler emitted events commits (wake the relay). */
+  afterCommit?: () => void;
+  transactionTimeoutMs?: number;
+}
+
+export interface ConsumerStats {
+  processed: number;
+  duplicates: number;
+  retried: number;
+  deadLettered: number;
+  lastError?: string;
+}
+
+export interface ConsumerHandle {
+  durable: string;
+  stop(): Promise<void>;
+  stats(): ConsumerStats;
+}
+
+/** A failure no retry can fix: the runner dead-letters at once instead of redelivering. */
+export function permanentFailure(message: string, details?: Record<string, unknown>): AppError {
+  return new AppError('events.permanent_failure', message, { status: 422, details });
+}
+
+const PERMANENT_CODES = new Set(['events.permanent_failure', 'schema.invalid_event', 'schema.unknown_event']);
+
+export async function startConsumer(options: StartConsumerOptions): Promise<ConsumerHandle> {
+  const { bus, db, durable } = options;
+  // Typed explicitly: TypeScript only narrows through an assertion method on a declared type.
+  const registry: SchemaRegistry = options.registry;
+  const logger = options.logger.child({ consumer: durable });
+  const clock = options.clock ?? systemClock;
+  const nakDelay = options.nakDelayMs ?? ((n: number) => retryDelayMs(n, { baseMs: 1_000, maxMs: 60_000 }));
+  const stats: ConsumerStats = { processed: 0, duplicates: 0, retried: 0, deadLettered: 0 };
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+
+  async function deadLetter(
+    message: { subject: string; data: Uint8Array; seq: number; deliveryCount: number; headers: Record<string, string> },
+    error: unknown,
+    envelope?: Partial<EventEnvelope>,
+  ): Promise<void> {
+    await bus.publish(deadLetterSubject(options.dlq.subjectPrefix, message.subject), message.data, {
+      msgId: deadLetterMsgId(durable, options.stream, message.seq),
+      headers: deadLetterHeaders({
+        originalSubject: message.subject,
+        originalStream: options.stream,
+        originalSeq: message.seq,
+        consumer: durable,
+        deliveryCount: message.deliveryCount,
+        error,
+        now: clock.now(),
+        eventId: typeof envelope?.eventId === 'string' ? envelope.eventId : undefined,
+        eventType: typeof envelope?.eventType === 'string' ? envelope.eventType : undefined,
+        traceparent: message.headers.traceparent,
+      }),
+    });
+    stats.deadLettered += 1;
+    logger.error({ subject: message.subject, seq: message.seq, eventId: envelope?.eventId, err: oneLine(error) }, 'event dead-lettered');
+  }
+
+  async function deadLetterAndTerm(m: BusMessage, error: unknown, envelope?: Partial<EventEnvelope>): Promise<void> {
+    try {
+      await deadLetter(m, error, envelope);
+      m.term(oneLine(error, 100));
+    } catch (publishError) {
+      // Without its dead letter the message must stay: redeliver it (or, after its last
+      // delivery, leave it to the MAX_DELIVERIES safety net).
+      logger.error({ err: oneLine(publishError) }, 'dead-letter publish failed; message kept');
+      m.nak(nakDelay(m.deliveryCount));
+    }
+  }
+
+  /** Parses and checks a message; undefined when it was dead-lettered. */
+  async function admit(m: BusMessage): Promise<EventEnvelope | undefined> {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(decoder.decode(m.data));
+    } catch (error) {
+      await deadLetterAndTerm(m, new AppError('events.unparseable', `Message body is not JSON: ${oneLine(error)}`));
+      return undefined;
+    }
+    try {
+      registry.validateEnvelope(parsed);
+      if (parsed.eventType !== options.eventType || parsed.eventVersion !== options.version) {
+        throw new AppError('schema.invalid_event', `Expected ${options.eventType} v${options.version}, got ${parsed.eventType} v${parsed.eventVersion}`, {
+          details: { path: '/eventType', message: 'does not match the consumer' },
+        });
+      }
+      registry.validate(parsed.eventType, parsed.eventVersion, parsed.payload, 'consume');
+      return parsed;
+    } catch (error) {
+      // No redelivery can make an invalid event valid.
+      await deadLetterAndTerm(m, error, parsed as Partial<EventEnvelope>);
+      return undefined;
+    }
+  }
+
+  async function onMessage(m: BusMessage): Promise<void> {
+    const envelope = await admit(m);
+    if (!envelope) return;
+    // Long handlers keep their message: without it the ack wait would hand it to a second replica.
+    const keepAlive = setInterval(() => m.working(), Math.max(100, Math.floor(options.ackWaitMs / 2)));
+    keepAlive.unref?.();
+    try {
+      let emitted = false;
+      const outcome = await db.$transaction(
+        async (tx) => {
+          if (!(await recordInbox(tx, { consumer: durable, eventId: envelope.eventId, subject: m.subject }))) return 'duplicate' as const;
+          const ctx: EventHandlerContext = {
+            eventId: envelope.eventId,
+            correlationId: envelope.correlationId,
+            traceparent: m.headers.traceparent ?? '',
+            subject: m.subject,
+            deliveryCount: m.deliveryCount,
+            logger: logger.child({ eventId: envelope.eventId }),
+            emit: async (input) => {
+              if (!options.producer) throw new Error(`consumer ${durable} was started without a producer; ctx.emit is unavailable`);
+              emitted = true;
+              return options.producer.emit(tx, {
+                ...input,
+                correlationId: envelope.correlationId,
+                causationId: envelope.eventId,
+                traceparent: input.traceparent ?? childTraceparent(m.headers.traceparent),
+              });
+            },
+          };
+          await options.handle(tx, envelope, ctx);
+          return 'processed' as const;
+        },
+        { timeout: options.transactionTimeoutMs ?? 60_000, maxWait: 10_000 },
+      );
+      m.ack();
+      if (outcome === 'duplicate') stats.duplicates += 1;
+      else stats.processed += 1;
+      if (emitted) options.afterCommit?.();
+    } catch (error) {
+      stats.lastError = oneLine(error);
+      const permanent = isAppError(error) && PERMANENT_CODES.has(error.code);
+      if (permanent || m.deliveryCount >= options.maxDeliver) {
+        await deadLetterAndTerm(m, error, envelope);
+      } else {
+        stats.retried += 1;
+        logger.warn({ eventId: envelope.eventId, deliveryCount: m.deliveryCount, err: stats.lastError }, 'event handler failed; will redeliver');
+        m.nak(nakDelay(m.deliveryCount));
+      }
+    } finally {
+      clearInterval(keepAlive);
+    }
+  }
+
+  // Safety net (design §4): a process that died on a message's last delivery never wrote its
+  // dead letter; JetStream then only raises the MAX_DELIVERIES advisory, which carries no body.
+  const offAdvisory = bus.onMaxDeliveries((advisory) => {
+    if (advisory.stream !== options.stream || advisory.consumer !== durable) return;
+    void (async () => {
+      const stored = await bus.getMessage(options.stream, advisory.streamSeq);
+      if (!stored) return;
+      let envelope: Partial<EventEnvelope> | undefined;
+      try {
+        envelope = JSON.parse(Buffer.from(stored.data).toString('utf8')) as Partial<EventEnvelope>;
+      } catch {
+        envelope = undefined;
+      }
+      if (typeof envelope?.eventId === 'string' && (await inboxHas(db, durable, envelope.eventId))) return;
+      await deadLetter(
+        { ...stored, deliveryCount: advisory.deliveries },
+        new Error(`max deliveries (${advisory.deliveries}) reached without a handler verdict`),
+        envelope,
+      );
+    })().catch((error: unknown) => logger.error({ err: oneLine(error), seq: advisory.streamSeq }, 'dead-letter safety net failed'));
+  });
+
+  const subscription = await bus.consume(
+    {
+      stream: options.stream,
+      durable,
+      filterSubject: options.subject,
+      ackWaitMs: options.ackWaitMs,
+      maxDeliver: options.maxDeliver,
+      maxAckPending: options.maxAckPending,
+    },
+    onMessage,
+  );
+  logger.info({ stream: options.stream, subject: options.subject }, 'consumer started');
+
+  return {
+    durable,
+    async stop() {
+      await subscription.stop();
+      offAdvisory();
+    },
+    stats: () => ({ ...stats }),
+  };
+}

@@ -1,0 +1,76 @@
+import type { Headers } from './bus/event-bus.js';
+
+export const DLQ_HEADERS = {
+  originalSubject: 'x-original-subject',
+  error: 'x-error',
+  stack: 'x-stack',
+  retries: 'x-retries',
+  deliveries: 'x-deliveries',
+  deadLetteredAt: 'x-dead-lettered-at',
+  eventId: 'x-event-id',
+  eventType: 'x-event-type',
+  consumer: 'x-consumer',
+  originalStream: 'x-original-stream',
+  originalSeq: 'x-original-seq',
+} as const;
+
+const ERROR_MAX = 500;
+const STACK_MAX = 2_000;
+
+/** Header values are one line: NATS headers end at CR/LF. */
+export function headerValue(text: string, max: number): string {
+  const flat = text.replace(/[\r\n]+\s*/g, ' | ').replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+export interface DeadLetterInput {
+  originalSubject: string;
+  originalStream: string;
+  originalSeq: number;
+  consumer: string;
+  deliveryCount: number;
+  error: unknown;
+  now: Date;
+  eventId?: string;
+  eventType?: string;
+  traceparent?: string;
+}
+
+/**
+ * Headers of a dead letter (spec: x-original-subject, x-error, x-stack, x-retries, plus what an
+ * operator needs to find and replay it). x-retries counts redeliveries, i.e. deliveries - 1: 5
+ * after the sixth and last delivery, 0 for a message dead-lettered on sight (unparseable or
+ * invalid). x-deliveries carries the raw count.
+ */
+export function deadLetterHeaders(input: DeadLetterInput): Headers {
+  const error = input.error instanceof Error ? input.error : new Error(String(input.error));
+  const code = (error as { code?: unknown }).code;
+  const headers: Headers = {
+    [DLQ_HEADERS.originalSubject]: input.originalSubject,
+    [DLQ_HEADERS.error]: headerValue(`${typeof code === 'string' ? `${code}: ` : ''}${error.message || error.name}`, ERROR_MAX),
+    [DLQ_HEADERS.stack]: headerValue(error.stack ?? error.message, STACK_MAX),
+    [DLQ_HEADERS.retries]: String(Math.max(0, input.deliveryCount - 1)),
+    [DLQ_HEADERS.deliveries]: String(input.deliveryCount),
+    [DLQ_HEADERS.deadLetteredAt]: input.now.toISOString(),
+    [DLQ_HEADERS.consumer]: input.consumer,
+    [DLQ_HEADERS.originalStream]: input.originalStream,
+    [DLQ_HEADERS.originalSeq]: String(input.originalSeq),
+    'Content-Type': 'application/json',
+  };
+  if (input.eventId) headers[DLQ_HEADERS.eventId] = input.eventId;
+  if (input.eventType) headers[DLQ_HEADERS.eventType] = input.eventType;
+  if (input.traceparent) headers.traceparent = input.traceparent;
+  return headers;
+}
+
+export function deadLetterSubject(prefix: string, originalSubject: string): string {
+  return `${prefix}.${originalSubject}`;
+}
+
+/**
+ * One dead letter per consumer and stream message: the runner and the MAX_DELIVERIES safety net
+ * may both try, and the DLQ stream's duplicate window keeps one.
+ */
+export function deadLetterMsgId(consumer: string, stream: string, seq: number): string {
+  return `dlq.${stream}.${consumer}.${seq}`;
+}

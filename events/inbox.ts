@@ -1,0 +1,27 @@
+import type { Db, Tx } from '../platform/db/database.js';
+
+/**
+ * Records that `consumer` handled `eventId`, in the handler's transaction. False means the event
+ * was handled before (a redelivery, a duplicate publish, a replay): the caller skips the handler.
+ * A concurrent delivery of the same event waits on the primary key until the first transaction
+ * ends, then sees the row, so two replicas never both apply one event.
+ */
+export async function recordInbox(tx: Tx, entry: { consumer: string; eventId: string; subject: string }): Promise<boolean> {
+  const inserted = await tx.$executeRaw`
+    INSERT INTO "InboxEvent" (consumer, "eventId", subject) VALUES (${entry.consumer}, ${entry.eventId}, ${entry.subject})
+    ON CONFLICT (consumer, "eventId") DO NOTHING`;
+  return inserted === 1;
+}
+
+export async function inboxHas(db: Db | Tx, consumer: string, eventId: string): Promise<boolean> {
+  return (await db.inboxEvent.count({ where: { consumer, eventId } })) > 0;
+}
+
+/**
+ * Inbox rows only need to outlive every way an event can come back: the stream's hot retention
+ * and the archive replay. Callers pick `before` accordingly.
+ */
+export async function purgeInbox(db: Db, before: Date): Promise<number> {
+  const { count } = await db.inboxEvent.deleteMany({ where: { processedAt: { lt: before } } });
+  return count;
+}
