@@ -1,0 +1,277 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { BusMessage, DurableConsumerSpec, EventBus, MaxDeliveriesAdvisory } from '../../../events/bus/event-bus.js';
+import { busFactories, bytes, deferred, recorder, text, uniqueToken } from './helpers.js';
+
+interface Seen {
+  subject: string;
+  body: string;
+  deliveryCount: number;
+  redelivered: boolean;
+  headers: Record<string, string>;
+  seq: number;
+}
+
+const seen = (m: BusMessage): Seen => ({
+  subject: m.subject,
+  body: text(m.data),
+  deliveryCount: m.deliveryCount,
+  redelivered: m.redelivered,
+  headers: m.headers,
+  seq: m.seq,
+});
+
+describe.each(busFactories())('EventBus contract: $name', (factory) => {
+  let bus: EventBus;
+  const run = uniqueToken();
+  let n = 0;
+  const created: string[] = [];
+
+  beforeAll(async () => {
+    bus = await factory.open();
+  });
+  afterEach(async () => {
+    for (const name of created.splice(0)) await bus.deleteStream(name);
+  });
+  afterAll(async () => bus?.close());
+
+  /** A fresh stream over `t<run>.<n>.>` and a consumer spec on it. */
+  async function fixture(overrides: Partial<DurableConsumerSpec> = {}) {
+    n += 1;
+    const name = `T_${run}_${n}`.toUpperCase();
+    const prefix = `t${run}.${n}`;
+    await bus.ensureStream({ name, subjects: [`${prefix}.>`], maxAgeMs: 60 * 60 * 1000, storage: 'memory' });
+    created.push(name);
+    const consumer: DurableConsumerSpec = {
+      stream: name,
+      durable: `d_${run}_${n}`,
+      filterSubject: `${prefix}.>`,
+      ackWaitMs: factory.ackWaitMs,
+      maxDeliver: 6,
+      ...overrides,
+    };
+    return { name, prefix, consumer };
+  }
+
+  it('publishes and consumes with subject, body and headers', async () => {
+    const { name, prefix, consumer } = await fixture();
+    const got = recorder<Seen>();
+    const results = [];
+    for (const i of [1, 2, 3]) {
+      results.push(
+        await bus.publish(`${prefix}.order.v1`, bytes(`m${i}`), {
+          msgId: `id-${run}-${i}`,
+          headers: { traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`, 'Content-Type': 'application/json', 'x-extra': `e${i}` },
+        }),
+      );
+    }
+    expect(results.map((r) => [r.stream, r.seq, r.duplicate])).toEqual([
+      [name, 1, false],
+      [name, 2, false],
+      [name, 3, false],
+    ]);
+    const sub = await bus.consume(consumer, async (m) => {
+      got.push(seen(m));
+      m.ack();
+    });
+    await got.until((items) => items.length === 3, 'three messages');
+    await sub.stop();
+    expect(got.items.map((s) => [s.subject, s.body, s.deliveryCount, s.redelivered])).toEqual([
+      [`${prefix}.order.v1`, 'm1', 1, false],
+      [`${prefix}.order.v1`, 'm2', 1, false],
+      [`${prefix}.order.v1`, 'm3', 1, false],
+    ]);
+    expect(got.items[0].headers).toMatchObject({
+      'Nats-Msg-Id': `id-${run}-1`,
+      traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`,
+      'Content-Type': 'application/json',
+      'x-extra': 'e1',
+    });
+    expect(await bus.streamState(name)).toEqual({ messages: 3, firstSeq: 1, lastSeq: 3 });
+  });
+
+  it('drops a repeated Nats-Msg-Id within the duplicate window and reports it as a duplicate', async () => {
+    const { name, prefix, consumer } = await fixture();
+    const first = await bus.publish(`${prefix}.x`, bytes('once'), { msgId: `dup-${run}` });
+    const again = await bus.publish(`${prefix}.x`, bytes('once'), { msgId: `dup-${run}` });
+    await bus.publish(`${prefix}.x`, bytes('sentinel'), { msgId: `sentinel-${run}` });
+    expect(again).toEqual({ stream: name, seq: first.seq, duplicate: true });
+    const got = recorder<Seen>();
+    const sub = await bus.consume(consumer, async (m) => {
+      got.push(seen(m));
+      m.ack();
+    });
+    await got.until((items) => items.some((s) => s.body === 'sentinel'), 'the sentinel');
+    await sub.stop();
+    expect(got.items.map((s) => s.body)).toEqual(['once', 'sentinel']);
+    expect((await bus.streamState(name)).messages).toBe(2);
+  });
+
+  it('redelivers after a nak with delay, counting deliveries', async () => {
+    const { prefix, consumer } = await fixture();
+    await bus.publish(`${prefix}.x`, bytes('retry-me'));
+    const got = recorder<Seen>();
+    const sub = await bus.consume(consumer, async (m) => {
+      got.push(seen(m));
+      if (m.deliveryCount === 1) m.nak(50);
+      else m.ack();
+    });
+    await got.until((items) => items.length === 2, 'the redelivery');
+    await sub.stop();
+    expect(got.items.map((s) => [s.body, s.deliveryCount, s.redelivered])).toEqual([
+      ['retry-me', 1, false],
+      ['retry-me', 2, true],
+    ]);
+  });
+
+  it('redelivers a message that was neither acked nor naked once the ack wait passes', async () => {
+    const { prefix, consumer } = await fixture();
+    await bus.publish(`${prefix}.x`, bytes('silent'));
+    const got = recorder<Seen>();
+    const sub = await bus.consume(consumer, async (m) => {
+      got.push(seen(m));
+      if (m.deliveryCount > 1) m.ack();
+    });
+    await got.until((items) => items.length === 2, 'the ack-wait redelivery');
+    await sub.stop();
+    expect(got.items.map((s) => s.deliveryCount)).toEqual([1, 2]);
+  });
+
+  it('stops delivering after max_deliver and raises the MAX_DELIVERIES advisory', async () => {
+    const { name, prefix, consumer } = await fixture({ maxDeliver: 3 });
+    const advisories = recorder<MaxDeliveriesAdvisory>();
+    const off = bus.onMaxDeliveries((a) => {
+      if (a.stream === name) advisories.push(a);
+    });
+    await bus.publish(`${prefix}.poison`, bytes('poison'));
+    const got = recorder<Seen>();
+    const sub = await bus.consume(consumer, async (m) => {
+      got.push(seen(m));
+      if (m.subject.endsWith('.poison')) m.nak();
+      else m.ack();
+    });
+    const [advisory] = await advisories.until((items) => items.length === 1, 'the advisory');
+    await bus.publish(`${prefix}.sentinel`, bytes('sentinel'));
+    await got.until((items) => items.some((s) => s.body === 'sentinel'), 'the sentinel');
+    await sub.stop();
+    off();
+    expect(advisory).toMatchObject({ stream: name, consumer: consumer.durable, streamSeq: 1, deliveries: 3 });
+    expect(got.items.filter((s) => s.body === 'poison').map((s) => s.deliveryCount)).toEqual([1, 2, 3]);
+  });
+
+  it('never redelivers a terminated message', async () => {
+    const { prefix, consumer } = await fixture();
+    await bus.publish(`${prefix}.x`, bytes('terminate-me'));
+    await bus.publish(`${prefix}.x`, bytes('sentinel'));
+    const got = recorder<Seen>();
+    const sub = await bus.consume({ ...consumer, maxAckPending: 1 }, async (m) => {
+      got.push(seen(m));
+      if (text(m.data) === 'terminate-me') m.term('test');
+      else m.ack();
+    });
+    await got.until((items) => items.some((s) => s.body === 'sentinel'), 'the sentinel');
+    await sub.stop();
+    expect(got.items.map((s) => [s.body, s.deliveryCount])).toEqual([
+      ['terminate-me', 1],
+      ['sentinel', 1],
+    ]);
+  });
+
+  it('keeps publish order per subject', async () => {
+    const { prefix, consumer } = await fixture();
+    for (let i = 0; i < 20; i++) {
+      await bus.publish(`${prefix}.a`, bytes(`a${i}`));
+      await bus.publish(`${prefix}.b`, bytes(`b${i}`));
+    }
+    const got = recorder<Seen>();
+    const sub = await bus.consume(consumer, async (m) => {
+      got.push(seen(m));
+      m.ack();
+    });
+    await got.until((items) => items.length === 40, 'forty messages');
+    await sub.stop();
+    const order = (s: string) => got.items.filter((m) => m.subject === `${prefix}.${s}`).map((m) => m.body);
+    expect(order('a')).toEqual(Array.from({ length: 20 }, (_, i) => `a${i}`));
+    expect(order('b')).toEqual(Array.from({ length: 20 }, (_, i) => `b${i}`));
+  });
+
+  it('resumes a durable consumer where it stopped', async () => {
+    const { prefix, consumer } = await fixture();
+    for (const i of [1, 2, 3]) await bus.publish(`${prefix}.x`, bytes(`first${i}`));
+    const before = recorder<Seen>();
+    const first = await bus.consume(consumer, async (m) => {
+      before.push(seen(m));
+      m.ack();
+    });
+    await before.until((items) => items.length === 3, 'the first three');
+    await first.stop();
+    for (const i of [4, 5]) await bus.publish(`${prefix}.x`, bytes(`later${i}`));
+    const after = recorder<Seen>();
+    const second = await bus.consume(consumer, async (m) => {
+      after.push(seen(m));
+      m.ack();
+    });
+    await after.until((items) => items.length === 2, 'the two published while stopped');
+    await bus.publish(`${prefix}.x`, bytes('sentinel'));
+    await after.until((items) => items.some((s) => s.body === 'sentinel'), 'the sentinel');
+    await second.stop();
+    expect(after.items.map((s) => [s.body, s.deliveryCount])).toEqual([
+      ['later4', 1],
+      ['later5', 1],
+      ['sentinel', 1],
+    ]);
+  });
+
+  it('lets the message in hand finish when a subscription stops', async () => {
+    const { prefix, consumer } = await fixture();
+    await bus.publish(`${prefix}.x`, bytes('slow'));
+    const entered = deferred();
+    const release = deferred();
+    const got = recorder<Seen>();
+    const sub = await bus.consume(consumer, async (m) => {
+      entered.resolve();
+      await release.promise;
+      got.push(seen(m));
+      m.ack();
+    });
+    await entered.promise;
+    let stopped = false;
+    const stopping = sub.stop().then(() => {
+      stopped = true;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(stopped).toBe(false);
+    release.resolve();
+    await stopping;
+    expect(got.items.map((s) => s.body)).toEqual(['slow']);
+    // Acked before the stop completed: a new subscription sees only what comes next.
+    const after = recorder<Seen>();
+    const again = await bus.consume(consumer, async (m) => {
+      after.push(seen(m));
+      m.ack();
+    });
+    await bus.publish(`${prefix}.x`, bytes('next'));
+    await after.until((items) => items.length >= 1, 'the next message');
+    await again.stop();
+    expect(after.items.map((s) => s.body)).toEqual(['next']);
+  });
+
+  it('reads, gets and deletes stored messages by subject filter', async () => {
+    const { name, prefix } = await fixture();
+    await bus.publish(`${prefix}.keep.one`, bytes('k1'), { headers: { 'x-h': '1' } });
+    await bus.publish(`${prefix}.other`, bytes('o1'));
+    await bus.publish(`${prefix}.keep.two`, bytes('k2'));
+    const kept = await bus.readStream(name, { filterSubject: `${prefix}.keep.>` });
+    expect(kept.map((m) => [m.seq, m.subject, text(m.data)])).toEqual([
+      [1, `${prefix}.keep.one`, 'k1'],
+      [3, `${prefix}.keep.two`, 'k2'],
+    ]);
+    expect(kept[0].headers['x-h']).toBe('1');
+    expect((await bus.readStream(name, { maxCount: 2 })).map((m) => m.seq)).toEqual([1, 2]);
+    expect(text((await bus.getMessage(name, 2))!.data)).toBe('o1');
+    expect(await bus.deleteMessage(name, 2)).toBe(true);
+    expect(await bus.getMessage(name, 2)).toBeUndefined();
+    expect(await bus.deleteMessage(name, 2)).toBe(false);
+    expect((await bus.readStream(name)).map((m) => m.seq)).toEqual([1, 3]);
+    expect((await bus.streamState(name)).messages).toBe(2);
+  });
+});

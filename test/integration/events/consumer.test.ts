@@ -1,0 +1,224 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../../platform/config/config.js';
+import { newId } from '../../../platform/ids.js';
+import { silentLogger } from '../../../platform/logger.js';
+import type { EventBus } from '../../../events/bus/event-bus.js';
+import { systemClock } from '../../../events/clock.js';
+import { startConsumer, type ConsumerHandle, type EventHandler } from '../../../events/consumer-runner.js';
+import { dlqDepth, listDeadLetters, replayDeadLetters } from '../../../events/dlq.js';
+import { buildEnvelope, subjectFor, type EventEnvelope } from '../../../events/envelope.js';
+import { createEventProducer } from '../../../events/outbox.js';
+import { loadSchemaRegistry } from '../../../events/schemas/registry.js';
+import { dlqSubjectPrefix, ensureStreams, streamSpecs } from '../../../events/streams.js';
+import { createTestDatabase, type TestDatabase } from '../../support/database.js';
+import { courseEmit, courseRegisteredPayload, playPackageBuiltPayload, testSource } from '../../unit/events/fixtures.js';
+import { bytes, recorder, stacks, streamEnv, text, uniqueToken } from './helpers.js';
+
+const registry = loadSchemaRegistry();
+const EVENT = 'content.play_package.built';
+
+describe.each(stacks())('consumer runner, inbox and dead letters: $name', (stack) => {
+  const tenantId = newId('tenant');
+  const producer = createEventProducer({ registry, clock: systemClock, source: testSource, dualPublishDays: 30 });
+  let bus: EventBus;
+  let db: TestDatabase;
+  const cleanups: Array<() => Promise<void>> = [];
+
+  beforeAll(async () => {
+    db = await createTestDatabase(stack.db);
+    bus = await stack.bus.open();
+  });
+  afterAll(async () => {
+    for (const cleanup of cleanups) await cleanup();
+    await bus?.close();
+    await db?.close();
+  });
+
+  /**
+   * Streams, subject and DLQ of one test: a new durable reads its stream from the start, so each
+   * test gets streams of its own.
+   */
+  async function fixture() {
+    const token = uniqueToken();
+    const config = loadConfig(streamEnv(token));
+    const streamOptions = { subjectPrefix: `${stack.subjectPrefix}p${token}.`, storage: 'memory' as const };
+    const dlq = { stream: config.events.dlqStream, subjectPrefix: dlqSubjectPrefix(config.events, streamOptions) };
+    const subject = `${streamOptions.subjectPrefix}${subjectFor(EVENT, 1)}`;
+    await ensureStreams(bus, config, streamOptions);
+    cleanups.push(async () => {
+      for (const spec of streamSpecs(config.events, streamOptions)) await bus.deleteStream(spec.name);
+    });
+    /** Every dead letter, as a DLQ consumer sees it. */
+    const deadLetters = recorder<{ subject: string; headers: Record<string, string>; body: string }>();
+    const watch = await bus.consume(
+      { stream: dlq.stream, durable: `dlq_watch_${token}`, filterSubject: `${dlq.subjectPrefix}.>`, ackWaitMs: 5_000, maxDeliver: 1 },
+      async (m) => {
+        deadLetters.push({ subject: m.subject, headers: m.headers, body: text(m.data) });
+        m.ack();
+      },
+    );
+    cleanups.unshift(() => watch.stop());
+
+    const publish = (body: string, msgId: string) =>
+      bus.publish(subject, bytes(body), {
+        msgId,
+        headers: { traceparent: `00-${'c'.repeat(32)}-${'d'.repeat(16)}-01`, 'Content-Type': 'application/json' },
+      });
+
+    const consumer = (handle: EventHandler): Promise<ConsumerHandle> =>
+      startConsumer({
+        bus,
+        db: db.prisma,
+        logger: silentLogger,
+        registry,
+        producer,
+        stream: config.events.contentStream,
+        durable: `catalog-svc-play-package-built-${token}`,
+        subject,
+        eventType: EVENT,
+        version: 1,
+        maxDeliver: config.events.maxDeliver,
+        // Long enough that no delivery here times out: PGlite's wasm can hold the event loop.
+        ackWaitMs: 5_000,
+        nakDelayMs: () => 20,
+        dlq,
+        handle,
+      });
+    return { config, dlq, subject, deadLetters, publish, consumer, token };
+  }
+
+  function envelope(payload: Record<string, unknown> = playPackageBuiltPayload(tenantId)): EventEnvelope {
+    return buildEnvelope(
+      { clock: systemClock, registry, source: { service: 'content', instance: 'c-1', commit: 'def' } },
+      {
+        eventType: EVENT,
+        eventVersion: 1,
+        payload,
+        tenantId,
+        partitionKey: String(payload.courseDraftId ?? 'x'),
+        actor: { type: 'system', id: 'content' },
+        retentionClass: 'operational',
+        dataResidency: 'EU',
+      },
+    );
+  }
+
+  it('applies a duplicated event once, emitting with causation, correlation and trace', async () => {
+    const { publish, consumer } = await fixture();
+    const calls = recorder<string>();
+    const handle = await consumer(async (tx, env, ctx) => {
+      const courseId = newId('course');
+      await ctx.emit({ ...courseEmit(env.tenantId, courseId), eventType: 'catalog.course.registered', payload: courseRegisteredPayload(courseId) });
+      calls.push(env.eventId);
+    });
+    const event = envelope();
+    const body = JSON.stringify(event);
+    await publish(body, `${event.eventId}-first`);
+    await publish(body, `${event.eventId}-again`);
+    const sentinel = envelope();
+    await publish(JSON.stringify(sentinel), sentinel.eventId);
+    await calls.until((ids) => ids.includes(sentinel.eventId), 'the sentinel');
+    await handle.stop();
+    expect(calls.items.filter((id) => id === event.eventId)).toHaveLength(1);
+    expect(handle.stats()).toMatchObject({ processed: 2, duplicates: 1, deadLettered: 0 });
+    const rows = await db.prisma.outboxEvent.findMany({ where: { eventType: 'catalog.course.registered' }, orderBy: { id: 'asc' } });
+    const emitted = rows.map((r) => r.envelope as unknown as EventEnvelope);
+    expect(emitted.filter((e) => e.causationId === event.eventId)).toHaveLength(1);
+    expect(emitted.find((e) => e.causationId === event.eventId)).toMatchObject({ correlationId: event.correlationId });
+    expect((rows[0].headers as Record<string, string>).traceparent).toMatch(new RegExp(`^00-${'c'.repeat(32)}-[0-9a-f]{16}-01$`));
+    expect(await db.prisma.inboxEvent.count({ where: { eventId: event.eventId } })).toBe(1);
+  });
+
+  it('tolerates an unknown enum value (enum widening is a minor change)', async () => {
+    const { publish, consumer } = await fixture();
+    const seen = recorder<string>();
+    const handle = await consumer(async (_tx, env) => {
+      seen.push((env.payload.playPackage as { format: string }).format);
+    });
+    const event = envelope(playPackageBuiltPayload(tenantId, { playPackage: { playPackageId: newId('playPackage'), sha256: 'e'.repeat(64), format: 'v3' } }));
+    await publish(JSON.stringify(event), event.eventId);
+    await seen.until((items) => items.length === 1, 'the widened event');
+    await handle.stop();
+    expect(seen.items).toEqual(['v3']);
+  });
+
+  it('dead-letters a poison message after exactly 6 deliveries, then replays it once with a new message id', async () => {
+    const { publish, consumer, deadLetters, dlq, subject, config } = await fixture();
+    let healed = false;
+    const deliveries = recorder<number>();
+    const processed = recorder<string>();
+    const handle = await consumer(async (_tx, env, ctx) => {
+      deliveries.push(ctx.deliveryCount);
+      if (!healed) throw new Error('course store unavailable\nsecond line');
+      processed.push(env.eventId);
+    });
+    const event = envelope();
+    const body = JSON.stringify(event);
+    await publish(body, event.eventId);
+    const [letter] = (await deadLetters.until((items) => items.some((d) => d.headers['x-event-id'] === event.eventId), 'the dead letter')).filter(
+      (d) => d.headers['x-event-id'] === event.eventId,
+    );
+    expect(deliveries.items).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(letter.subject).toBe(`${dlq.subjectPrefix}.${subject}`);
+    expect(letter.body).toBe(body);
+    expect(letter.headers).toMatchObject({
+      'x-original-subject': subject,
+      'x-error': 'course store unavailable | second line',
+      'x-retries': '5',
+      'x-deliveries': '6',
+      'x-event-id': event.eventId,
+      'x-event-type': EVENT,
+      traceparent: `00-${'c'.repeat(32)}-${'d'.repeat(16)}-01`,
+    });
+    expect(letter.headers['x-stack']).toMatch(/^Error: course store unavailable \| second line \| at /);
+    expect(letter.headers['x-dead-lettered-at']).toMatch(/Z$/);
+
+    const dry = await replayDeadLetters(bus, dlq, { eventIds: [event.eventId], dryRun: true });
+    expect(dry).toMatchObject({ matched: 1, replayed: 0, letters: [{ eventId: event.eventId, retries: 5, originalSubject: subject }] });
+    expect(await dlqDepth(bus, dlq)).toBeGreaterThan(0);
+
+    healed = true;
+    const replay = await replayDeadLetters(bus, dlq, { eventIds: [event.eventId] });
+    expect(replay).toMatchObject({ matched: 1, replayed: 1 });
+    await processed.until((ids) => ids.includes(event.eventId), 'the replayed event');
+    await handle.stop();
+    expect(handle.stats()).toMatchObject({ retried: 5, deadLettered: 1, processed: 1 });
+    expect(processed.items.filter((id) => id === event.eventId)).toHaveLength(1);
+    expect(await listDeadLetters(bus, dlq, { eventIds: [event.eventId] })).toEqual([]);
+    const copies = (await bus.readStream(config.events.contentStream, { filterSubject: subject })).filter(
+      (m) => (JSON.parse(text(m.data)) as EventEnvelope).eventId === event.eventId,
+    );
+    expect(copies).toHaveLength(2);
+    expect(copies[1].headers['Nats-Msg-Id']).not.toBe(event.eventId);
+    expect(copies[1].headers['x-replayed-from']).toBe('dlq');
+  });
+
+  it('dead-letters invalid and unparseable messages on their first delivery', async () => {
+    const { publish, consumer, deadLetters, subject, token } = await fixture();
+    const calls = recorder<string>();
+    const handle = await consumer(async (_tx, env) => {
+      calls.push(env.eventId);
+    });
+    const invalid = envelope(playPackageBuiltPayload(tenantId, { durationMinutes: -5 }));
+    await publish(JSON.stringify(invalid), invalid.eventId);
+    const garbageId = `garbage-${token}`;
+    await publish('{not json', garbageId);
+    const wrongType = { ...envelope(), eventType: 'content.play_package.removed' };
+    await publish(JSON.stringify(wrongType), wrongType.eventId);
+    const letters = await deadLetters.until(
+      (items) => items.filter((d) => [invalid.eventId, wrongType.eventId].includes(d.headers['x-event-id']) || d.body === '{not json').length === 3,
+      'three dead letters',
+    );
+    const byId = (id: string) => letters.find((d) => d.headers['x-event-id'] === id)!;
+    expect(byId(invalid.eventId).headers).toMatchObject({ 'x-retries': '0', 'x-deliveries': '1' });
+    expect(byId(invalid.eventId).headers['x-error']).toBe('schema.invalid_event: Invalid content.play_package.built v1 payload: /durationMinutes must be >= 0');
+    expect(byId(wrongType.eventId).headers['x-error']).toMatch(/^schema.invalid_event: Expected content.play_package.built v1/);
+    expect(letters.find((d) => d.body === '{not json')!.headers).toMatchObject({ 'x-retries': '0', 'x-original-subject': subject });
+    const valid = envelope();
+    await publish(JSON.stringify(valid), valid.eventId);
+    await calls.until((ids) => ids.includes(valid.eventId), 'the valid event');
+    await handle.stop();
+    expect(calls.items).toEqual([valid.eventId]);
+    expect(handle.stats()).toMatchObject({ deadLettered: 3, retried: 0, processed: 1 });
+  });
+});

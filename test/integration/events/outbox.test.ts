@@ -1,0 +1,292 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { AppError } from '../../../platform/errors.js';
+import { newId } from '../../../platform/ids.js';
+import { silentLogger } from '../../../platform/logger.js';
+import { loadConfig } from '../../../platform/config/config.js';
+import type { EventBus } from '../../../events/bus/event-bus.js';
+import { createInProcessBus } from '../../../events/bus/in-process-bus.js';
+import { manualClock } from '../../../events/clock.js';
+import { createEventProducer, type EventProducer } from '../../../events/outbox.js';
+import { createOutboxRelay, purgeArchive, replayFromArchive } from '../../../events/outbox-relay.js';
+import { loadSchemaRegistry } from '../../../events/schemas/registry.js';
+import { ensureStreams } from '../../../events/streams.js';
+import { createTestDatabase, databaseKinds, type TestDatabase } from '../../support/database.js';
+import { realService } from '../../support/services.js';
+import { courseEmit, coursePublishedPayload, courseRegisteredPayload, testSource } from '../../unit/events/fixtures.js';
+import { deferred, recorder, text } from './helpers.js';
+
+realService('DATABASE_URL');
+const config = loadConfig({});
+const registry = loadSchemaRegistry();
+const tenantId = newId('tenant');
+
+/** An in-process bus whose publish can be made to fail or to hang, like a broker that is down. */
+function controllableBus() {
+  const inner = createInProcessBus();
+  const state = {
+    failFrom: Infinity,
+    published: 0,
+    /** While set, publish waits on it, after calling `entered`. */
+    gate: undefined as Promise<void> | undefined,
+    entered: () => {},
+  };
+  const bus: EventBus = {
+    ...inner,
+    async publish(subject, data, options) {
+      if (state.gate) {
+        state.entered();
+        await state.gate;
+      }
+      if (state.published >= state.failFrom) throw new Error('nats: connection refused\n  at connect');
+      state.published += 1;
+      return inner.publish(subject, data, options);
+    },
+  };
+  return { bus, state };
+}
+
+async function publishedEnvelopes(bus: EventBus) {
+  return (await bus.readStream(config.events.catalogStream)).map((m) => ({
+    msgId: m.headers['Nats-Msg-Id'],
+    envelope: JSON.parse(text(m.data)) as { eventId: string; eventType: string; partitionKey: string },
+    headers: m.headers,
+  }));
+}
+
+describe.each(databaseKinds())('outbox and relay on %s', (kind) => {
+  let db: TestDatabase;
+  let producer: EventProducer;
+  const clock = manualClock('2026-11-21T10:00:00.000Z');
+
+  beforeAll(async () => {
+    db = await createTestDatabase(kind);
+    producer = createEventProducer({ registry, clock, source: testSource, dualPublishDays: 30 });
+  });
+  afterAll(async () => db?.close());
+  beforeEach(async () => {
+    await db.prisma.outboxEvent.deleteMany({});
+  });
+
+  async function openBus() {
+    const controlled = controllableBus();
+    await ensureStreams(controlled.bus, config, { storage: 'memory' });
+    return controlled;
+  }
+
+  const emitPublished = (tx: Parameters<EventProducer['emit']>[0], courseId = newId('course')) =>
+    producer.emit(tx, {
+      ...courseEmit(tenantId, courseId),
+      eventType: 'catalog.course_version.published',
+      payload: coursePublishedPayload({ courseId }),
+      traceparent: `00-${'1'.repeat(32)}-${'2'.repeat(16)}-01`,
+    });
+
+  it('validates payloads before anything is inserted', async () => {
+    const courseId = newId('course');
+    const attempt = db.prisma.$transaction((tx) =>
+      producer.emit(tx, {
+        ...courseEmit(tenantId, courseId),
+        eventType: 'catalog.course_version.withdrawn',
+        payload: { courseVersionId: newId('courseVersion'), courseId },
+      }),
+    );
+    await expect(attempt).rejects.toMatchObject({ code: 'schema.invalid_event', details: { path: '/reason' } });
+    await expect(attempt).rejects.toBeInstanceOf(AppError);
+    expect(await db.prisma.outboxEvent.count()).toBe(0);
+  });
+
+  it('writes subject, partition key, envelope and headers in the caller transaction', async () => {
+    const courseId = newId('course');
+    const [envelope] = await db.prisma.$transaction((tx) => emitPublished(tx, courseId));
+    const row = await db.prisma.outboxEvent.findUniqueOrThrow({ where: { eventId: envelope.eventId } });
+    expect(row).toMatchObject({
+      eventType: 'catalog.course_version.published',
+      eventVersion: 1,
+      subject: 'catalog.course_version.published.v1',
+      tenantId,
+      partitionKey: courseId,
+      publishedAt: null,
+      attempts: 0,
+    });
+    expect(row.headers).toEqual({ 'Content-Type': 'application/json', traceparent: `00-${'1'.repeat(32)}-${'2'.repeat(16)}-01` });
+    expect(row.envelope).toMatchObject({ eventId: envelope.eventId, schemaUri: registry.schemaUri('catalog.course_version.published', 1) });
+    expect(row.txid).toBeGreaterThan(0n);
+  });
+
+  it('publishes in id order with Nats-Msg-Id = eventId and marks rows published once', async () => {
+    const { bus } = await openBus();
+    const written = [];
+    for (let i = 0; i < 3; i++) written.push(...(await db.prisma.$transaction((tx) => emitPublished(tx))));
+    const relay = createOutboxRelay({ db: db.prisma, bus, logger: silentLogger, clock });
+    expect(await relay.runOnce()).toEqual({ locked: true, published: 3 });
+    expect(await relay.runOnce()).toEqual({ locked: true, published: 0 });
+    const sent = await publishedEnvelopes(bus);
+    expect(sent.map((s) => s.envelope.eventId)).toEqual(written.map((e) => e.eventId));
+    expect(sent.map((s) => s.msgId)).toEqual(written.map((e) => e.eventId));
+    expect(sent[0].headers).toMatchObject({ traceparent: `00-${'1'.repeat(32)}-${'2'.repeat(16)}-01`, 'Content-Type': 'application/json' });
+    const rows = await db.prisma.outboxEvent.findMany({ orderBy: { id: 'asc' } });
+    expect(rows.every((r) => r.publishedAt?.toISOString() === clock.now().toISOString())).toBe(true);
+    await bus.close();
+  });
+
+  it('loses nothing while the broker is down and stops the batch at the first failure', async () => {
+    const { bus, state } = await openBus();
+    const written = [];
+    for (let i = 0; i < 3; i++) written.push(...(await db.prisma.$transaction((tx) => emitPublished(tx))));
+    const relay = createOutboxRelay({ db: db.prisma, bus, logger: silentLogger, clock });
+    state.failFrom = 1;
+    const run = await relay.runOnce();
+    expect(run).toMatchObject({ locked: true, published: 1, failed: { eventId: written[1].eventId } });
+    const rows = await db.prisma.outboxEvent.findMany({ orderBy: { id: 'asc' } });
+    expect(rows.map((r) => [r.publishedAt !== null, r.attempts])).toEqual([
+      [true, 0],
+      [false, 1],
+      [false, 0],
+    ]);
+    expect(rows[1].lastError).toBe('nats: connection refused at connect');
+    state.failFrom = 0;
+    expect((await relay.runOnce()).failed).toBeDefined();
+    expect((await db.prisma.outboxEvent.findUniqueOrThrow({ where: { eventId: written[1].eventId } })).attempts).toBe(2);
+    state.failFrom = Infinity;
+    expect(await relay.runOnce()).toEqual({ locked: true, published: 2 });
+    expect((await publishedEnvelopes(bus)).map((s) => s.envelope.eventId)).toEqual(written.map((e) => e.eventId));
+    await bus.close();
+  });
+
+  it('publishes once after a crash between commit and publish, and after a crash between publish and mark', async () => {
+    const { bus } = await openBus();
+    const committed = [];
+    for (let i = 0; i < 2; i++) committed.push(...(await db.prisma.$transaction((tx) => emitPublished(tx))));
+    // The previous relay published the first row, then died before its transaction committed.
+    const row = await db.prisma.outboxEvent.findUniqueOrThrow({ where: { eventId: committed[0].eventId } });
+    await bus.publish(row.subject, Buffer.from(JSON.stringify(row.envelope)), { msgId: row.eventId });
+    // A new process: a new relay instance over the same rows.
+    const restarted = createOutboxRelay({ db: db.prisma, bus, logger: silentLogger, clock });
+    expect(await restarted.runOnce()).toEqual({ locked: true, published: 2 });
+    const sent = await publishedEnvelopes(bus);
+    expect(sent.map((s) => s.envelope.eventId)).toEqual(committed.map((e) => e.eventId));
+    expect(await db.prisma.outboxEvent.count({ where: { publishedAt: null } })).toBe(0);
+    await bus.close();
+  });
+
+  it('does not take rows whose transaction is not settled, and takes them in id order once it is', async () => {
+    const { bus } = await openBus();
+    const relay = createOutboxRelay({ db: db.prisma, bus, logger: silentLogger, clock });
+    const courseId = newId('course');
+    const a = (await db.prisma.$transaction((tx) => emitPublished(tx, courseId)))[0];
+    const b = (await db.prisma.$transaction((tx) => emitPublished(tx, courseId)))[0];
+    // Rows stamped with transaction ids no snapshot has passed yet look like rows of transactions
+    // still running: PGlite runs one transaction at a time, so this is how its variant gets there.
+    await db.prisma.$executeRawUnsafe(
+      `UPDATE "OutboxEvent" SET txid = (pg_current_xact_id()::text::bigint + 1000 + id) WHERE "eventId" IN ($1, $2)`,
+      a.eventId,
+      b.eventId,
+    );
+    expect(await relay.runOnce()).toEqual({ locked: true, published: 0 });
+    await db.prisma.$executeRawUnsafe(`UPDATE "OutboxEvent" SET txid = 1 WHERE "eventId" IN ($1, $2)`, a.eventId, b.eventId);
+    expect(await relay.runOnce()).toEqual({ locked: true, published: 2 });
+    expect((await publishedEnvelopes(bus)).map((s) => s.envelope.eventId)).toEqual([a.eventId, b.eventId]);
+    await bus.close();
+  });
+
+  // Two transactions at once: PGlite runs one at a time, so these need Postgres.
+  if (kind === 'postgres') {
+    it('never publishes a later commit of a partition before an earlier-numbered row still in flight', async () => {
+      const { bus } = await openBus();
+      const relay = createOutboxRelay({ db: db.prisma, bus, logger: silentLogger, clock });
+      const courseId = newId('course');
+      const insertedA = deferred<string>();
+      const commitA = deferred();
+      // A takes the lower id and commits last.
+      const txA = db.prisma.$transaction(async (tx) => {
+        const [a] = await emitPublished(tx, courseId);
+        insertedA.resolve(a.eventId);
+        await commitA.promise;
+      });
+      const aId = await insertedA.promise;
+      const [b] = await db.prisma.$transaction((tx) => emitPublished(tx, courseId));
+      const ids = await db.prisma.outboxEvent.findMany({ select: { eventId: true, id: true }, orderBy: { id: 'asc' } });
+      expect(ids.map((r) => r.eventId)).toEqual([b.eventId]);
+      expect(await relay.runOnce()).toEqual({ locked: true, published: 0 });
+      commitA.resolve();
+      await txA;
+      expect(await relay.runOnce()).toEqual({ locked: true, published: 2 });
+      const sent = await publishedEnvelopes(bus);
+      expect(sent.map((s) => s.envelope.eventId)).toEqual([aId, b.eventId]);
+      await bus.close();
+    });
+
+    it('lets only one relay replica publish at a time', async () => {
+      const { bus, state } = await openBus();
+      await db.prisma.$transaction((tx) => emitPublished(tx));
+      const gate = deferred();
+      const entered = deferred();
+      state.gate = gate.promise;
+      state.entered = () => entered.resolve();
+      const first = createOutboxRelay({ db: db.prisma, bus, logger: silentLogger, clock });
+      const second = createOutboxRelay({ db: db.prisma, bus, logger: silentLogger, clock });
+      const firstRun = first.runOnce();
+      // The first relay publishes only after taking the lock, so it holds it from here on.
+      await entered.promise;
+      expect(await second.runOnce()).toEqual({ locked: false, published: 0 });
+      state.gate = undefined;
+      gate.resolve();
+      expect(await firstRun).toEqual({ locked: true, published: 1 });
+      await bus.close();
+    });
+  }
+
+  it('wakes on notify, and stop() flushes what was committed before it', async () => {
+    const { bus } = await openBus();
+    const got = recorder<string>();
+    const sub = await bus.consume(
+      { stream: config.events.catalogStream, durable: 'relay-test', filterSubject: 'catalog.>', ackWaitMs: 5_000, maxDeliver: 6 },
+      async (m) => {
+        got.push((JSON.parse(text(m.data)) as { eventId: string }).eventId);
+        m.ack();
+      },
+    );
+    const relay = createOutboxRelay({ db: db.prisma, bus, logger: silentLogger, clock, pollIntervalMs: 600_000 });
+    relay.start();
+    const [first] = await db.prisma.$transaction((tx) => emitPublished(tx));
+    relay.notify();
+    await got.until((ids) => ids.includes(first.eventId), 'the notified event');
+    const [second] = await db.prisma.$transaction((tx) => emitPublished(tx));
+    await relay.stop();
+    expect(relay.status().running).toBe(false);
+    expect(await db.prisma.outboxEvent.count({ where: { publishedAt: null } })).toBe(0);
+    await got.until((ids) => ids.includes(second.eventId), 'the flushed event');
+    await sub.stop();
+    await bus.close();
+  });
+
+  it('keeps published rows as the archive, purges them after the retention, and replays with new message ids', async () => {
+    const { bus } = await openBus();
+    const relay = createOutboxRelay({ db: db.prisma, bus, logger: silentLogger, clock });
+    const old = (await db.prisma.$transaction((tx) => emitPublished(tx)))[0];
+    const recent = (await db.prisma.$transaction((tx) => emitPublished(tx)))[0];
+    const registered = (
+      await db.prisma.$transaction((tx) =>
+        producer.emit(tx, { ...courseEmit(tenantId, newId('course')), eventType: 'catalog.course.registered', payload: courseRegisteredPayload() }),
+      )
+    )[0];
+    const pending = (await db.prisma.$transaction((tx) => emitPublished(tx)))[0];
+    await relay.runOnce();
+    await db.prisma.outboxEvent.update({ where: { eventId: pending.eventId }, data: { publishedAt: null, createdAt: new Date('2020-01-01') } });
+    await db.prisma.outboxEvent.update({ where: { eventId: old.eventId }, data: { publishedAt: new Date('2025-09-20T00:00:00Z') } });
+    await db.prisma.outboxEvent.update({ where: { eventId: recent.eventId }, data: { publishedAt: new Date('2025-11-22T00:00:00Z') } });
+
+    const replay = await replayFromArchive(db.prisma, bus, { eventType: 'catalog.course_version.published' });
+    expect(replay).toEqual({ matched: 2, replayed: 2, eventIds: [old.eventId, recent.eventId] });
+    const sent = await publishedEnvelopes(bus);
+    const replayed = sent.slice(-2);
+    expect(replayed.map((s) => s.envelope.eventId)).toEqual([old.eventId, recent.eventId]);
+    expect(replayed.every((s) => s.msgId !== s.envelope.eventId && s.msgId.startsWith(`${s.envelope.eventId}.replay.`))).toBe(true);
+    expect(replayed[0].headers['x-replayed-from']).toBe('archive');
+
+    expect(await purgeArchive(db.prisma, clock.now(), 13)).toBe(1);
+    const left = await db.prisma.outboxEvent.findMany({ select: { eventId: true } });
+    expect(left.map((r) => r.eventId).sort()).toEqual([recent.eventId, registered.eventId, pending.eventId].sort());
+    await bus.close();
+  });
+});
