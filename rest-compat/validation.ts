@@ -52,8 +52,9 @@ function describe(error: ErrorObject): FieldError {
   if (error.keyword === 'required') {
     return { path: `${error.instancePath}/${escape(String(params.missingProperty))}`, message: 'is required' };
   }
-  if (error.keyword === 'propertyNames') {
-    return { path: `${error.instancePath}/${escape(String(params.propertyName))}`, message: 'is not an allowed key' };
+  if (error.propertyName !== undefined || error.keyword === 'propertyNames') {
+    const name = error.propertyName ?? String(params.propertyName);
+    return { path: `${error.instancePath}/${escape(name)}`, message: 'is not an allowed name' };
   }
   return { path: error.instancePath, message: error.message ?? 'is invalid' };
 }
