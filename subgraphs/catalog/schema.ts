@@ -3,9 +3,10 @@ import { buildFederatedSchema } from '../../platform/graphql/federation.js';
 import type { CatalogContext } from './context.js';
 import { CourseResolver, resolveCourseReference } from './course/course.resolver.js';
 import { CourseVersionResolver, resolveCourseVersionReference } from './course-version/course-version.resolver.js';
+import { DeadLetterResolver } from './dead-letters/dead-letter.resolver.js';
 import { resolveTaxonomyReference, TaxonomyResolver } from './taxonomy/taxonomy.resolver.js';
 
-export const catalogResolvers = [CourseResolver, CourseVersionResolver, TaxonomyResolver] as const;
+export const catalogResolvers = [CourseResolver, CourseVersionResolver, TaxonomyResolver, DeadLetterResolver] as const;
 
 export function buildCatalogSchema(): Promise<GraphQLSchema> {
   return buildFederatedSchema(

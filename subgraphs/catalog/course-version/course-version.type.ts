@@ -35,3 +35,12 @@ export class CourseVersion {
   @Field(() => Int, { description: 'Position in the course publish order.' }) sequence: number;
   @Field(() => Date) createdAt: Date;
 }
+
+@ObjectType({ description: 'The answer of withdrawCourseVersion.' })
+export class CourseVersionWithdrawal {
+  @Field(() => CourseVersion) courseVersion: CourseVersion;
+  @Field(() => Int, { description: 'Approximate number of active enrollments on the version, from the enrollment service.' })
+  affectedEnrollmentsApprox: number;
+  @Field(() => String, { description: 'Where the count comes from; none-configured means no enrollment service was asked and 0 is not a fact.' })
+  enrollmentCountSource: string;
+}

@@ -1,12 +1,14 @@
-import { Arg, Ctx, FieldResolver, ID, Int, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { resolveLocaleMap } from '../../../platform/locale.logic.js';
+import { runAdminMutation } from '../admin-mutation.js';
 import type { CatalogContext } from '../context.js';
 import { toCourseVersion } from '../course-version/course-version.mapper.js';
 import { CourseVersion } from '../course-version/course-version.type.js';
 import { decodeCursor, encodeCursor, pageSize, requireCourseId } from './course.logic.js';
 import { toCourse } from './course.mapper.js';
 import { listCourses } from './course.repo.js';
-import { Course, CourseConnection, LocalizedText } from './course.type.js';
+import { Course, CourseConnection, LocalizedText, UpdateCourseMetadataInput } from './course.type.js';
+import { archiveCourse, changeCourseVisibility, updateCourseMetadata } from '../use-cases/course-admin.js';
 
 @Resolver(() => Course)
 export class CourseResolver {
@@ -32,6 +34,44 @@ export class CourseResolver {
       count: edges.length,
       pageInfo: { hasNextPage: rows.length > limit, endCursor: edges.at(-1)?.cursor ?? null },
     };
+  }
+
+  @Mutation(() => Course, {
+    description:
+      'Replaces the given metadata fields. Needs If-Match with the course etag (missing: 428 PRECONDITION_REQUIRED, stale: 412 PRECONDITION_FAILED); emits catalog.course.metadata_updated when something changed. Scope catalog.admin.',
+  })
+  async updateCourseMetadata(
+    @Arg('courseId', () => ID) courseId: string,
+    @Arg('input', () => UpdateCourseMetadataInput) input: UpdateCourseMetadataInput,
+    @Ctx() ctx: CatalogContext,
+  ): Promise<Course> {
+    const id = requireCourseId(courseId);
+    return toCourse(await runAdminMutation(ctx, (admin) => updateCourseMetadata(admin, { courseId: id, input, ifMatch: ctx.ifMatch })));
+  }
+
+  @Mutation(() => Course, {
+    description: 'Changes visibility (org, marketplace) and emits catalog.course.visibility_changed; the same value is a no-op. Scope catalog.admin.',
+  })
+  async changeCourseVisibility(
+    @Arg('courseId', () => ID) courseId: string,
+    @Arg('to', () => String) to: string,
+    @Arg('reason', () => String) reason: string,
+    @Ctx() ctx: CatalogContext,
+  ): Promise<Course> {
+    const id = requireCourseId(courseId);
+    return toCourse(await runAdminMutation(ctx, (admin) => changeCourseVisibility(admin, { courseId: id, to, reason })));
+  }
+
+  @Mutation(() => Course, {
+    description: 'registered -> archived, emitting catalog.course.archived; archiving an archived course is a no-op. Scope catalog.admin.',
+  })
+  async archiveCourse(
+    @Arg('courseId', () => ID) courseId: string,
+    @Arg('reason', () => String) reason: string,
+    @Ctx() ctx: CatalogContext,
+  ): Promise<Course> {
+    const id = requireCourseId(courseId);
+    return toCourse(await runAdminMutation(ctx, (admin) => archiveCourse(admin, { courseId: id, reason })));
   }
 
   @FieldResolver(() => LocalizedText, { nullable: true, description: 'title resolved for Accept-Language.' })

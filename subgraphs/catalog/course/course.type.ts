@@ -1,4 +1,4 @@
-import { Directive, Field, ID, Int, ObjectType } from 'type-graphql';
+import { Directive, Field, ID, InputType, Int, ObjectType } from 'type-graphql';
 import { GraphQLJSONObject } from '../../../platform/graphql/scalars.js';
 
 @ObjectType({ description: 'An author of a course as listed in its metadata.' })
@@ -64,4 +64,34 @@ export class CourseConnection {
   @Field(() => [CourseEdge]) edges: CourseEdge[];
   @Field(() => PageInfo) pageInfo: PageInfo;
   @Field(() => Int, { description: 'Number of edges in this page.' }) count: number;
+}
+
+@InputType()
+export class CoverInput {
+  @Field(() => String, { description: 'A media asset id (med_...).' }) assetId: string;
+}
+
+@InputType()
+export class AuthorInput {
+  @Field(() => String, { description: 'A user id (usr_...).' }) userId: string;
+  @Field(() => String, { description: 'Value seen: author.' }) role: string;
+  @Field(() => String) displayName: string;
+}
+
+@InputType()
+export class TaxonomyRefInput {
+  @Field(() => String, { description: 'A taxonomy of the tenant (tax_...).' }) taxonomyId: string;
+  @Field(() => String, { description: 'A node path of that taxonomy, e.g. clinical/cardiology.' }) nodePath: string;
+}
+
+@InputType({ description: 'The fields to replace; absent fields stay as they are. At least one is required.' })
+export class UpdateCourseMetadataInput {
+  @Field(() => GraphQLJSONObject, { nullable: true, description: 'Locale code to title; must cover defaultLocale.' })
+  title?: Record<string, string>;
+  @Field(() => GraphQLJSONObject, { nullable: true, description: 'Locale code to description.' }) description?: Record<string, string>;
+  @Field(() => String, { nullable: true, description: 'BCP-47 locale code.' }) defaultLocale?: string;
+  @Field(() => [String], { nullable: true }) tags?: string[];
+  @Field(() => CoverInput, { nullable: true, description: 'null removes the cover.' }) cover?: CoverInput | null;
+  @Field(() => [AuthorInput], { nullable: true }) authors?: AuthorInput[];
+  @Field(() => [TaxonomyRefInput], { nullable: true }) taxonomy?: TaxonomyRefInput[];
 }

@@ -1,5 +1,5 @@
 import { ERASED_USER_ID } from '../../../platform/ids.js';
-import type { Author } from './course-metadata.logic.js';
+import type { Author } from '../course/course-metadata.logic.js';
 
 export const REDACTED_DISPLAY_NAME = '[redacted]';
 

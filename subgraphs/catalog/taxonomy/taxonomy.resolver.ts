@@ -1,9 +1,10 @@
 import type { Taxonomy as TaxonomyRow } from '../../../prisma/generated/client.js';
-import { Arg, Ctx, ID, Query, Resolver } from 'type-graphql';
-import { badInput } from '../../../platform/errors.js';
-import { isId } from '../../../platform/ids.js';
+import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import { runAdminMutation } from '../admin-mutation.js';
 import type { CatalogContext } from '../context.js';
-import { Taxonomy, type TaxonomyNode } from './taxonomy.type.js';
+import { publishTaxonomy } from '../use-cases/publish-taxonomy.js';
+import { requireTaxonomyId } from './taxonomy.logic.js';
+import { PublishTaxonomyInput, Taxonomy, type TaxonomyNode } from './taxonomy.type.js';
 
 export function toTaxonomy(row: TaxonomyRow): Taxonomy {
   return {
@@ -15,17 +16,31 @@ export function toTaxonomy(row: TaxonomyRow): Taxonomy {
   };
 }
 
-function requireTaxonomyId(value: string): string {
-  if (!isId('taxonomy', value)) throw badInput('taxonomyId is not a taxonomy id', { argument: 'taxonomyId' });
-  return value;
-}
-
 @Resolver(() => Taxonomy)
 export class TaxonomyResolver {
   @Query(() => Taxonomy, { nullable: true })
   async taxonomy(@Arg('taxonomyId', () => ID) taxonomyId: string, @Ctx() ctx: CatalogContext): Promise<Taxonomy | null> {
     const row = await ctx.loaders.taxonomy.load(requireTaxonomyId(taxonomyId));
     return row ? toTaxonomy(row) : null;
+  }
+
+  @Mutation(() => Taxonomy, {
+    description: 'Publishes the next version of a namespace\'s taxonomy from a diff and emits catalog.taxonomy.updated. Scope catalog.admin.',
+  })
+  async publishTaxonomy(@Arg('input', () => PublishTaxonomyInput) input: PublishTaxonomyInput, @Ctx() ctx: CatalogContext): Promise<Taxonomy> {
+    const row = await runAdminMutation(ctx, (admin) =>
+      publishTaxonomy(admin, {
+        namespace: input.namespace,
+        expectedVersion: input.expectedVersion,
+        diff: {
+          added: input.diff.added ?? [],
+          removed: input.diff.removed ?? [],
+          moved: input.diff.moved ?? [],
+          renamed: input.diff.renamed ?? [],
+        },
+      }),
+    );
+    return toTaxonomy(row);
   }
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ERASED_USER_ID } from '../../../platform/ids.js';
-import { redactAuthors, redactPayload, retentionPermitsZeroing } from '../../../subgraphs/catalog/course/course-gdpr.logic.js';
+import { redactAuthors, redactPayload, retentionPermitsZeroing } from '../../../subgraphs/catalog/gdpr/redaction.logic.js';
 
 const ADA = 'usr_01HZX3K7Q8W9E2R4T6Y8V0A1BP';
 const BOB = 'usr_01HZX3K7Q8W9E2R4T6Y8V0A1BQ';

@@ -1,0 +1,58 @@
+import type { ConsumerSpec, EventHandlerContext } from '../../events/consumer-runner.js';
+import { subjectFor, type EventEnvelope } from '../../events/envelope.js';
+import type { Tx } from '../../platform/db/database.js';
+import type { Config } from '../../platform/config/config.js';
+import { emitterForHandler } from './events.js';
+import type { ConsumedEventDeps } from './use-cases/consumed.js';
+import { handleGdprRequest } from './use-cases/handle-gdpr-request.js';
+import { publishCourseVersion } from './use-cases/publish-course-version.js';
+import { upsertCourseMetadataFromDraft } from './use-cases/upsert-course-metadata-from-draft.js';
+
+/** Durable consumer names: also the inbox's consumer keys, so they never change once deployed. */
+export const CATALOG_DURABLES = {
+  playPackageBuilt: 'catalog-svc-play-package-built',
+  courseDraftPublished: 'catalog-svc-course-draft-published',
+  gdprSubjectRequest: 'catalog-svc-gdpr-subject-request',
+} as const;
+
+export interface CatalogConsumerOptions {
+  events: Config['events'];
+  gdprZeroingRetentionClasses: readonly string[];
+  /** Tests on a shared NATS server prefix every subject (see events/streams.ts). */
+  subjectPrefix?: string;
+}
+
+type UseCase = (tx: Tx, envelope: EventEnvelope, deps: ConsumedEventDeps) => Promise<unknown>;
+
+/**
+ * The catalog's consumers for the event worker (events/consumer-runner.ts runs them: payload
+ * validation, inbox row, one transaction with the handler's writes and outbox rows, ack after
+ * commit, redelivery and dead letters). Each is a durable JetStream consumer on the producing
+ * service's stream, filtered to its event's subject.
+ */
+export function catalogConsumers(options: CatalogConsumerOptions): ConsumerSpec[] {
+  const { events } = options;
+  const prefix = options.subjectPrefix ?? '';
+  const spec = (durable: string, stream: string, eventType: string, useCase: UseCase): ConsumerSpec => ({
+    durable,
+    stream,
+    subject: `${prefix}${subjectFor(eventType, 1)}`,
+    eventType,
+    version: 1,
+    // Spec: ack wait 30 s and 5 redeliveries (max_deliver 6, design §4), both from config.
+    ackWaitMs: events.ackWaitSeconds * 1000,
+    maxDeliver: events.maxDeliver,
+    handle: async (tx: Tx, envelope: EventEnvelope, ctx: EventHandlerContext) => {
+      await useCase(tx, envelope, {
+        events: emitterForHandler(ctx),
+        logger: ctx.logger,
+        gdprZeroingRetentionClasses: options.gdprZeroingRetentionClasses,
+      });
+    },
+  });
+  return [
+    spec(CATALOG_DURABLES.playPackageBuilt, events.contentStream, 'content.play_package.built', publishCourseVersion),
+    spec(CATALOG_DURABLES.courseDraftPublished, events.authoringStream, 'authoring.course_draft.published', upsertCourseMetadataFromDraft),
+    spec(CATALOG_DURABLES.gdprSubjectRequest, events.gdprStream, 'gdpr.subject_request.received', handleGdprRequest),
+  ];
+}

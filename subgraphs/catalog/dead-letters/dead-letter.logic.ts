@@ -1,0 +1,44 @@
+import type { DeadLetterFilter } from '../../../events/dlq.js';
+import { isValidSubject } from '../../../events/bus/subject.logic.js';
+import { badInput } from '../../../platform/errors.js';
+
+export const MAX_REPLAY = 1000;
+
+export interface DeadLetterFilterInputValues {
+  subject?: string | null;
+  eventType?: string | null;
+  from?: Date | null;
+  to?: Date | null;
+  eventIds?: string[] | null;
+  maxCount?: number | null;
+  dryRun?: boolean | null;
+}
+
+/** Checks a replay filter; the answer is bounded (maxCount) so one call never floods the streams. */
+export function validateDeadLetterFilter(input: DeadLetterFilterInputValues): DeadLetterFilter & { maxCount: number } {
+  if (input.subject != null && !isValidSubject(input.subject, true)) {
+    throw badInput('filter.subject is not a NATS subject (tokens separated by ".", * and a final > allowed)', { field: 'filter.subject' });
+  }
+  if (input.eventType != null && !/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*){2,}$/.test(input.eventType)) {
+    throw badInput('filter.eventType is not an event type such as content.play_package.built', { field: 'filter.eventType' });
+  }
+  if (input.from && input.to && input.from.getTime() >= input.to.getTime()) {
+    throw badInput('filter.from must be before filter.to', { field: 'filter.from' });
+  }
+  if (input.eventIds != null && (input.eventIds.length === 0 || input.eventIds.length > MAX_REPLAY || input.eventIds.some((id) => !id || id.length > 128))) {
+    throw badInput(`filter.eventIds must hold 1 to ${MAX_REPLAY} ids of at most 128 characters`, { field: 'filter.eventIds' });
+  }
+  const maxCount = input.maxCount ?? MAX_REPLAY;
+  if (!Number.isInteger(maxCount) || maxCount < 1 || maxCount > MAX_REPLAY) {
+    throw badInput(`filter.maxCount must be between 1 and ${MAX_REPLAY}`, { field: 'filter.maxCount' });
+  }
+  return {
+    ...(input.subject != null ? { subject: input.subject } : {}),
+    ...(input.eventType != null ? { eventType: input.eventType } : {}),
+    ...(input.from ? { from: input.from } : {}),
+    ...(input.to ? { to: input.to } : {}),
+    ...(input.eventIds != null ? { eventIds: input.eventIds } : {}),
+    maxCount,
+    dryRun: input.dryRun ?? false,
+  };
+}
