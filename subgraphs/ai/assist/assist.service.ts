@@ -111,7 +111,9 @@ export function createAssistService(deps: AssistDeps): AssistService {
         traceparent: caller.traceparent,
         requestId: caller.requestId,
       });
-    });
+      // Under load the pool is the queue: wait for a connection rather than fail a request
+      // whose model call already happened (Prisma's default maxWait is 2 s).
+    }, { maxWait: 10_000, timeout: 10_000 });
   }
 
   return {
