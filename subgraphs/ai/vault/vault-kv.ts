@@ -21,9 +21,10 @@ export function createVaultKvStore(options: VaultKvOptions): SecretStore {
   return {
     kind: 'vault',
     async read(path) {
+      const url = `${base}/v1/${mount}/data/${encodePath(path)}`;
       let response: Response;
       try {
-        response = await doFetch(`${base}/v1/${mount}/data/${encodePath(path)}`, {
+        response = await doFetch(url, {
           headers: { 'x-vault-token': options.token, accept: 'application/json' },
           signal: AbortSignal.timeout(options.timeoutMs ?? 3_000),
           redirect: 'error',

@@ -7,7 +7,7 @@ import { BASELINE_TEMPLATES } from '../../../subgraphs/ai/baseline.js';
 import { promptHash, renderTemplate } from '../../../subgraphs/ai/templates/template.logic.js';
 import { databaseKinds } from '../../support/database.js';
 import { realService } from '../../support/services.js';
-import { ASSIST, assistInput, PROVENANCE, startAiHarness, startFakeOpenAi, startFakeVault, TENANT_A, TENANT_B, type AiHarness, type FakeOpenAi } from './support.js';
+import { ASSIST, assistInput, PROVENANCE, startAiHarness, startFakeOpenAi, startFakeVault, TENANT_A, TENANT_B, type AiHarness, type FakeOpenAi, type FakeReply } from './support.js';
 
 realService('DATABASE_URL');
 
@@ -111,13 +111,14 @@ describe.each(databaseKinds())('assist pipeline on %s', (kind) => {
     expect(JSON.stringify(envelope)).not.toContain('chest pain');
   });
 
-  it.each([
+  const fallbackCases: Array<[string, FakeReply[], string]> = [
     ['HTTP 500', [{ status: 500, body: { error: { message: 'boom' } } }, { status: 500, body: {} }], '500'],
     ['HTTP 429', [{ status: 429, body: {}, headers: { 'retry-after': '0' } }, { status: 429, body: {}, headers: { 'retry-after': '0' } }], '429'],
     ['a timeout', ['hang', 'hang'], 'timeout'],
-  ] as const)('falls back to mock when the primary answers %s (after one retry)', async (_label, replies, code) => {
+  ];
+  it.each(fallbackCases)('falls back to mock when the primary answers %s (after one retry)', async (_label, replies, code) => {
     const before = openai.requests.length;
-    openai.script.push(...(replies as never[]));
+    openai.script.push(...replies);
     const result = await ai.gql<AssistData>(ASSIST, noteSummary());
     expect(result.errors).toBeUndefined();
     expect(result.data!.assist).toMatchObject({ status: 'completed', provider: 'mock', model: 'mock-1' });

@@ -1,0 +1,118 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createOpenAiCompatibleProvider } from '../../../subgraphs/ai/providers/openai-compatible.js';
+import { ProviderError } from '../../../subgraphs/ai/providers/provider.js';
+import { closedPort, startFakeOpenAi, type FakeOpenAi } from './support.js';
+
+const KEY = 'sk-adapter-SECRET-0042';
+
+async function failure(run: Promise<unknown>): Promise<ProviderError> {
+  try {
+    await run;
+  } catch (error) {
+    if (error instanceof ProviderError) return error;
+    throw error;
+  }
+  throw new Error('expected a ProviderError');
+}
+
+describe('openai-compatible adapter against a local chat completions server', () => {
+  let server: FakeOpenAi;
+  let provider: ReturnType<typeof createOpenAiCompatibleProvider>;
+  const call = (timeoutMs = 2000) => provider.complete({ model: 'llama-3-8b', prompt: 'Summarise: x', maxOutputTokens: 32, attempt: 1, signal: AbortSignal.timeout(timeoutMs) });
+
+  beforeAll(async () => {
+    server = await startFakeOpenAi();
+    provider = createOpenAiCompatibleProvider({
+      baseUrl: server.baseUrl,
+      allowedHosts: [new URL(server.baseUrl).host],
+      residencies: ['ON_PREM'],
+      timeoutMs: 2000,
+      apiKey: async () => KEY,
+    });
+  });
+  afterAll(async () => server?.close());
+
+  it('sends a chat completion with the key and maps the answer and usage', async () => {
+    const answer = await call();
+    expect(answer).toEqual({ text: 'hosted answer to 12 chars', model: 'llama-3-8b-2026', usage: { inputTokens: 12, outputTokens: 7 } });
+    const request = server.requests.at(-1)!;
+    expect(request.path).toBe('/v1/chat/completions');
+    expect(request.headers.authorization).toBe(`Bearer ${KEY}`);
+    expect(request.body).toEqual({ model: 'llama-3-8b', messages: [{ role: 'user', content: 'Summarise: x' }], max_tokens: 32 });
+  });
+
+  it('classifies failures without echoing the provider body', async () => {
+    server.script.push({ status: 500, body: { error: { message: `upstream broke, key=${KEY}` } } });
+    const serverError = await failure(call());
+    expect(serverError).toMatchObject({ kind: 'server_error', status: 500 });
+    expect(serverError.message).not.toContain(KEY);
+
+    server.script.push({ status: 429, body: {}, headers: { 'retry-after': '2' } });
+    expect(await failure(call())).toMatchObject({ kind: 'rate_limited', retryAfterMs: 2000 });
+
+    server.script.push({ status: 429, body: {}, headers: { 'retry-after-ms': '250' } });
+    expect(await failure(call())).toMatchObject({ kind: 'rate_limited', retryAfterMs: 250 });
+
+    server.script.push({ status: 401, body: { error: { message: 'Incorrect API key provided: sk-adap****' } } });
+    expect(await failure(call())).toMatchObject({ kind: 'auth_error', status: 401 });
+
+    server.script.push({ status: 400, body: { error: { code: 'content_filter', message: 'filtered' } } });
+    expect((await failure(call())).kind).toBe('content_filter');
+
+    server.script.push({ status: 200, body: { choices: [{ message: { content: null }, finish_reason: 'content_filter' }] } });
+    expect((await failure(call())).kind).toBe('content_filter');
+
+    server.script.push({ status: 400, body: { error: { code: 'invalid_request_error' } } });
+    expect((await failure(call())).kind).toBe('bad_request');
+
+    server.script.push({ status: 200, raw: '{"choices": [' });
+    expect((await failure(call())).kind).toBe('malformed_response');
+
+    server.script.push({ status: 200, body: { choices: [] } });
+    expect((await failure(call())).kind).toBe('malformed_response');
+  });
+
+  it('reports a timeout when the server does not answer in time', async () => {
+    server.script.push('hang');
+    expect((await failure(call(100))).kind).toBe('timeout');
+  });
+
+  it('reports a connect error when nothing listens', async () => {
+    const port = await closedPort();
+    const offline = createOpenAiCompatibleProvider({
+      baseUrl: `http://127.0.0.1:${port}/v1`,
+      allowedHosts: [`127.0.0.1:${port}`],
+      residencies: [],
+      timeoutMs: 1000,
+      apiKey: async () => KEY,
+    });
+    const error = await failure(offline.complete({ model: 'm', prompt: 'p', maxOutputTokens: 1, attempt: 1, signal: AbortSignal.timeout(1000) }));
+    expect(error.kind).toBe('connect_error');
+    expect(error.message).not.toContain(KEY);
+  });
+
+  it('sends no Authorization header when the vault holds no key (on-prem servers)', async () => {
+    const keyless = createOpenAiCompatibleProvider({ baseUrl: server.baseUrl, allowedHosts: [new URL(server.baseUrl).host], residencies: [], timeoutMs: 1000, apiKey: async () => undefined });
+    await keyless.complete({ model: 'm', prompt: 'p', maxOutputTokens: 1, attempt: 1, signal: AbortSignal.timeout(1000) });
+    expect(server.requests.at(-1)!.headers.authorization).toBeUndefined();
+  });
+
+  it('turns a vault failure into not_configured without its detail', async () => {
+    const broken = createOpenAiCompatibleProvider({
+      baseUrl: server.baseUrl,
+      allowedHosts: [new URL(server.baseUrl).host],
+      residencies: [],
+      timeoutMs: 1000,
+      apiKey: async () => {
+        throw new Error(`vault said ${KEY}`);
+      },
+    });
+    const error = await failure(broken.complete({ model: 'm', prompt: 'p', maxOutputTokens: 1, attempt: 1, signal: AbortSignal.timeout(1000) }));
+    expect(error.kind).toBe('not_configured');
+    expect(error.message).not.toContain(KEY);
+  });
+
+  it('refuses a base URL whose host is not allowed', () => {
+    expect(() => createOpenAiCompatibleProvider({ baseUrl: 'https://elsewhere.example/v1', allowedHosts: ['api.openai.com'], residencies: [], timeoutMs: 1, apiKey: async () => undefined })).toThrow(/not in PROVIDER_ALLOWED_HOSTS/);
+  });
+});
