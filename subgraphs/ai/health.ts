@@ -28,7 +28,11 @@ export async function aiHealth(db: Db, services: AiServices): Promise<{ httpStat
     services.quota.health(),
   ]);
   const vault = services.secrets.status();
-  const providers = [...services.registry.providers.values()].map((p) => ({ name: p.name, residencies: p.residencies, circuit: services.breakers.state(p.name) }));
+  const providers = [...services.registry.providers.values()].map((p) => ({
+    name: p.name,
+    residencies: p.residencies,
+    circuit: services.breakers.state(p.name),
+  }));
   const degraded = quota.status !== 'up' || vault.status === 'down' || providers.some((p) => p.circuit !== 'closed');
   const status = database.status === 'down' ? 'down' : degraded ? 'degraded' : 'ok';
   return {

@@ -2,20 +2,38 @@ import type { GraphQLSchema } from 'graphql';
 import { buildFederatedSchema } from '../../platform/graphql/federation.js';
 import { AssistResolver } from './assist/assist.resolver.js';
 import type { AiContext } from './context.js';
-import { Course, CourseProvenanceResolver, ProvenanceResolver, resolveProvenanceReference } from './provenance/provenance.resolver.js';
+import {
+  Course,
+  CourseProvenanceResolver,
+  ProvenanceResolver,
+  resolveProvenanceReference,
+} from './provenance/provenance.resolver.js';
 import { HitlPolicyResolver, resolveHitlPolicyReference } from './review/hitl-policy.resolver.js';
 import { resolveRoutingRuleReference, RoutingRuleResolver } from './routing/routing-rule.resolver.js';
 import { PromptTemplateResolver, resolvePromptTemplateReference } from './templates/prompt-template.resolver.js';
 
-export const aiResolvers = [AssistResolver, RoutingRuleResolver, PromptTemplateResolver, ProvenanceResolver, CourseProvenanceResolver, HitlPolicyResolver] as const;
+export const aiResolvers = [
+  AssistResolver,
+  RoutingRuleResolver,
+  PromptTemplateResolver,
+  ProvenanceResolver,
+  CourseProvenanceResolver,
+  HitlPolicyResolver,
+] as const;
 
 export function buildAiSchema(): Promise<GraphQLSchema> {
   return buildFederatedSchema(
     { resolvers: [...aiResolvers], orphanedTypes: [Course] },
     {
-      ProviderRoutingRule: { __resolveReference: (ref: { ruleId: string }, ctx: AiContext) => resolveRoutingRuleReference(ref, ctx) },
-      PromptTemplate: { __resolveReference: (ref: { templateId: string }, ctx: AiContext) => resolvePromptTemplateReference(ref, ctx) },
-      AIProvenance: { __resolveReference: (ref: { provenanceId: string }, ctx: AiContext) => resolveProvenanceReference(ref, ctx) },
+      ProviderRoutingRule: {
+        __resolveReference: (ref: { ruleId: string }, ctx: AiContext) => resolveRoutingRuleReference(ref, ctx),
+      },
+      PromptTemplate: {
+        __resolveReference: (ref: { templateId: string }, ctx: AiContext) => resolvePromptTemplateReference(ref, ctx),
+      },
+      AIProvenance: {
+        __resolveReference: (ref: { provenanceId: string }, ctx: AiContext) => resolveProvenanceReference(ref, ctx),
+      },
       HITLPolicy: { __resolveReference: (ref: { policyId: string }, ctx: AiContext) => resolveHitlPolicyReference(ref, ctx) },
       // The course itself lives in the catalog; here it only carries the key.
       Course: { __resolveReference: (ref: { courseId: string }) => ({ courseId: ref.courseId }) },

@@ -33,7 +33,16 @@ export async function seedBaseline(db: Db, options: { hostedModel: string; logge
       const hash = templateHash({ featureKey: template.featureKey, body: template.body, variables });
       const id = newId('promptTemplate');
       await tx.promptTemplate.create({
-        data: { id, featureKey: template.featureKey, version: 1, body: template.body, variables, hash, active: true, publishedBy: SYSTEM_ACTOR },
+        data: {
+          id,
+          featureKey: template.featureKey,
+          version: 1,
+          body: template.body,
+          variables,
+          hash,
+          active: true,
+          publishedBy: SYSTEM_ACTOR,
+        },
       });
       options.logger.info({ templateId: id, featureKey: template.featureKey, version: 1, hash }, 'prompt template published');
     }

@@ -1,6 +1,7 @@
 import type { TokenVerifier } from '../../platform/auth/verifier.js';
 import { startSubgraphServer, type RunningServer } from '../../platform/graphql/subgraph-server.js';
 import { sendJson } from '../../platform/http/http.js';
+import type { ServerOps } from '../../platform/http/observed-server.js';
 import { requestInfo } from '../shared/request-context.js';
 import type { AiContext } from './context.js';
 import { aiHealth } from './health.js';
@@ -9,12 +10,16 @@ import { createAiServices, type AiServiceDeps, type AiServices } from './service
 
 export interface AiDeps extends AiServiceDeps {
   verifier: TokenVerifier;
+  ops?: ServerOps;
 }
 
 const HEALTH_PATHS = new Set(['/v1/ai/health', '/health']);
 const PURGE_INTERVAL_MS = 10 * 60_000;
 
-export async function startAiSubgraph(deps: AiDeps, port = deps.config.aiPort): Promise<RunningServer & { services: AiServices }> {
+export async function startAiSubgraph(
+  deps: AiDeps,
+  port = deps.config.aiPort,
+): Promise<RunningServer & { services: AiServices }> {
   const logger = deps.logger.child({ subgraph: 'ai' });
   const services = createAiServices({ ...deps, logger });
   const now = deps.now ?? (() => new Date());
@@ -26,6 +31,7 @@ export async function startAiSubgraph(deps: AiDeps, port = deps.config.aiPort): 
     verifier: deps.verifier,
     logger,
     maxBodyBytes: deps.config.maxBodyBytes,
+    ops: deps.ops,
     context: async (req, principal, requestId) => ({
       ...requestInfo(req, principal, requestId, logger),
       db: deps.db,

@@ -64,11 +64,19 @@ export function createAiServices(deps: AiServiceDeps): AiServices {
   const { config, db, logger } = deps;
   const now = deps.now ?? (() => new Date());
   const nowMs = () => now().getTime();
-  const secrets = cacheSecrets(deps.secretStore ?? secretStoreFromConfig(config), { ttlMs: config.ai.vaultCacheSeconds * 1000, now: nowMs });
+  const secrets = cacheSecrets(deps.secretStore ?? secretStoreFromConfig(config), {
+    ttlMs: config.ai.vaultCacheSeconds * 1000,
+    now: nowMs,
+  });
   const registry = (deps.providers ?? ((s) => providersFromConfig(config, s)))(secrets);
   const breakers = new Breakers({ failureThreshold: config.ai.breakerFailures, cooldownMs: config.ai.breakerCooldownMs }, nowMs);
   const quotaStore = deps.quotaStore ?? (deps.redis ? createRedisQuotaStore(deps.redis) : createMemoryQuotaStore());
-  const quota = createQuotaService({ store: quotaStore, fallbackRpmPercent: config.ai.quotaFallbackRpmPercent, now: nowMs, logger });
+  const quota = createQuotaService({
+    store: quotaStore,
+    fallbackRpmPercent: config.ai.quotaFallbackRpmPercent,
+    now: nowMs,
+    logger,
+  });
   const audit =
     deps.audit ??
     outboxAuditSink(

@@ -48,7 +48,8 @@ export function parseAssistInput(input: AssistRequestInput, acceptLocales: reado
   const variables: Record<string, unknown> = {};
   for (const [name, value] of entries) if (!name.startsWith(RESERVED_VARIABLE_PREFIX)) variables[name] = value;
   const mock = parseMockDirective(input.variables.__mock);
-  if (input.locale != null && !LOCALE_RE.test(input.locale)) throw badInput('locale must be a BCP-47 language tag', { argument: 'locale' });
+  if (input.locale != null && !LOCALE_RE.test(input.locale))
+    throw badInput('locale must be a BCP-47 language tag', { argument: 'locale' });
   if (variables.locale === undefined || variables.locale === null) variables.locale = input.locale ?? acceptLocales[0] ?? 'en';
   const mode = input.mode ?? 'live';
   if (mode !== 'live' && mode !== 'shadow') throw badInput('mode must be live or shadow', { argument: 'mode' });

@@ -40,8 +40,16 @@ export async function loadTenantProfile(db: Db, tenantId: string): Promise<Tenan
 const FLAGS = ['hitl.enabled', 'moderation.enabled', 'multiProvider.enabled'] as const;
 
 /** A feature's own flag wins over the tenant-wide `*` one; no row means enabled. */
-export function resolveFlag(rows: Array<{ featureKey: string; flag: string; enabled: boolean }>, featureKey: string, flag: string): boolean {
-  return rows.find((r) => r.flag === flag && r.featureKey === featureKey)?.enabled ?? rows.find((r) => r.flag === flag && r.featureKey === '*')?.enabled ?? true;
+export function resolveFlag(
+  rows: Array<{ featureKey: string; flag: string; enabled: boolean }>,
+  featureKey: string,
+  flag: string,
+): boolean {
+  return (
+    rows.find((r) => r.flag === flag && r.featureKey === featureKey)?.enabled ??
+    rows.find((r) => r.flag === flag && r.featureKey === '*')?.enabled ??
+    true
+  );
 }
 
 export async function loadAssistSnapshot(db: Db, tenantId: string, featureKey: string): Promise<AssistSnapshot> {
@@ -67,7 +75,10 @@ export async function loadAssistSnapshot(db: Db, tenantId: string, featureKey: s
 }
 
 export async function hasSignedAssessment(db: Db, tenantId: string, residency: string, now: Date): Promise<boolean> {
-  const row = await db.dataProtectionAssessment.findFirst({ where: { tenantId, residency, signedAt: { lte: now } }, select: { id: true } });
+  const row = await db.dataProtectionAssessment.findFirst({
+    where: { tenantId, residency, signedAt: { lte: now } },
+    select: { id: true },
+  });
   return row !== null;
 }
 

@@ -10,14 +10,24 @@ import { heldTextExpiry, outputHash, type ProvenanceRecord, type ProvenanceStatu
 import { insertProvenance } from '../provenance/provenance.repo.js';
 import { estimateTokens } from '../quota/quota.logic.js';
 import type { QuotaReservation, QuotaService } from '../quota/quota.service.js';
-import { planAttempts, requireResidencyServed, requiresAssessment, selectRule, type AttemptPlan } from '../routing/routing.logic.js';
+import {
+  planAttempts,
+  requireResidencyServed,
+  requiresAssessment,
+  selectRule,
+  type AttemptPlan,
+} from '../routing/routing.logic.js';
 import { promptHash, renderTemplate } from '../templates/template.logic.js';
 import { actorOf, decideRelease, parseAssistInput, totalTokens, type AssistRequestInput } from './assist.logic.js';
 import { hasSignedAssessment, loadAssistSnapshot, type AssistSnapshot, type SnapshotCache } from './assist.repo.js';
 
 /** A content classifier run on the output (phase 2); none is configured by default. */
 export interface Moderator {
-  classify(input: { tenantId: string; featureKey: string; text: string }): Promise<{ flagged: boolean; classifier: string; categories: string[] }>;
+  classify(input: {
+    tenantId: string;
+    featureKey: string;
+    text: string;
+  }): Promise<{ flagged: boolean; classifier: string; categories: string[] }>;
 }
 
 export interface AssistCaller {
@@ -42,7 +52,10 @@ export interface AssistOutput {
   outputHash: string | null;
 }
 
-export type AssistSettings = Pick<AiConfig, 'maxOutputTokens' | 'maxPromptChars' | 'deadlineMs' | 'reviewTextRetentionHours' | 'assessmentResidencies'>;
+export type AssistSettings = Pick<
+  AiConfig,
+  'maxOutputTokens' | 'maxPromptChars' | 'deadlineMs' | 'reviewTextRetentionHours' | 'assessmentResidencies'
+>;
 
 export interface AssistDeps {
   db: Db;
@@ -82,45 +95,50 @@ export function createAssistService(deps: AssistDeps): AssistService {
   const { settings } = deps;
 
   async function record(snapshot: AssistSnapshot, caller: AssistCaller, row: ProvenanceRecord): Promise<void> {
-    await deps.db.$transaction(async (tx) => {
-      await insertProvenance(tx, row);
-      await deps.audit.record(tx, {
-        action: 'assist',
-        tenantId: row.tenantId,
-        actor: { type: row.actorType, id: row.actorId },
-        target: { type: 'ai_provenance', id: row.id },
-        details: {
-          provenanceId: row.id,
-          featureKey: row.featureKey,
-          status: row.status,
-          mode: row.mode,
-          provider: row.provider,
-          model: row.model,
-          templateId: row.templateId,
-          templateVersion: row.templateVersion,
-          templateHash: row.templateHash,
-          renderedPromptHash: row.renderedPromptHash,
-          ruleId: row.ruleId,
-          ruleVersion: row.ruleVersion,
-          outputHash: row.outputHash,
-          attempts: row.attempts.length,
-          errorCode: row.errorCode,
-        },
-        retentionClass: snapshot.tenant.retentionClass,
-        dataResidency: row.residency ?? snapshot.tenant.dataResidency,
-        traceparent: caller.traceparent,
-        requestId: caller.requestId,
-      });
-      // Under load the pool is the queue: wait for a connection rather than fail a request
-      // whose model call already happened (Prisma's default maxWait is 2 s).
-    }, { maxWait: 10_000, timeout: 10_000 });
+    await deps.db.$transaction(
+      async (tx) => {
+        await insertProvenance(tx, row);
+        await deps.audit.record(tx, {
+          action: 'assist',
+          tenantId: row.tenantId,
+          actor: { type: row.actorType, id: row.actorId },
+          target: { type: 'ai_provenance', id: row.id },
+          details: {
+            provenanceId: row.id,
+            featureKey: row.featureKey,
+            status: row.status,
+            mode: row.mode,
+            provider: row.provider,
+            model: row.model,
+            templateId: row.templateId,
+            templateVersion: row.templateVersion,
+            templateHash: row.templateHash,
+            renderedPromptHash: row.renderedPromptHash,
+            ruleId: row.ruleId,
+            ruleVersion: row.ruleVersion,
+            outputHash: row.outputHash,
+            attempts: row.attempts.length,
+            errorCode: row.errorCode,
+          },
+          retentionClass: snapshot.tenant.retentionClass,
+          dataResidency: row.residency ?? snapshot.tenant.dataResidency,
+          traceparent: caller.traceparent,
+          requestId: caller.requestId,
+        });
+        // Under load the pool is the queue: wait for a connection rather than fail a request
+        // whose model call already happened (Prisma's default maxWait is 2 s).
+      },
+      { maxWait: 10_000, timeout: 10_000 },
+    );
   }
 
   return {
     async assist(caller, input) {
       const started = deps.monotonic();
       const parsed = parseAssistInput(input, caller.locales);
-      const snapshot = await deps.snapshots.get(caller.tenantId, parsed.featureKey, () => loadAssistSnapshot(deps.db, caller.tenantId, parsed.featureKey));
+      const snapshot = await deps.snapshots.get(caller.tenantId, parsed.featureKey, () =>
+        loadAssistSnapshot(deps.db, caller.tenantId, parsed.featureKey),
+      );
       const reservedTokens = estimateTokens(parsed.inputChars + (snapshot.template?.body.length ?? 0), settings.maxOutputTokens);
       const reservation: QuotaReservation = await deps.quota.reserve(caller.tenantId, snapshot.tenant.quota, reservedTokens);
 
@@ -168,7 +186,16 @@ export function createAssistService(deps: AssistDeps): AssistService {
         row.latencyMs = Math.round(deps.monotonic() - started);
         await record(snapshot, caller, row);
         caller.logger.info(
-          { provenanceId: row.id, featureKey: row.featureKey, status, errorCode, provider: row.provider, model: row.model, totalMs: row.latencyMs, providerMs: row.providerLatencyMs },
+          {
+            provenanceId: row.id,
+            featureKey: row.featureKey,
+            status,
+            errorCode,
+            provider: row.provider,
+            model: row.model,
+            totalMs: row.latencyMs,
+            providerMs: row.providerLatencyMs,
+          },
           'assist',
         );
       };
@@ -178,7 +205,10 @@ export function createAssistService(deps: AssistDeps): AssistService {
       try {
         const template = snapshot.template;
         if (!template) {
-          throw new AppError('template.not_found', `No active prompt template for ${parsed.featureKey}`, { status: 422, details: { featureKey: parsed.featureKey } });
+          throw new AppError('template.not_found', `No active prompt template for ${parsed.featureKey}`, {
+            status: 422,
+            details: { featureKey: parsed.featureKey },
+          });
         }
         row.templateId = template.id;
         row.templateVersion = template.version;
@@ -188,16 +218,28 @@ export function createAssistService(deps: AssistDeps): AssistService {
 
         if (requiresAssessment(parsed.residency, settings.assessmentResidencies)) {
           if (!(await hasSignedAssessment(deps.db, caller.tenantId, parsed.residency!, createdAt))) {
-            throw new AppError('routing.assessment_required', `Residency ${parsed.residency} needs a signed data-protection impact assessment of the tenant`, {
-              details: { residency: parsed.residency },
-            });
+            throw new AppError(
+              'routing.assessment_required',
+              `Residency ${parsed.residency} needs a signed data-protection impact assessment of the tenant`,
+              {
+                details: { residency: parsed.residency },
+              },
+            );
           }
         }
-        const rule = selectRule(snapshot.rules, { tenantId: caller.tenantId, featureKey: parsed.featureKey, residency: parsed.residency });
+        const rule = selectRule(snapshot.rules, {
+          tenantId: caller.tenantId,
+          featureKey: parsed.featureKey,
+          residency: parsed.residency,
+        });
         if (!rule || !rule.primary) {
-          throw new AppError('routing.no_rule', `No routing rule applies to ${parsed.featureKey}${parsed.residency ? ` with residency ${parsed.residency}` : ''}`, {
-            details: { featureKey: parsed.featureKey, residency: parsed.residency },
-          });
+          throw new AppError(
+            'routing.no_rule',
+            `No routing rule applies to ${parsed.featureKey}${parsed.residency ? ` with residency ${parsed.residency}` : ''}`,
+            {
+              details: { featureKey: parsed.featureKey, residency: parsed.residency },
+            },
+          );
         }
         row.ruleId = rule.ruleId;
         row.ruleVersion = rule.activeVersion;
@@ -205,16 +247,14 @@ export function createAssistService(deps: AssistDeps): AssistService {
         const fallbacks = snapshot.flags.multiProviderEnabled ? (rule.fallbacks ?? []) : [];
         const plan: AttemptPlan = planAttempts({ primary: rule.primary, fallbacks }, parsed.residency, deps.registry.profiles);
         row.attempts.push(
-          ...plan.skipped.map(
-            (t): AttemptRecord => ({
-              provider: t.provider,
-              model: t.model,
-              attempt: 0,
-              outcome: t.reason === 'residency' ? 'skipped_residency' : 'not_configured',
-              latencyMs: 0,
-              errorCode: t.reason,
-            }),
-          ),
+          ...plan.skipped.map((t): AttemptRecord => ({
+            provider: t.provider,
+            model: t.model,
+            attempt: 0,
+            outcome: t.reason === 'residency' ? 'skipped_residency' : 'not_configured',
+            latencyMs: 0,
+            errorCode: t.reason,
+          })),
         );
         requireResidencyServed(plan, parsed.residency);
 
@@ -236,7 +276,9 @@ export function createAssistService(deps: AssistDeps): AssistService {
       row.providerLatencyMs = Math.round(call.providerMs);
       // Measured after the provenance write, so the caller sees the whole time spent here.
       const timings = () => ({ totalMs: Math.round(deps.monotonic() - started), providerMs: row.providerLatencyMs, queueMs });
-      const templateRef = row.templateId ? { templateId: row.templateId, version: row.templateVersion!, hash: row.templateHash! } : null;
+      const templateRef = row.templateId
+        ? { templateId: row.templateId, version: row.templateVersion!, hash: row.templateHash! }
+        : null;
 
       if (!call.ok) {
         await deps.quota.settle(reservation, 0);
@@ -246,12 +288,27 @@ export function createAssistService(deps: AssistDeps): AssistService {
           row.model = last?.model ?? null;
           row.moderation = { source: 'provider', outcome: 'content_filter' };
           await finish('blocked', 'provider.content_filter');
-          return { provenanceId: row.id, status: 'blocked', text: null, provider: row.provider, model: row.model, template: templateRef, timings: timings(), reviewState: null, mode: parsed.mode, outputHash: null };
+          return {
+            provenanceId: row.id,
+            status: 'blocked',
+            text: null,
+            provider: row.provider,
+            model: row.model,
+            template: templateRef,
+            timings: timings(),
+            reviewState: null,
+            mode: parsed.mode,
+            outputHash: null,
+          };
         }
         await finish('failed', 'provider.unavailable');
-        throw new AppError('provider.unavailable', 'No provider could serve the request; the attempts are in its provenance record', {
-          details: { provenanceId: row.id, attempts: row.attempts.length },
-        });
+        throw new AppError(
+          'provider.unavailable',
+          'No provider could serve the request; the attempts are in its provenance record',
+          {
+            details: { provenanceId: row.id, attempts: row.attempts.length },
+          },
+        );
       }
 
       const { response, target } = call;
@@ -264,7 +321,11 @@ export function createAssistService(deps: AssistDeps): AssistService {
 
       let moderation: { flagged: boolean; classifier: string; categories: string[] } | null = null;
       if (deps.moderator && snapshot.flags.moderationEnabled) {
-        moderation = await deps.moderator.classify({ tenantId: caller.tenantId, featureKey: parsed.featureKey, text: response.text });
+        moderation = await deps.moderator.classify({
+          tenantId: caller.tenantId,
+          featureKey: parsed.featureKey,
+          text: response.text,
+        });
         row.moderation = moderation;
       }
       const release = decideRelease({
@@ -280,7 +341,10 @@ export function createAssistService(deps: AssistDeps): AssistService {
         row.heldTextExpiresAt = heldTextExpiry(createdAt, settings.reviewTextRetentionHours);
       }
       if (release.bypassed) {
-        caller.logger.warn({ provenanceId: row.id, featureKey: parsed.featureKey, alert: 'ai.safety_control_bypassed' }, 'review or moderation is switched off by flag; output released unreviewed');
+        caller.logger.warn(
+          { provenanceId: row.id, featureKey: parsed.featureKey, alert: 'ai.safety_control_bypassed' },
+          'review or moderation is switched off by flag; output released unreviewed',
+        );
       }
       await finish(release.status, null);
       return {

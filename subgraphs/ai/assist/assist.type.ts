@@ -5,7 +5,10 @@ import { GraphQLJSONObject } from '../../../platform/graphql/scalars.js';
 export class AssistContextInput {
   @Field(() => String) facilityId: string;
   @Field(() => String) specialty: string;
-  @Field(() => String, { nullable: true, description: 'Opaque reference to the subject (e.g. a chart or course id); stored as given.' })
+  @Field(() => String, {
+    nullable: true,
+    description: 'Opaque reference to the subject (e.g. a chart or course id); stored as given.',
+  })
   subjectRef?: string | null;
 }
 
@@ -17,11 +20,18 @@ export class AssistInput {
       'Template variables. Unknown ones are ignored; a missing one is BAD_USER_INPUT. Names starting with __ are gateway directives (__mock drives the mock provider when fault injection is enabled).',
   })
   variables: Record<string, unknown>;
-  @Field(() => String, { nullable: true, description: 'Fills {{locale}}; defaults to Accept-Language, then en.' }) locale?: string | null;
+  @Field(() => String, { nullable: true, description: 'Fills {{locale}}; defaults to Accept-Language, then en.' }) locale?:
+    string | null;
   @Field(() => AssistContextInput) context: AssistContextInput;
-  @Field(() => String, { nullable: true, description: 'Required data residency (e.g. AF, ON_PREM): never served from elsewhere.' })
+  @Field(() => String, {
+    nullable: true,
+    description: 'Required data residency (e.g. AF, ON_PREM): never served from elsewhere.',
+  })
   residency?: string | null;
-  @Field(() => String, { nullable: true, description: 'live (default) or shadow: a shadow call is recorded but its text is never returned.' })
+  @Field(() => String, {
+    nullable: true,
+    description: 'live (default) or shadow: a shadow call is recorded but its text is never returned.',
+  })
   mode?: string | null;
 }
 
@@ -36,19 +46,23 @@ export class AssistTemplateRef {
 export class AssistTimings {
   @Field(() => Int, { description: 'Wall time in the gateway, provider included.' }) totalMs: number;
   @Field(() => Int, { nullable: true, description: 'Time inside provider calls (all attempts).' }) providerMs: number | null;
-  @Field(() => Int, { nullable: true, description: 'Time before the first provider call (quota, template, routing).' }) queueMs: number | null;
+  @Field(() => Int, { nullable: true, description: 'Time before the first provider call (quota, template, routing).' }) queueMs:
+    number | null;
 }
 
 @ObjectType()
 export class AssistResult {
   @Field(() => ID, { description: 'Store it with the output: the key to its provenance record.' }) provenanceId: string;
   @Field(() => String, { description: 'completed, pending_review, blocked or failed.' }) status: string;
-  @Field(() => String, { nullable: true, description: 'The output, only when released (status completed, mode live).' }) text: string | null;
+  @Field(() => String, { nullable: true, description: 'The output, only when released (status completed, mode live).' }) text:
+    string | null;
   @Field(() => String, { nullable: true }) provider: string | null;
   @Field(() => String, { nullable: true }) model: string | null;
   @Field(() => AssistTemplateRef, { nullable: true }) template: AssistTemplateRef | null;
   @Field(() => AssistTimings) timings: AssistTimings;
-  @Field(() => String, { nullable: true, description: 'Human review state when the feature needs review.' }) reviewState: string | null;
+  @Field(() => String, { nullable: true, description: 'Human review state when the feature needs review.' }) reviewState:
+    string | null;
   @Field(() => String) mode: string;
-  @Field(() => String, { nullable: true, description: 'sha256 of the output (also for withheld text).' }) outputHash: string | null;
+  @Field(() => String, { nullable: true, description: 'sha256 of the output (also for withheld text).' }) outputHash:
+    string | null;
 }

@@ -19,7 +19,7 @@ export class Course {
 
 @Resolver(() => AIProvenance)
 export class ProvenanceResolver {
-  @Query(() => AIProvenance, { nullable: true, description: 'A provenance record of the caller\'s tenant.' })
+  @Query(() => AIProvenance, { nullable: true, description: "A provenance record of the caller's tenant." })
   async provenance(@Arg('provenanceId', () => ID) provenanceId: string, @Ctx() ctx: AiContext): Promise<AIProvenance | null> {
     const row = await findProvenance(ctx.db, ctx.tenantId, requireProvenanceId(provenanceId));
     return row ? toProvenance(row) : null;
@@ -28,7 +28,9 @@ export class ProvenanceResolver {
 
 @Resolver(() => Course)
 export class CourseProvenanceResolver {
-  @FieldResolver(() => [AIProvenance], { description: 'AI-assisted outputs recorded with this course as subjectRef, newest first.' })
+  @FieldResolver(() => [AIProvenance], {
+    description: 'AI-assisted outputs recorded with this course as subjectRef, newest first.',
+  })
   async aiProvenance(
     @Root() course: Course,
     @Arg('first', () => Int, { nullable: true, defaultValue: 10 }) first: number,

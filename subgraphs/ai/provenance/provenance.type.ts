@@ -5,7 +5,10 @@ import { GraphQLJSON, GraphQLJSONObject } from '../../../platform/graphql/scalar
 export class ProviderAttempt {
   @Field(() => String) provider: string;
   @Field(() => String) model: string;
-  @Field(() => Int, { nullable: true, description: '1 for the first call to this provider, 2 for its first retry; 0 when it was passed over.' })
+  @Field(() => Int, {
+    nullable: true,
+    description: '1 for the first call to this provider, 2 for its first retry; 0 when it was passed over.',
+  })
   attempt?: number | null;
   @Field(() => String, {
     description:

@@ -4,9 +4,7 @@
  * it, its failure re-opens it for another cool-down.
  */
 export type BreakerState =
-  | { state: 'closed'; failures: number }
-  | { state: 'open'; openedAt: number }
-  | { state: 'half_open'; probeInFlight: boolean };
+  { state: 'closed'; failures: number } | { state: 'open'; openedAt: number } | { state: 'half_open'; probeInFlight: boolean };
 
 export interface BreakerPolicy {
   failureThreshold: number;
@@ -16,12 +14,17 @@ export interface BreakerPolicy {
 export const initialBreaker: BreakerState = { state: 'closed', failures: 0 };
 
 /** May a call go through now? Returns the state to keep (taking the half-open probe slot). */
-export function breakerAcquire(current: BreakerState, nowMs: number, policy: BreakerPolicy): { allowed: boolean; next: BreakerState } {
+export function breakerAcquire(
+  current: BreakerState,
+  nowMs: number,
+  policy: BreakerPolicy,
+): { allowed: boolean; next: BreakerState } {
   switch (current.state) {
     case 'closed':
       return { allowed: true, next: current };
     case 'open':
-      if (nowMs - current.openedAt >= policy.cooldownMs) return { allowed: true, next: { state: 'half_open', probeInFlight: true } };
+      if (nowMs - current.openedAt >= policy.cooldownMs)
+        return { allowed: true, next: { state: 'half_open', probeInFlight: true } };
       return { allowed: false, next: current };
     case 'half_open':
       if (current.probeInFlight) return { allowed: false, next: current };

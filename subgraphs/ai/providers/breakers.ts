@@ -1,4 +1,13 @@
-import { breakerAcquire, breakerFailure, breakerLabel, breakerNeutral, breakerSuccess, initialBreaker, type BreakerPolicy, type BreakerState } from './breaker.logic.js';
+import {
+  breakerAcquire,
+  breakerFailure,
+  breakerLabel,
+  breakerNeutral,
+  breakerSuccess,
+  initialBreaker,
+  type BreakerPolicy,
+  type BreakerState,
+} from './breaker.logic.js';
 
 /**
  * Breaker state per provider, in this process: each replica judges a provider by the failures it

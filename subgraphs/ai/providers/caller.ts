@@ -1,6 +1,12 @@
 import type { Target } from '../routing/routing.logic.js';
 import type { Breakers } from './breakers.js';
-import { ProviderError, type MockDirective, type ModelProvider, type ProviderErrorKind, type ProviderResponse } from './provider.js';
+import {
+  ProviderError,
+  type MockDirective,
+  type ModelProvider,
+  type ProviderErrorKind,
+  type ProviderResponse,
+} from './provider.js';
 import { countsAgainstBreaker, retryDecision, stopsFallback, type BackoffPolicy } from './retry.logic.js';
 
 export type AttemptOutcome = 'ok' | ProviderErrorKind | 'skipped_open_circuit' | 'skipped_residency' | 'deadline_exceeded';
@@ -88,7 +94,13 @@ export async function callWithFallbacks(deps: CallEngineDeps, targets: Target[],
       providerMs += latencyMs;
       if (countsAgainstBreaker(failure.kind)) deps.breakers.failure(provider.name);
       else deps.breakers.neutral(provider.name);
-      attempts.push({ ...target, attempt, outcome: failure.kind, latencyMs, errorCode: failure.status ? String(failure.status) : failure.kind });
+      attempts.push({
+        ...target,
+        attempt,
+        outcome: failure.kind,
+        latencyMs,
+        errorCode: failure.status ? String(failure.status) : failure.kind,
+      });
       if (stopsFallback(failure.kind)) return { ok: false, blocked: true, attempts, providerMs };
       const decision = retryDecision({
         kind: failure.kind,

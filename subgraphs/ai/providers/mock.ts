@@ -9,14 +9,19 @@ import { ProviderError, type MockDirective, type ModelProvider, type ProviderReq
  *     malformed: true, contentFilter: true, connectError: true, failAttempts: n }
  * `failAttempts` limits the fault to the first n attempts, then the mock answers normally.
  */
-export function createMockProvider(options: { residencies: readonly string[]; timeoutMs: number; faultInjection: boolean }): ModelProvider {
+export function createMockProvider(options: {
+  residencies: readonly string[];
+  timeoutMs: number;
+  faultInjection: boolean;
+}): ModelProvider {
   return {
     name: 'mock',
     residencies: options.residencies,
     timeoutMs: options.timeoutMs,
     async complete(request) {
       const directive = options.faultInjection ? request.mock : undefined;
-      const faulty = directive !== undefined && (directive.failAttempts === undefined || request.attempt <= directive.failAttempts);
+      const faulty =
+        directive !== undefined && (directive.failAttempts === undefined || request.attempt <= directive.failAttempts);
       if (directive?.latencyMs) await delay(Math.min(directive.latencyMs, 600_000), request.signal);
       if (faulty) await injectFault(directive, request);
       return answer(request);
@@ -28,7 +33,11 @@ function answer(request: ProviderRequest) {
   const digest = sha256Hex(`${request.model}\u0000${request.prompt}`).slice(0, 16);
   const words = request.prompt.split(/\s+/).filter(Boolean);
   const text = `[mock:${request.model}:${digest}] ${words.slice(0, 24).join(' ')}`.slice(0, request.maxOutputTokens * 4);
-  return { text, model: request.model, usage: { inputTokens: Math.ceil(request.prompt.length / 4), outputTokens: Math.ceil(text.length / 4) } };
+  return {
+    text,
+    model: request.model,
+    usage: { inputTokens: Math.ceil(request.prompt.length / 4), outputTokens: Math.ceil(text.length / 4) },
+  };
 }
 
 async function injectFault(directive: MockDirective, request: ProviderRequest): Promise<void> {
@@ -40,7 +49,14 @@ async function injectFault(directive: MockDirective, request: ProviderRequest): 
   if (directive.malformed) throw new ProviderError('malformed_response', 'mock: malformed response body');
   if (directive.contentFilter) throw new ProviderError('content_filter', 'mock: content filtered', { status: 400 });
   if (directive.status) {
-    const kind = directive.status === 429 ? 'rate_limited' : directive.status >= 500 ? 'server_error' : directive.status === 400 ? 'bad_request' : 'auth_error';
+    const kind =
+      directive.status === 429
+        ? 'rate_limited'
+        : directive.status >= 500
+          ? 'server_error'
+          : directive.status === 400
+            ? 'bad_request'
+            : 'auth_error';
     throw new ProviderError(kind, `mock: HTTP ${directive.status}`, {
       status: directive.status,
       retryAfterMs: directive.retryAfterSeconds !== undefined ? directive.retryAfterSeconds * 1000 : undefined,
@@ -70,7 +86,16 @@ export function parseMockDirective(value: unknown): MockDirective | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'object' || Array.isArray(value)) throw badMock('__mock must be an object');
   const input = value as Record<string, unknown>;
-  const allowed = new Set(['latencyMs', 'status', 'retryAfterSeconds', 'timeout', 'malformed', 'contentFilter', 'connectError', 'failAttempts']);
+  const allowed = new Set([
+    'latencyMs',
+    'status',
+    'retryAfterSeconds',
+    'timeout',
+    'malformed',
+    'contentFilter',
+    'connectError',
+    'failAttempts',
+  ]);
   for (const key of Object.keys(input)) if (!allowed.has(key)) throw badMock(`__mock.${key} is not a mock directive`);
   const nonNegativeInt = (key: string) => {
     const v = input[key];
@@ -85,7 +110,8 @@ export function parseMockDirective(value: unknown): MockDirective | undefined {
     return v;
   };
   const status = nonNegativeInt('status');
-  if (status !== undefined && ![400, 401, 403, 429, 500, 502, 503].includes(status)) throw badMock('__mock.status must be one of 400, 401, 403, 429, 500, 502, 503');
+  if (status !== undefined && ![400, 401, 403, 429, 500, 502, 503].includes(status))
+    throw badMock('__mock.status must be one of 400, 401, 403, 429, 500, 502, 503');
   return {
     latencyMs: nonNegativeInt('latencyMs'),
     status: status as MockDirective['status'],

@@ -87,7 +87,8 @@ function parseCompletion(raw: string, requestedModel: string) {
   const choice = (body as { choices?: Array<{ message?: { content?: unknown }; finish_reason?: unknown }> })?.choices?.[0];
   if (choice?.finish_reason === 'content_filter') throw new ProviderError('content_filter', 'provider filtered the content');
   const text = choice?.message?.content;
-  if (typeof text !== 'string') throw new ProviderError('malformed_response', 'provider answer has no choices[0].message.content');
+  if (typeof text !== 'string')
+    throw new ProviderError('malformed_response', 'provider answer has no choices[0].message.content');
   const usage = (body as { usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } }).usage;
   const model = (body as { model?: unknown }).model;
   return {

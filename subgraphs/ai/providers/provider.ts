@@ -86,7 +86,11 @@ export function kindForStatus(status: number): ProviderErrorKind {
 }
 
 /** Retry-After as seconds or an HTTP date (RFC 9110 §10.2.3), plus OpenAI's retry-after-ms. */
-export function parseRetryAfter(retryAfter: string | null | undefined, retryAfterMs: string | null | undefined, nowMs: number): number | undefined {
+export function parseRetryAfter(
+  retryAfter: string | null | undefined,
+  retryAfterMs: string | null | undefined,
+  nowMs: number,
+): number | undefined {
   if (retryAfterMs && /^\d+(\.\d+)?$/.test(retryAfterMs.trim())) return Math.ceil(Number(retryAfterMs));
   if (!retryAfter) return undefined;
   const value = retryAfter.trim();

@@ -32,7 +32,11 @@ export function providerRegistry(list: ModelProvider[]): ProviderRegistry {
  */
 export function providersFromConfig(config: Config, secrets: CachedSecrets): ProviderRegistry {
   const list: ModelProvider[] = [
-    createMockProvider({ residencies: config.ai.residencies.mock, timeoutMs: config.ai.timeoutMs.mock, faultInjection: config.ai.mockFaultInjection }),
+    createMockProvider({
+      residencies: config.ai.residencies.mock,
+      timeoutMs: config.ai.timeoutMs.mock,
+      faultInjection: config.ai.mockFaultInjection,
+    }),
   ];
   if (config.providers.openaiBaseUrl) {
     list.push(

@@ -3,7 +3,13 @@ import type { ProviderErrorKind } from './provider.js';
 /** Transient by nature; anything else (400/401/403, content filter, config) fails the same way again. */
 const RETRYABLE: ReadonlySet<ProviderErrorKind> = new Set(['rate_limited', 'server_error', 'timeout', 'connect_error']);
 /** Failures that say something about the provider's health, as opposed to this request. */
-const BREAKER_FAILURES: ReadonlySet<ProviderErrorKind> = new Set(['rate_limited', 'server_error', 'timeout', 'connect_error', 'malformed_response']);
+const BREAKER_FAILURES: ReadonlySet<ProviderErrorKind> = new Set([
+  'rate_limited',
+  'server_error',
+  'timeout',
+  'connect_error',
+  'malformed_response',
+]);
 
 export function isRetryable(kind: ProviderErrorKind): boolean {
   return RETRYABLE.has(kind);
@@ -28,7 +34,9 @@ export interface BackoffPolicy {
   retryAfterMaxMs: number;
 }
 
-export type RetryDecision = { retry: true; delayMs: number } | { retry: false; reason: 'not_retryable' | 'attempts_exhausted' | 'retry_after_too_long' | 'deadline' };
+export type RetryDecision =
+  | { retry: true; delayMs: number }
+  | { retry: false; reason: 'not_retryable' | 'attempts_exhausted' | 'retry_after_too_long' | 'deadline' };
 
 /**
  * Whether and when to retry the same provider. Full jitter (AWS Architecture Blog, "Exponential

@@ -33,7 +33,15 @@ return next
 `;
 
 type QuotaRedis = Redis & {
-  quotaReserve(rpmKey: string, tpdKey: string, rpmLimit: number, tpdLimit: number, tokens: number, rpmTtl: number, tpdTtl: number): Promise<[number, number]>;
+  quotaReserve(
+    rpmKey: string,
+    tpdKey: string,
+    rpmLimit: number,
+    tpdLimit: number,
+    tokens: number,
+    rpmTtl: number,
+    tpdTtl: number,
+  ): Promise<[number, number]>;
   quotaAdjust(tpdKey: string, delta: number): Promise<number>;
 };
 

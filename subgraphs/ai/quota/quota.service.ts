@@ -28,7 +28,8 @@ export interface QuotaService {
   health(): Promise<QuotaHealth>;
 }
 
-export const QUOTA_DEGRADED_DETAIL = 'shared quota store unreachable: request rate falls back to a local cap per replica; token budgets fail closed';
+export const QUOTA_DEGRADED_DETAIL =
+  'shared quota store unreachable: request rate falls back to a local cap per replica; token budgets fail closed';
 
 export function quotaExceeded(limit: QuotaLimitName, retryAfterSeconds: number): AppError {
   return new AppError('QUOTA_EXCEEDED', `The tenant's ${limit.replaceAll('_', ' ')} quota is used up`, {
@@ -37,7 +38,12 @@ export function quotaExceeded(limit: QuotaLimitName, retryAfterSeconds: number):
   });
 }
 
-export function createQuotaService(deps: { store: QuotaStore; fallbackRpmPercent: number; now: () => number; logger: Logger }): QuotaService {
+export function createQuotaService(deps: {
+  store: QuotaStore;
+  fallbackRpmPercent: number;
+  now: () => number;
+  logger: Logger;
+}): QuotaService {
   const { store, logger } = deps;
   // Per-replica request counters used only while the shared store is down.
   const local = new Map<string, number>();

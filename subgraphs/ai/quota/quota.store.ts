@@ -8,8 +8,7 @@ export interface ReserveRequest {
 }
 
 export type ReserveResult =
-  | { admitted: true; tpdKey: string }
-  | { admitted: false; limit: QuotaLimitName; retryAfterSeconds: number };
+  { admitted: true; tpdKey: string } | { admitted: false; limit: QuotaLimitName; retryAfterSeconds: number };
 
 /**
  * The shared counters behind per-tenant quotas. `reserve` checks both limits and bumps both

@@ -6,13 +6,23 @@ import type { AiContext } from '../context.js';
 import { HITLPolicy } from './hitl-policy.type.js';
 
 export function toHitlPolicy(row: PolicyRow): HITLPolicy {
-  return { policyId: row.id, tenantId: row.tenantId, featureKey: row.featureKey, mode: row.mode, updatedBy: row.updatedBy, updatedAt: row.updatedAt };
+  return {
+    policyId: row.id,
+    tenantId: row.tenantId,
+    featureKey: row.featureKey,
+    mode: row.mode,
+    updatedBy: row.updatedBy,
+    updatedAt: row.updatedAt,
+  };
 }
 
 @Resolver(() => HITLPolicy)
 export class HitlPolicyResolver {
-  @Query(() => [HITLPolicy], { description: 'Global policies and the caller tenant\'s overrides.' })
-  async hitlPolicies(@Arg('featureKey', () => String, { nullable: true }) featureKey: string | null, @Ctx() ctx: AiContext): Promise<HITLPolicy[]> {
+  @Query(() => [HITLPolicy], { description: "Global policies and the caller tenant's overrides." })
+  async hitlPolicies(
+    @Arg('featureKey', () => String, { nullable: true }) featureKey: string | null,
+    @Ctx() ctx: AiContext,
+  ): Promise<HITLPolicy[]> {
     const rows = await ctx.db.hITLPolicy.findMany({
       where: { OR: [{ tenantId: null }, { tenantId: ctx.tenantId }], ...(featureKey ? { featureKey } : {}) },
       orderBy: { featureKey: 'asc' },
@@ -23,6 +33,8 @@ export class HitlPolicyResolver {
 
 export async function resolveHitlPolicyReference(ref: { policyId: string }, ctx: AiContext): Promise<HITLPolicy | null> {
   if (!isId('hitlPolicy', ref.policyId)) throw badInput('policyId is not a HITL policy id');
-  const row = await ctx.db.hITLPolicy.findFirst({ where: { id: ref.policyId, OR: [{ tenantId: null }, { tenantId: ctx.tenantId }] } });
+  const row = await ctx.db.hITLPolicy.findFirst({
+    where: { id: ref.policyId, OR: [{ tenantId: null }, { tenantId: ctx.tenantId }] },
+  });
   return row ? toHitlPolicy(row) : null;
 }

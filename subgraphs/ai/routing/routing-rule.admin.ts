@@ -14,8 +14,15 @@ export interface AdminCaller {
 }
 
 export interface RoutingAdmin {
-  create(caller: AdminCaller, input: { featureKey?: string | null; residency?: string | null; primary: Target; fallbacks: Target[] }): Promise<RuleWithVersions>;
-  update(caller: AdminCaller, ruleId: string, input: { primary: Target; fallbacks: Target[]; expectedActiveVersion?: number | null }): Promise<RuleWithVersions>;
+  create(
+    caller: AdminCaller,
+    input: { featureKey?: string | null; residency?: string | null; primary: Target; fallbacks: Target[] },
+  ): Promise<RuleWithVersions>;
+  update(
+    caller: AdminCaller,
+    ruleId: string,
+    input: { primary: Target; fallbacks: Target[]; expectedActiveVersion?: number | null },
+  ): Promise<RuleWithVersions>;
   activate(caller: AdminCaller, ruleId: string, version: number): Promise<RuleWithVersions>;
 }
 
@@ -26,7 +33,13 @@ const targetOf = (t: Target): Target => ({ provider: t.provider, model: t.model 
  * the active one), written with its audit event in one transaction; the process's routing cache
  * is dropped afterwards so the change applies to the next request here.
  */
-export function createRoutingAdmin(deps: { db: Db; audit: AuditSink; knownProviders: () => ReadonlySet<string>; onChange: () => void; logger: Logger }): RoutingAdmin {
+export function createRoutingAdmin(deps: {
+  db: Db;
+  audit: AuditSink;
+  knownProviders: () => ReadonlySet<string>;
+  onChange: () => void;
+  logger: Logger;
+}): RoutingAdmin {
   async function audited<T extends { rule: RuleWithVersions }>(
     caller: AdminCaller,
     action: string,
@@ -42,7 +55,13 @@ export function createRoutingAdmin(deps: { db: Db; audit: AuditSink; knownProvid
         tenantId: caller.tenantId,
         actor,
         target: { type: 'routing_rule', id: value.rule.id },
-        details: { ruleId: value.rule.id, featureKey: value.rule.featureKey, residency: value.rule.residency, activeVersion: value.rule.activeVersion, ...details(value) },
+        details: {
+          ruleId: value.rule.id,
+          featureKey: value.rule.featureKey,
+          residency: value.rule.residency,
+          activeVersion: value.rule.activeVersion,
+          ...details(value),
+        },
         retentionClass: profile.retentionClass,
         dataResidency: profile.dataResidency,
         traceparent: caller.traceparent,
@@ -65,7 +84,16 @@ export function createRoutingAdmin(deps: { db: Db; audit: AuditSink; knownProvid
       return audited(
         caller,
         'routing_rule_created',
-        async (tx) => ({ rule: await insertTenantRule(tx, { tenantId: caller.tenantId, featureKey, residency, primary, fallbacks, createdBy: caller.subject }) }),
+        async (tx) => ({
+          rule: await insertTenantRule(tx, {
+            tenantId: caller.tenantId,
+            featureKey,
+            residency,
+            primary,
+            fallbacks,
+            createdBy: caller.subject,
+          }),
+        }),
         () => ({ version: 1, primary, fallbacks }),
       );
     },
@@ -76,7 +104,15 @@ export function createRoutingAdmin(deps: { db: Db; audit: AuditSink; knownProvid
       return audited(
         caller,
         'routing_rule_updated',
-        (tx) => insertRuleVersion(tx, { tenantId: caller.tenantId, ruleId, primary, fallbacks, createdBy: caller.subject, expectedActiveVersion: input.expectedActiveVersion }),
+        (tx) =>
+          insertRuleVersion(tx, {
+            tenantId: caller.tenantId,
+            ruleId,
+            primary,
+            fallbacks,
+            createdBy: caller.subject,
+            expectedActiveVersion: input.expectedActiveVersion,
+          }),
         (r) => ({ previousVersion: r.previousVersion, primary, fallbacks }),
       );
     },

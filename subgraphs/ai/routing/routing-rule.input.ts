@@ -9,7 +9,8 @@ export class ProviderTargetInput {
 @InputType({ description: 'A tenant override: version 1, active at once.' })
 export class CreateRoutingRuleInput {
   @Field(() => String, { nullable: true, description: 'null: every feature of the tenant.' }) featureKey?: string | null;
-  @Field(() => String, { nullable: true, description: 'Only requests asking for this residency use the rule.' }) residency?: string | null;
+  @Field(() => String, { nullable: true, description: 'Only requests asking for this residency use the rule.' }) residency?:
+    string | null;
   @Field(() => ProviderTargetInput) primary: ProviderTargetInput;
   @Field(() => [ProviderTargetInput], { description: 'Tried in order when the primary fails.' }) fallbacks: ProviderTargetInput[];
 }
@@ -18,6 +19,9 @@ export class CreateRoutingRuleInput {
 export class UpdateRoutingRuleInput {
   @Field(() => ProviderTargetInput) primary: ProviderTargetInput;
   @Field(() => [ProviderTargetInput]) fallbacks: ProviderTargetInput[];
-  @Field(() => Int, { nullable: true, description: 'Optimistic concurrency: fail with PRECONDITION_FAILED when the active version differs.' })
+  @Field(() => Int, {
+    nullable: true,
+    description: 'Optimistic concurrency: fail with PRECONDITION_FAILED when the active version differs.',
+  })
   expectedActiveVersion?: number | null;
 }

@@ -1,7 +1,10 @@
 import type { Db, Prisma, Tx } from '../../../platform/db/database.js';
 import { AppError, notFound } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
-import type { ProviderRoutingRule as RuleRow, ProviderRoutingRuleVersion as VersionRow } from '../../../prisma/generated/client.js';
+import type {
+  ProviderRoutingRule as RuleRow,
+  ProviderRoutingRuleVersion as VersionRow,
+} from '../../../prisma/generated/client.js';
 import type { RuleCandidate, RuleScope, Target } from './routing.logic.js';
 import type { ProviderRoutingRule, ProviderTarget } from './routing-rule.type.js';
 
@@ -98,7 +101,9 @@ export async function insertTenantRule(
       featureKey: input.featureKey,
       residency: input.residency,
       activeVersion: 1,
-      versions: { create: { version: 1, primary: json(input.primary), fallbacks: json(input.fallbacks), createdBy: input.createdBy } },
+      versions: {
+        create: { version: 1, primary: json(input.primary), fallbacks: json(input.fallbacks), createdBy: input.createdBy },
+      },
     },
     include: { versions: { orderBy: { version: 'asc' } } },
   });
@@ -109,21 +114,37 @@ async function ownRuleForChange(tx: Tx, tenantId: string, ruleId: string): Promi
   await lock(tx, `ai.rule:${ruleId}`);
   const rule = await findVisibleRule(tx, tenantId, ruleId);
   if (!rule) throw notFound('Routing rule');
-  if (rule.tenantId === null) throw new AppError('FORBIDDEN', 'Global routing rules cannot be changed by a tenant; create a tenant override');
+  if (rule.tenantId === null)
+    throw new AppError('FORBIDDEN', 'Global routing rules cannot be changed by a tenant; create a tenant override');
   return rule;
 }
 
 export async function insertRuleVersion(
   tx: Tx,
-  input: { tenantId: string; ruleId: string; primary: Target; fallbacks: Target[]; createdBy: string; expectedActiveVersion?: number | null },
+  input: {
+    tenantId: string;
+    ruleId: string;
+    primary: Target;
+    fallbacks: Target[];
+    createdBy: string;
+    expectedActiveVersion?: number | null;
+  },
 ): Promise<{ rule: RuleWithVersions; previousVersion: number | null }> {
   const rule = await ownRuleForChange(tx, input.tenantId, input.ruleId);
   if (input.expectedActiveVersion != null && input.expectedActiveVersion !== rule.activeVersion) {
-    throw new AppError('PRECONDITION_FAILED', 'The rule changed since it was read', { details: { activeVersion: rule.activeVersion } });
+    throw new AppError('PRECONDITION_FAILED', 'The rule changed since it was read', {
+      details: { activeVersion: rule.activeVersion },
+    });
   }
   const version = Math.max(0, ...rule.versions.map((v) => v.version)) + 1;
   await tx.providerRoutingRuleVersion.create({
-    data: { ruleId: rule.id, version, primary: json(input.primary), fallbacks: json(input.fallbacks), createdBy: input.createdBy },
+    data: {
+      ruleId: rule.id,
+      version,
+      primary: json(input.primary),
+      fallbacks: json(input.fallbacks),
+      createdBy: input.createdBy,
+    },
   });
   const updated = await tx.providerRoutingRule.update({
     where: { id: rule.id },
@@ -139,7 +160,9 @@ export async function setActiveVersion(
 ): Promise<{ rule: RuleWithVersions; previousVersion: number | null }> {
   const rule = await ownRuleForChange(tx, input.tenantId, input.ruleId);
   if (!rule.versions.some((v) => v.version === input.version)) {
-    throw new AppError('NOT_FOUND', `The rule has no version ${input.version}`, { details: { versions: rule.versions.map((v) => v.version) } });
+    throw new AppError('NOT_FOUND', `The rule has no version ${input.version}`, {
+      details: { versions: rule.versions.map((v) => v.version) },
+    });
   }
   const updated = await tx.providerRoutingRule.update({
     where: { id: rule.id },

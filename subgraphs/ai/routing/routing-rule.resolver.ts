@@ -20,7 +20,7 @@ export function adminCaller(ctx: AiContext): AdminCaller {
 
 @Resolver(() => ProviderRoutingRule)
 export class RoutingRuleResolver {
-  @Query(() => [ProviderRoutingRule], { description: 'Global rules and the caller tenant\'s overrides.' })
+  @Query(() => [ProviderRoutingRule], { description: "Global rules and the caller tenant's overrides." })
   async routingRules(
     @Arg('featureKey', () => String, { nullable: true }) featureKey: string | null,
     @Ctx() ctx: AiContext,
@@ -34,12 +34,17 @@ export class RoutingRuleResolver {
     return row ? toRoutingRule(row) : null;
   }
 
-  @Mutation(() => ProviderRoutingRule, { description: 'Creates a routing override for the caller\'s tenant (scope ai.admin).' })
-  async createRoutingRule(@Arg('input', () => CreateRoutingRuleInput) input: CreateRoutingRuleInput, @Ctx() ctx: AiContext): Promise<ProviderRoutingRule> {
+  @Mutation(() => ProviderRoutingRule, { description: "Creates a routing override for the caller's tenant (scope ai.admin)." })
+  async createRoutingRule(
+    @Arg('input', () => CreateRoutingRuleInput) input: CreateRoutingRuleInput,
+    @Ctx() ctx: AiContext,
+  ): Promise<ProviderRoutingRule> {
     return toRoutingRule(await ctx.services.routingAdmin.create(adminCaller(ctx), input));
   }
 
-  @Mutation(() => ProviderRoutingRule, { description: 'Adds a version to one of the tenant\'s rules and activates it (scope ai.admin).' })
+  @Mutation(() => ProviderRoutingRule, {
+    description: "Adds a version to one of the tenant's rules and activates it (scope ai.admin).",
+  })
   async updateRoutingRule(
     @Arg('ruleId', () => ID) ruleId: string,
     @Arg('input', () => UpdateRoutingRuleInput) input: UpdateRoutingRuleInput,
@@ -49,7 +54,9 @@ export class RoutingRuleResolver {
     return toRoutingRule(await ctx.services.routingAdmin.update(caller, requireRuleId(ruleId), input));
   }
 
-  @Mutation(() => ProviderRoutingRule, { description: 'Makes an existing version the active one: rollback or roll forward (scope ai.admin).' })
+  @Mutation(() => ProviderRoutingRule, {
+    description: 'Makes an existing version the active one: rollback or roll forward (scope ai.admin).',
+  })
   async activateRoutingRuleVersion(
     @Arg('ruleId', () => ID) ruleId: string,
     @Arg('version', () => Int) version: number,

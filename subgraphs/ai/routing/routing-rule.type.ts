@@ -21,7 +21,8 @@ export class ProviderRoutingRule {
   @Field(() => ID) ruleId: string;
   @Field(() => String, { nullable: true, description: 'null for a global rule.' }) tenantId: string | null;
   @Field(() => String, { nullable: true, description: 'null matches every feature.' }) featureKey: string | null;
-  @Field(() => String, { nullable: true, description: 'Required data residency (e.g. AF, ON_PREM); null for any.' }) residency: string | null;
+  @Field(() => String, { nullable: true, description: 'Required data residency (e.g. AF, ON_PREM); null for any.' }) residency:
+    string | null;
   @Field(() => Int, { nullable: true, description: 'The version in force; null when deactivated.' }) activeVersion: number | null;
   @Field(() => [RoutingRuleVersion]) versions: RoutingRuleVersion[];
 }

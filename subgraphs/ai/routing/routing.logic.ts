@@ -49,7 +49,11 @@ export function selectRule<R extends RuleCandidate>(rules: R[], request: RouteRe
   let best: R | undefined;
   for (const rule of rules) {
     if (!ruleMatches(rule, request)) continue;
-    if (!best || specificity(rule) > specificity(best) || (specificity(rule) === specificity(best) && rule.ruleId > best.ruleId)) {
+    if (
+      !best ||
+      specificity(rule) > specificity(best) ||
+      (specificity(rule) === specificity(best) && rule.ruleId > best.ruleId)
+    ) {
       best = rule;
     }
   }
@@ -82,7 +86,11 @@ export interface AttemptPlan {
  * quiet downgrade (see requireResidencyServed). Targets whose provider is not configured here are
  * passed over (and recorded); when none is left the call fails as provider.unavailable.
  */
-export function planAttempts(version: { primary: Target; fallbacks: Target[] }, residency: string | null, providers: ReadonlyMap<string, ProviderProfile>): AttemptPlan {
+export function planAttempts(
+  version: { primary: Target; fallbacks: Target[] },
+  residency: string | null,
+  providers: ReadonlyMap<string, ProviderProfile>,
+): AttemptPlan {
   const targets: Target[] = [];
   const skipped: SkippedTarget[] = [];
   for (const target of [version.primary, ...version.fallbacks]) {
@@ -117,9 +125,13 @@ export function validateTargets(primary: Target, fallbacks: Target[], knownProvi
   [primary, ...fallbacks].forEach((target, index) => {
     const field = index === 0 ? 'primary' : `fallbacks[${index - 1}]`;
     if (!knownProviders.has(target.provider)) {
-      throw badInput(`Unknown provider "${target.provider}"`, { argument: `${field}.provider`, knownProviders: [...knownProviders].sort() });
+      throw badInput(`Unknown provider "${target.provider}"`, {
+        argument: `${field}.provider`,
+        knownProviders: [...knownProviders].sort(),
+      });
     }
-    if (!MODEL_RE.test(target.model)) throw badInput('A model name is 1-128 letters, digits or ._:/@-', { argument: `${field}.model` });
+    if (!MODEL_RE.test(target.model))
+      throw badInput('A model name is 1-128 letters, digits or ._:/@-', { argument: `${field}.model` });
     const key = `${target.provider}\u0000${target.model}`;
     if (seen.has(key)) throw badInput('The same provider and model appear twice', { argument: field });
     seen.add(key);

@@ -51,19 +51,32 @@ export class PromptTemplateResolver {
     return row ? toPromptTemplate(row) : null;
   }
 
-  @Mutation(() => PromptTemplate, { description: 'Publishes a tenant template version; its sha256 hash is computed, logged and audited (scope ai.admin).' })
-  async publishPromptTemplate(@Arg('input', () => PublishPromptTemplateInput) input: PublishPromptTemplateInput, @Ctx() ctx: AiContext): Promise<PromptTemplate> {
+  @Mutation(() => PromptTemplate, {
+    description: 'Publishes a tenant template version; its sha256 hash is computed, logged and audited (scope ai.admin).',
+  })
+  async publishPromptTemplate(
+    @Arg('input', () => PublishPromptTemplateInput) input: PublishPromptTemplateInput,
+    @Ctx() ctx: AiContext,
+  ): Promise<PromptTemplate> {
     return toPromptTemplate(await ctx.services.templateAdmin.publish(adminCaller(ctx), input));
   }
 
-  @Mutation(() => PromptTemplate, { description: 'Re-activates one of the tenant\'s template versions: rollback or roll forward (scope ai.admin).' })
-  async activatePromptTemplateVersion(@Arg('templateId', () => ID) templateId: string, @Ctx() ctx: AiContext): Promise<PromptTemplate> {
+  @Mutation(() => PromptTemplate, {
+    description: "Re-activates one of the tenant's template versions: rollback or roll forward (scope ai.admin).",
+  })
+  async activatePromptTemplateVersion(
+    @Arg('templateId', () => ID) templateId: string,
+    @Ctx() ctx: AiContext,
+  ): Promise<PromptTemplate> {
     const caller = adminCaller(ctx);
     return toPromptTemplate(await ctx.services.templateAdmin.activate(caller, requireTemplateId(templateId)));
   }
 }
 
-export async function resolvePromptTemplateReference(ref: { templateId: string }, ctx: AiContext): Promise<PromptTemplate | null> {
+export async function resolvePromptTemplateReference(
+  ref: { templateId: string },
+  ctx: AiContext,
+): Promise<PromptTemplate | null> {
   const row = await findTemplate(ctx, requireTemplateId(ref.templateId));
   return row ? toPromptTemplate(row) : null;
 }

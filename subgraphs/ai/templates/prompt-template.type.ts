@@ -15,7 +15,7 @@ export class PromptTemplate {
   @Field(() => Date) createdAt: Date;
 }
 
-@InputType({ description: 'A new immutable template version for the caller\'s tenant, active at once.' })
+@InputType({ description: "A new immutable template version for the caller's tenant, active at once." })
 export class PublishPromptTemplateInput {
   @Field(() => String) featureKey: string;
   @Field(() => String, { description: 'Text with {{variable}} placeholders; {{locale}} is always provided.' }) body: string;

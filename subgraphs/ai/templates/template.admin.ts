@@ -15,7 +15,13 @@ export interface TemplateAdmin {
 }
 
 /** Tenant template versions: published immutable, hashed, logged and audited; rollback re-activates one. */
-export function createTemplateAdmin(deps: { db: Db; audit: AuditSink; maxChars: number; onChange: () => void; logger: Logger }): TemplateAdmin {
+export function createTemplateAdmin(deps: {
+  db: Db;
+  audit: AuditSink;
+  maxChars: number;
+  onChange: () => void;
+  logger: Logger;
+}): TemplateAdmin {
   async function audited(
     caller: AdminCaller,
     action: string,
@@ -46,7 +52,14 @@ export function createTemplateAdmin(deps: { db: Db; audit: AuditSink; maxChars: 
     });
     deps.onChange();
     deps.logger.info(
-      { templateId: row.id, featureKey: row.featureKey, version: row.version, hash: row.hash, previousHash: previous?.hash ?? null, action },
+      {
+        templateId: row.id,
+        featureKey: row.featureKey,
+        version: row.version,
+        hash: row.hash,
+        previousHash: previous?.hash ?? null,
+        action,
+      },
       action === 'template_published' ? 'prompt template published' : 'prompt template version activated',
     );
     return row;
@@ -61,7 +74,9 @@ export function createTemplateAdmin(deps: { db: Db; audit: AuditSink; maxChars: 
       );
     },
     activate(caller, templateId) {
-      return audited(caller, 'template_version_activated', (tx) => activateTemplateVersion(tx, { tenantId: caller.tenantId, templateId }));
+      return audited(caller, 'template_version_activated', (tx) =>
+        activateTemplateVersion(tx, { tenantId: caller.tenantId, templateId }),
+      );
     },
   };
 }

@@ -28,7 +28,8 @@ export function validateTemplateBody(body: string, maxChars: number): void {
     throw badInput('The template has a malformed {{variable}}', { argument: 'body' });
   }
   const reserved = templateVariables(body).filter((name) => name.startsWith(RESERVED_VARIABLE_PREFIX));
-  if (reserved.length) throw badInput(`Template variables may not start with ${RESERVED_VARIABLE_PREFIX}`, { variables: reserved });
+  if (reserved.length)
+    throw badInput(`Template variables may not start with ${RESERVED_VARIABLE_PREFIX}`, { variables: reserved });
 }
 
 function renderValue(name: string, value: unknown): string {

@@ -47,13 +47,22 @@ export async function insertTemplateVersion(
 }
 
 /** Rollback or forward to an earlier version of the tenant's own template. */
-export async function activateTemplateVersion(tx: Tx, input: { tenantId: string; templateId: string }): Promise<{ row: TemplateRow; previous: TemplateRow | null }> {
-  const target = await tx.promptTemplate.findFirst({ where: { id: input.templateId, OR: [{ tenantId: null }, { tenantId: input.tenantId }] } });
+export async function activateTemplateVersion(
+  tx: Tx,
+  input: { tenantId: string; templateId: string },
+): Promise<{ row: TemplateRow; previous: TemplateRow | null }> {
+  const target = await tx.promptTemplate.findFirst({
+    where: { id: input.templateId, OR: [{ tenantId: null }, { tenantId: input.tenantId }] },
+  });
   if (!target) throw notFound('Prompt template');
-  if (target.tenantId === null) throw new AppError('FORBIDDEN', 'Global templates cannot be changed by a tenant; publish a tenant version');
+  if (target.tenantId === null)
+    throw new AppError('FORBIDDEN', 'Global templates cannot be changed by a tenant; publish a tenant version');
   await tx.$executeRawUnsafe('SELECT pg_advisory_xact_lock(hashtext($1))', `ai.template:${input.tenantId}:${target.featureKey}`);
-  const previous = await tx.promptTemplate.findFirst({ where: { tenantId: input.tenantId, featureKey: target.featureKey, active: true } });
-  if (previous && previous.id !== target.id) await tx.promptTemplate.update({ where: { id: previous.id }, data: { active: false } });
+  const previous = await tx.promptTemplate.findFirst({
+    where: { tenantId: input.tenantId, featureKey: target.featureKey, active: true },
+  });
+  if (previous && previous.id !== target.id)
+    await tx.promptTemplate.update({ where: { id: previous.id }, data: { active: false } });
   const row = await tx.promptTemplate.update({ where: { id: target.id }, data: { active: true } });
   return { row, previous };
 }

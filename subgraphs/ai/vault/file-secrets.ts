@@ -28,7 +28,9 @@ export function createFileSecretStore(dataDir: string): SecretStore {
       const entry = (all as Record<string, unknown>)?.[secretPath];
       if (entry === undefined || entry === null) return undefined;
       if (typeof entry !== 'object' || Array.isArray(entry)) throw new SecretStoreError('secret is not a key/value object');
-      return Object.fromEntries(Object.entries(entry as Record<string, unknown>).filter(([, v]) => typeof v === 'string')) as Record<string, string>;
+      return Object.fromEntries(
+        Object.entries(entry as Record<string, unknown>).filter(([, v]) => typeof v === 'string'),
+      ) as Record<string, string>;
     },
   };
 }

@@ -49,7 +49,9 @@ export function createVaultKvStore(options: VaultKvOptions): SecretStore {
       const data = (body as { data?: { data?: unknown } })?.data?.data;
       if (data === null || data === undefined) return undefined;
       if (typeof data !== 'object' || Array.isArray(data)) throw new SecretStoreError('vault secret is not a key/value object');
-      return Object.fromEntries(Object.entries(data as Record<string, unknown>).filter(([, v]) => typeof v === 'string')) as Record<string, string>;
+      return Object.fromEntries(
+        Object.entries(data as Record<string, unknown>).filter(([, v]) => typeof v === 'string'),
+      ) as Record<string, string>;
     },
   };
 }

@@ -7,18 +7,43 @@ import { BASELINE_TEMPLATES } from '../../../subgraphs/ai/baseline.js';
 import { promptHash, renderTemplate } from '../../../subgraphs/ai/templates/template.logic.js';
 import { databaseKinds } from '../../support/database.js';
 import { realService } from '../../support/services.js';
-import { ASSIST, assistInput, PROVENANCE, startAiHarness, startFakeOpenAi, startFakeVault, TENANT_A, TENANT_B, type AiHarness, type FakeOpenAi, type FakeReply } from './support.js';
+import {
+  ASSIST,
+  assistInput,
+  PROVENANCE,
+  startAiHarness,
+  startFakeOpenAi,
+  startFakeVault,
+  TENANT_A,
+  TENANT_B,
+  type AiHarness,
+  type FakeOpenAi,
+  type FakeReply,
+} from './support.js';
 
 realService('DATABASE_URL');
 
 const PROVIDER_KEY = 'sk-live-TOPSECRET-7f3a9c2e1b';
 const VAULT_TOKEN = 'hvs.VAULT-ROOT-TOKEN-5d8e';
 const NOTE = 'Patient reports chest pain since 2 days; BP 150/95.';
-const noteSummary = (vars: Record<string, unknown> = { note: NOTE }, extra: Record<string, unknown> = {}) => assistInput('patient_chart.note_summary', vars, extra);
+const noteSummary = (vars: Record<string, unknown> = { note: NOTE }, extra: Record<string, unknown> = {}) =>
+  assistInput('patient_chart.note_summary', vars, extra);
 
-type AssistData = { assist: { provenanceId: string; status: string; text: string | null; provider: string; model: string; template: { templateId: string; version: number; hash: string }; timings: { totalMs: number; providerMs: number; queueMs: number }; reviewState: string | null; outputHash: string } };
+type AssistData = {
+  assist: {
+    provenanceId: string;
+    status: string;
+    text: string | null;
+    provider: string;
+    model: string;
+    template: { templateId: string; version: number; hash: string };
+    timings: { totalMs: number; providerMs: number; queueMs: number };
+    reviewState: string | null;
+    outputHash: string;
+  };
+};
 type Attempt = { provider: string; model: string; attempt: number; outcome: string; errorCode: string | null };
-type ProvenanceData = { provenance: Record<string, unknown> & { attempts: Attempt[] } | null };
+type ProvenanceData = { provenance: (Record<string, unknown> & { attempts: Attempt[] }) | null };
 
 describe.each(databaseKinds())('assist pipeline on %s', (kind) => {
   let ai: AiHarness;
@@ -61,7 +86,12 @@ describe.each(databaseKinds())('assist pipeline on %s', (kind) => {
     expect(result.errors).toBeUndefined();
     const out = result.data!.assist;
     expect(out.provenanceId).toMatch(/^prv_[0-9A-HJKMNP-TV-Z]{26}$/);
-    expect(out).toMatchObject({ status: 'completed', provider: 'openai-compatible', model: 'gpt-4o-mini-2026', reviewState: null });
+    expect(out).toMatchObject({
+      status: 'completed',
+      provider: 'openai-compatible',
+      model: 'gpt-4o-mini-2026',
+      reviewState: null,
+    });
     expect(out.text).toMatch(/^hosted answer/);
     expect(out.timings.totalMs).toBeGreaterThanOrEqual(out.timings.providerMs);
     const call = openai.requests[before];
@@ -102,18 +132,43 @@ describe.each(databaseKinds())('assist pipeline on %s', (kind) => {
     expect(JSON.stringify(stored)).not.toContain('chest pain');
     expect(stored.heldText).toBeNull();
 
-    const audit = await ai.db.prisma.outboxEvent.findFirstOrThrow({ where: { eventType: 'audit.ai.assist', tenantId: TENANT_A }, orderBy: { id: 'desc' } });
+    const audit = await ai.db.prisma.outboxEvent.findFirstOrThrow({
+      where: { eventType: 'audit.ai.assist', tenantId: TENANT_A },
+      orderBy: { id: 'desc' },
+    });
     expect(audit.subject).toBe('audit.ai.assist.v1');
     expect(audit.partitionKey).toBe(TENANT_A);
-    const envelope = audit.envelope as { payload: { action: string; target: { id: string }; details: Record<string, unknown> }; schemaUri: string; actor: unknown };
-    expect(envelope.payload).toMatchObject({ action: 'assist', target: { id: out.provenanceId }, details: { status: 'completed', templateHash: out.template.hash } });
+    const envelope = audit.envelope as {
+      payload: { action: string; target: { id: string }; details: Record<string, unknown> };
+      schemaUri: string;
+      actor: unknown;
+    };
+    expect(envelope.payload).toMatchObject({
+      action: 'assist',
+      target: { id: out.provenanceId },
+      details: { status: 'completed', templateHash: out.template.hash },
+    });
     expect(envelope.schemaUri).toMatch(/^schemas:\/\/audit\/ai\/event\/v1#sha256-/);
     expect(JSON.stringify(envelope)).not.toContain('chest pain');
   });
 
   const fallbackCases: Array<[string, FakeReply[], string]> = [
-    ['HTTP 500', [{ status: 500, body: { error: { message: 'boom' } } }, { status: 500, body: {} }], '500'],
-    ['HTTP 429', [{ status: 429, body: {}, headers: { 'retry-after': '0' } }, { status: 429, body: {}, headers: { 'retry-after': '0' } }], '429'],
+    [
+      'HTTP 500',
+      [
+        { status: 500, body: { error: { message: 'boom' } } },
+        { status: 500, body: {} },
+      ],
+      '500',
+    ],
+    [
+      'HTTP 429',
+      [
+        { status: 429, body: {}, headers: { 'retry-after': '0' } },
+        { status: 429, body: {}, headers: { 'retry-after': '0' } },
+      ],
+      '429',
+    ],
     ['a timeout', ['hang', 'hang'], 'timeout'],
   ];
   it.each(fallbackCases)('falls back to mock when the primary answers %s (after one retry)', async (_label, replies, code) => {
@@ -155,11 +210,20 @@ describe.each(databaseKinds())('assist pipeline on %s', (kind) => {
       `mutation { createRoutingRule(input: { featureKey: "virtual_care.soap_scaffold", primary: { provider: "mock", model: "mock-a" }, fallbacks: [{ provider: "mock", model: "mock-b" }] }) { ruleId } }`,
     );
     expect(rule.errors).toBeUndefined();
-    const result = await ai.gql(ASSIST, assistInput('virtual_care.soap_scaffold', { transcript: 'visit', __mock: { status: 503 } }));
+    const result = await ai.gql(
+      ASSIST,
+      assistInput('virtual_care.soap_scaffold', { transcript: 'visit', __mock: { status: 503 } }),
+    );
     const error = result.errors![0];
     expect(error.extensions).toMatchObject({ code: 'provider.unavailable', status: 503 });
     const row = await provenance(error.extensions!.provenanceId as string);
-    expect(row).toMatchObject({ status: 'failed', errorCode: 'provider.unavailable', ruleId: rule.data!.createRoutingRule.ruleId, ruleVersion: 1, outputHash: null });
+    expect(row).toMatchObject({
+      status: 'failed',
+      errorCode: 'provider.unavailable',
+      ruleId: rule.data!.createRoutingRule.ruleId,
+      ruleVersion: 1,
+      outputHash: null,
+    });
     expect(row!.attempts.map((a) => [a.model, a.attempt, a.outcome])).toEqual([
       ['mock-a', 1, 'server_error'],
       ['mock-a', 2, 'server_error'],
@@ -177,7 +241,14 @@ describe.each(databaseKinds())('assist pipeline on %s', (kind) => {
 
     it('never falls back across the residency boundary', async () => {
       await ai.db.prisma.dataProtectionAssessment.create({
-        data: { id: 'dpa_01JD0000000000000000000000', tenantId: TENANT_A, residency: 'AF', signedBy: 'usr_01JD0000000000000000000000', signedAt: new Date(Date.now() - 60_000), documentHash: 'sha256:x' },
+        data: {
+          id: 'dpa_01JD0000000000000000000000',
+          tenantId: TENANT_A,
+          residency: 'AF',
+          signedBy: 'usr_01JD0000000000000000000000',
+          signedAt: new Date(Date.now() - 60_000),
+          documentHash: 'sha256:x',
+        },
       });
       const created = await ai.gql<{ createRoutingRule: { ruleId: string; residency: string } }>(
         `mutation { createRoutingRule(input: { featureKey: "patient_chart.note_summary", residency: "AF", primary: { provider: "openai-compatible", model: "af-model" }, fallbacks: [{ provider: "mock", model: "mock-1" }] }) { ruleId residency } }`,
@@ -204,7 +275,11 @@ describe.each(databaseKinds())('assist pipeline on %s', (kind) => {
 
     it('fails closed when no provider of the rule may serve the residency', async () => {
       const result = await ai.gql(ASSIST, noteSummary(undefined, { residency: 'ON_PREM' }));
-      expect(result.errors![0].extensions).toMatchObject({ code: 'routing.no_provider_for_residency', status: 422, residency: 'ON_PREM' });
+      expect(result.errors![0].extensions).toMatchObject({
+        code: 'routing.no_provider_for_residency',
+        status: 422,
+        residency: 'ON_PREM',
+      });
       const row = await provenance(result.errors![0].extensions!.provenanceId as string);
       expect(row).toMatchObject({ status: 'rejected', errorCode: 'routing.no_provider_for_residency' });
       expect(row!.attempts.every((a) => a.outcome === 'skipped_residency')).toBe(true);
@@ -218,11 +293,20 @@ describe.each(databaseKinds())('assist pipeline on %s', (kind) => {
         `mutation { createRoutingRule(input: { featureKey: "portal.triage", primary: { provider: "mock", model: "mock-triage" }, fallbacks: [] }) { ruleId } }`,
       );
       expect(byFeature.errors).toBeUndefined();
-      const wide = await ai.gql(`mutation { createRoutingRule(input: { primary: { provider: "mock", model: "mock-wide" }, fallbacks: [] }) { ruleId tenantId featureKey activeVersion } }`);
+      const wide = await ai.gql(
+        `mutation { createRoutingRule(input: { primary: { provider: "mock", model: "mock-wide" }, fallbacks: [] }) { ruleId tenantId featureKey activeVersion } }`,
+      );
       expect(wide.data).toMatchObject({ createRoutingRule: { tenantId: TENANT_A, featureKey: null, activeVersion: 1 } });
 
       expect((await ai.gql<AssistData>(ASSIST, triage)).data!.assist.model).toBe('mock-triage');
-      expect((await ai.gql<AssistData>(ASSIST, assistInput('medication.reconciliation_assist', { home_medications: 'a', hospital_medications: 'b' }))).data!.assist.model).toBe('mock-wide');
+      expect(
+        (
+          await ai.gql<AssistData>(
+            ASSIST,
+            assistInput('medication.reconciliation_assist', { home_medications: 'a', hospital_medications: 'b' }),
+          )
+        ).data!.assist.model,
+      ).toBe('mock-wide');
       const other = await ai.gql<AssistData>(ASSIST, triage, { tenantId: TENANT_B });
       expect(other.data!.assist).toMatchObject({ provider: 'openai-compatible', model: 'gpt-4o-mini-2026' });
     });
@@ -233,7 +317,9 @@ describe.each(databaseKinds())('assist pipeline on %s', (kind) => {
       );
       const ruleId = created.data!.createRoutingRule.ruleId;
       const meds = assistInput('medication.reconciliation_assist', { home_medications: 'a', hospital_medications: 'b' });
-      const updated = await ai.gql<{ updateRoutingRule: { activeVersion: number; versions: Array<{ version: number; primary: { model: string } }> } }>(
+      const updated = await ai.gql<{
+        updateRoutingRule: { activeVersion: number; versions: Array<{ version: number; primary: { model: string } }> };
+      }>(
         `mutation($id: ID!) { updateRoutingRule(ruleId: $id, input: { primary: { provider: "mock", model: "v2-model" }, fallbacks: [{ provider: "openai-compatible", model: "gpt-4o-mini" }], expectedActiveVersion: 1 }) { activeVersion versions { version primary { model } } } }`,
         { id: ruleId },
       );
@@ -249,36 +335,72 @@ describe.each(databaseKinds())('assist pipeline on %s', (kind) => {
       );
       expect(stale.errors![0].extensions!.code).toBe('PRECONDITION_FAILED');
 
-      const rolledBack = await ai.gql<{ activateRoutingRuleVersion: { activeVersion: number } }>(`mutation($id: ID!) { activateRoutingRuleVersion(ruleId: $id, version: 1) { activeVersion } }`, { id: ruleId });
+      const rolledBack = await ai.gql<{ activateRoutingRuleVersion: { activeVersion: number } }>(
+        `mutation($id: ID!) { activateRoutingRuleVersion(ruleId: $id, version: 1) { activeVersion } }`,
+        { id: ruleId },
+      );
       expect(rolledBack.data!.activateRoutingRuleVersion.activeVersion).toBe(1);
       expect((await ai.gql<AssistData>(ASSIST, meds)).data!.assist.model).toBe('v1-model');
-      const missing = await ai.gql(`mutation($id: ID!) { activateRoutingRuleVersion(ruleId: $id, version: 9) { activeVersion } }`, { id: ruleId });
+      const missing = await ai.gql(
+        `mutation($id: ID!) { activateRoutingRuleVersion(ruleId: $id, version: 9) { activeVersion } }`,
+        { id: ruleId },
+      );
       expect(missing.errors![0].extensions!.code).toBe('NOT_FOUND');
 
-      const events = await ai.db.prisma.outboxEvent.findMany({ where: { tenantId: TENANT_A, eventType: { startsWith: 'audit.ai.routing_rule' } }, orderBy: { id: 'asc' } });
-      const forRule = events.filter((e) => (e.envelope as { payload: { target: { id: string } } }).payload.target.id === ruleId).map((e) => e.subject);
-      expect(forRule).toEqual(['audit.ai.routing_rule_created.v1', 'audit.ai.routing_rule_updated.v1', 'audit.ai.routing_rule_version_activated.v1']);
+      const events = await ai.db.prisma.outboxEvent.findMany({
+        where: { tenantId: TENANT_A, eventType: { startsWith: 'audit.ai.routing_rule' } },
+        orderBy: { id: 'asc' },
+      });
+      const forRule = events
+        .filter((e) => (e.envelope as { payload: { target: { id: string } } }).payload.target.id === ruleId)
+        .map((e) => e.subject);
+      expect(forRule).toEqual([
+        'audit.ai.routing_rule_created.v1',
+        'audit.ai.routing_rule_updated.v1',
+        'audit.ai.routing_rule_version_activated.v1',
+      ]);
     });
 
     it('guards the admin mutations: scope, global rules, other tenants, unknown providers, duplicates', async () => {
-      const noScope = await ai.gql(`mutation { createRoutingRule(input: { primary: { provider: "mock", model: "m" }, fallbacks: [] }) { ruleId } }`, {}, { scope: 'ai.assist' });
+      const noScope = await ai.gql(
+        `mutation { createRoutingRule(input: { primary: { provider: "mock", model: "m" }, fallbacks: [] }) { ruleId } }`,
+        {},
+        { scope: 'ai.assist' },
+      );
       expect(noScope.errors![0].extensions!.code).toBe('authz.scope_missing');
 
-      const unknown = await ai.gql(`mutation { createRoutingRule(input: { featureKey: "portal.x", primary: { provider: "https://evil.example", model: "m" }, fallbacks: [] }) { ruleId } }`);
+      const unknown = await ai.gql(
+        `mutation { createRoutingRule(input: { featureKey: "portal.x", primary: { provider: "https://evil.example", model: "m" }, fallbacks: [] }) { ruleId } }`,
+      );
       expect(unknown.errors![0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'primary.provider' });
 
-      const duplicate = await ai.gql(`mutation { createRoutingRule(input: { featureKey: "portal.triage", primary: { provider: "mock", model: "m" }, fallbacks: [] }) { ruleId } }`);
+      const duplicate = await ai.gql(
+        `mutation { createRoutingRule(input: { featureKey: "portal.triage", primary: { provider: "mock", model: "m" }, fallbacks: [] }) { ruleId } }`,
+      );
       expect(duplicate.errors![0].extensions!.code).toBe('CONFLICT');
 
-      const rules = await ai.gql<{ routingRules: Array<{ ruleId: string; tenantId: string | null }> }>(`{ routingRules { ruleId tenantId } }`);
+      const rules = await ai.gql<{ routingRules: Array<{ ruleId: string; tenantId: string | null }> }>(
+        `{ routingRules { ruleId tenantId } }`,
+      );
       const global = rules.data!.routingRules.find((r) => r.tenantId === null)!;
       const own = rules.data!.routingRules.find((r) => r.tenantId === TENANT_A)!;
-      const forbidden = await ai.gql(`mutation($id: ID!) { updateRoutingRule(ruleId: $id, input: { primary: { provider: "mock", model: "m" }, fallbacks: [] }) { ruleId } }`, { id: global.ruleId });
+      const forbidden = await ai.gql(
+        `mutation($id: ID!) { updateRoutingRule(ruleId: $id, input: { primary: { provider: "mock", model: "m" }, fallbacks: [] }) { ruleId } }`,
+        { id: global.ruleId },
+      );
       expect(forbidden.errors![0].extensions!.code).toBe('FORBIDDEN');
 
-      const crossTenant = await ai.gql(`mutation($id: ID!) { activateRoutingRuleVersion(ruleId: $id, version: 1) { ruleId } }`, { id: own.ruleId }, { tenantId: TENANT_B });
+      const crossTenant = await ai.gql(
+        `mutation($id: ID!) { activateRoutingRuleVersion(ruleId: $id, version: 1) { ruleId } }`,
+        { id: own.ruleId },
+        { tenantId: TENANT_B },
+      );
       expect(crossTenant.errors![0].extensions!.code).toBe('NOT_FOUND');
-      const seenByB = await ai.gql<{ routingRule: unknown }>(`query($id: ID!) { routingRule(ruleId: $id) { ruleId } }`, { id: own.ruleId }, { tenantId: TENANT_B });
+      const seenByB = await ai.gql<{ routingRule: unknown }>(
+        `query($id: ID!) { routingRule(ruleId: $id) { ruleId } }`,
+        { id: own.ruleId },
+        { tenantId: TENANT_B },
+      );
       expect(seenByB.data!.routingRule).toBeNull();
     });
   });
@@ -297,7 +419,15 @@ describe.each(databaseKinds())('assist pipeline on %s', (kind) => {
 
   describe('human review', () => {
     it('holds output for review when the policy requires it, then purges the text after its retention', async () => {
-      await ai.db.prisma.hITLPolicy.create({ data: { id: 'hip_01JD0000000000000000000000', tenantId: TENANT_B, featureKey: 'patient_chart.note_summary', mode: 'required', updatedBy: 'usr_01JD0000000000000000000000' } });
+      await ai.db.prisma.hITLPolicy.create({
+        data: {
+          id: 'hip_01JD0000000000000000000000',
+          tenantId: TENANT_B,
+          featureKey: 'patient_chart.note_summary',
+          mode: 'required',
+          updatedBy: 'usr_01JD0000000000000000000000',
+        },
+      });
       const result = await ai.gql<AssistData>(ASSIST, noteSummary(), { tenantId: TENANT_B });
       expect(result.data!.assist).toMatchObject({ status: 'pending_review', text: null, reviewState: 'pending' });
       const id = result.data!.assist.provenanceId;
@@ -314,11 +444,21 @@ describe.each(databaseKinds())('assist pipeline on %s', (kind) => {
     });
 
     it('releases unreviewed output when review is switched off by flag, and says so in the log', async () => {
-      await ai.db.prisma.featureFlag.create({ data: { tenantId: TENANT_B, featureKey: '*', flag: 'hitl.enabled', enabled: false, updatedBy: 'usr_01JD0000000000000000000000' } });
+      await ai.db.prisma.featureFlag.create({
+        data: {
+          tenantId: TENANT_B,
+          featureKey: '*',
+          flag: 'hitl.enabled',
+          enabled: false,
+          updatedBy: 'usr_01JD0000000000000000000000',
+        },
+      });
       const result = await ai.gql<AssistData>(ASSIST, noteSummary(), { tenantId: TENANT_B });
       expect(result.data!.assist).toMatchObject({ status: 'completed', reviewState: 'bypassed_by_flag' });
       expect(result.data!.assist.text).toBeTruthy();
-      expect(ai.logs.some((line) => line.includes('ai.safety_control_bypassed') && line.includes(result.data!.assist.provenanceId))).toBe(true);
+      expect(
+        ai.logs.some((line) => line.includes('ai.safety_control_bypassed') && line.includes(result.data!.assist.provenanceId)),
+      ).toBe(true);
     });
 
     it('never returns shadow-mode text', async () => {
@@ -348,19 +488,37 @@ describe.each(databaseKinds())('assist pipeline on %s', (kind) => {
       expect(b.templateId).not.toBe(v1.templateId);
       const a = (await ai.gql<AssistData>(ASSIST, input)).data!.assist;
       expect(a.template).toEqual({ templateId: v2.templateId, version: 2, hash: v2.hash });
-      expect(await provenance(a.provenanceId)).toMatchObject({ templateId: v2.templateId, templateHash: v2.hash, templateVersion: 2 });
+      expect(await provenance(a.provenanceId)).toMatchObject({
+        templateId: v2.templateId,
+        templateHash: v2.hash,
+        templateVersion: 2,
+      });
 
-      const rolled = await ai.gql<{ activatePromptTemplateVersion: { active: boolean; version: number } }>(`mutation($id: ID!) { activatePromptTemplateVersion(templateId: $id) { active version } }`, { id: v1.templateId });
+      const rolled = await ai.gql<{ activatePromptTemplateVersion: { active: boolean; version: number } }>(
+        `mutation($id: ID!) { activatePromptTemplateVersion(templateId: $id) { active version } }`,
+        { id: v1.templateId },
+      );
       expect(rolled.data!.activatePromptTemplateVersion).toEqual({ active: true, version: 1 });
-      expect((await ai.gql<AssistData>(ASSIST, input)).data!.assist.template).toEqual({ templateId: v1.templateId, version: 1, hash: v1.hash });
-      const versions = await ai.db.prisma.promptTemplate.findMany({ where: { tenantId: TENANT_A, featureKey: 'virtual_care.soap_scaffold' }, orderBy: { version: 'asc' } });
+      expect((await ai.gql<AssistData>(ASSIST, input)).data!.assist.template).toEqual({
+        templateId: v1.templateId,
+        version: 1,
+        hash: v1.hash,
+      });
+      const versions = await ai.db.prisma.promptTemplate.findMany({
+        where: { tenantId: TENANT_A, featureKey: 'virtual_care.soap_scaffold' },
+        orderBy: { version: 'asc' },
+      });
       expect(versions.map((v) => [v.version, v.active, v.hash])).toEqual([
         [1, true, v1.hash],
         [2, false, v2.hash],
       ]);
 
-      const globalTemplate = await ai.db.prisma.promptTemplate.findFirstOrThrow({ where: { tenantId: null, featureKey: 'virtual_care.soap_scaffold' } });
-      const forbidden = await ai.gql(`mutation($id: ID!) { activatePromptTemplateVersion(templateId: $id) { version } }`, { id: globalTemplate.id });
+      const globalTemplate = await ai.db.prisma.promptTemplate.findFirstOrThrow({
+        where: { tenantId: null, featureKey: 'virtual_care.soap_scaffold' },
+      });
+      const forbidden = await ai.gql(`mutation($id: ID!) { activatePromptTemplateVersion(templateId: $id) { version } }`, {
+        id: globalTemplate.id,
+      });
       expect(forbidden.errors![0].extensions!.code).toBe('FORBIDDEN');
 
       const bad = await publish('Hello {{ name');
@@ -372,7 +530,15 @@ describe.each(databaseKinds())('assist pipeline on %s', (kind) => {
     for (const path of ['/v1/ai/health', '/health']) {
       const response = await fetch(new URL(path, ai.url));
       expect(response.status).toBe(200);
-      const body = (await response.json()) as { service: string; dependencies: { database: { status: string }; quota: { store: string }; vault: { kind: string; status: string }; providers: Array<{ name: string; circuit: string }> } };
+      const body = (await response.json()) as {
+        service: string;
+        dependencies: {
+          database: { status: string };
+          quota: { store: string };
+          vault: { kind: string; status: string };
+          providers: Array<{ name: string; circuit: string }>;
+        };
+      };
       expect(body.service).toBe('ai');
       expect(body.dependencies.database.status).toBe('up');
       expect(body.dependencies.quota.store).toBe('memory');

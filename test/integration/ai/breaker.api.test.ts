@@ -23,7 +23,12 @@ describe('circuit breaker through the assist pipeline', () => {
     await openai?.close();
   });
 
-  const health = async () => ((await (await fetch(new URL('/v1/ai/health', ai.url))).json()) as { dependencies: { providers: Array<{ name: string; circuit: string }> } }).dependencies.providers.find((p) => p.name === 'openai-compatible')!.circuit;
+  const health = async () =>
+    (
+      (await (await fetch(new URL('/v1/ai/health', ai.url))).json()) as {
+        dependencies: { providers: Array<{ name: string; circuit: string }> };
+      }
+    ).dependencies.providers.find((p) => p.name === 'openai-compatible')!.circuit;
 
   it('opens after consecutive failures, skips the provider while open, and recovers after the cool-down', async () => {
     openai.script.push({ status: 503, body: {} }, { status: 503, body: {} });

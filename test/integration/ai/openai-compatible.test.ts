@@ -18,7 +18,14 @@ async function failure(run: Promise<unknown>): Promise<ProviderError> {
 describe('openai-compatible adapter against a local chat completions server', () => {
   let server: FakeOpenAi;
   let provider: ReturnType<typeof createOpenAiCompatibleProvider>;
-  const call = (timeoutMs = 2000) => provider.complete({ model: 'llama-3-8b', prompt: 'Summarise: x', maxOutputTokens: 32, attempt: 1, signal: AbortSignal.timeout(timeoutMs) });
+  const call = (timeoutMs = 2000) =>
+    provider.complete({
+      model: 'llama-3-8b',
+      prompt: 'Summarise: x',
+      maxOutputTokens: 32,
+      attempt: 1,
+      signal: AbortSignal.timeout(timeoutMs),
+    });
 
   beforeAll(async () => {
     server = await startFakeOpenAi();
@@ -34,7 +41,11 @@ describe('openai-compatible adapter against a local chat completions server', ()
 
   it('sends a chat completion with the key and maps the answer and usage', async () => {
     const answer = await call();
-    expect(answer).toEqual({ text: 'hosted answer to 12 chars', model: 'llama-3-8b-2026', usage: { inputTokens: 12, outputTokens: 7 } });
+    expect(answer).toEqual({
+      text: 'hosted answer to 12 chars',
+      model: 'llama-3-8b-2026',
+      usage: { inputTokens: 12, outputTokens: 7 },
+    });
     const request = server.requests.at(-1)!;
     expect(request.path).toBe('/v1/chat/completions');
     expect(request.headers.authorization).toBe(`Bearer ${KEY}`);
@@ -86,13 +97,21 @@ describe('openai-compatible adapter against a local chat completions server', ()
       timeoutMs: 1000,
       apiKey: async () => KEY,
     });
-    const error = await failure(offline.complete({ model: 'm', prompt: 'p', maxOutputTokens: 1, attempt: 1, signal: AbortSignal.timeout(1000) }));
+    const error = await failure(
+      offline.complete({ model: 'm', prompt: 'p', maxOutputTokens: 1, attempt: 1, signal: AbortSignal.timeout(1000) }),
+    );
     expect(error.kind).toBe('connect_error');
     expect(error.message).not.toContain(KEY);
   });
 
   it('sends no Authorization header when the vault holds no key (on-prem servers)', async () => {
-    const keyless = createOpenAiCompatibleProvider({ baseUrl: server.baseUrl, allowedHosts: [new URL(server.baseUrl).host], residencies: [], timeoutMs: 1000, apiKey: async () => undefined });
+    const keyless = createOpenAiCompatibleProvider({
+      baseUrl: server.baseUrl,
+      allowedHosts: [new URL(server.baseUrl).host],
+      residencies: [],
+      timeoutMs: 1000,
+      apiKey: async () => undefined,
+    });
     await keyless.complete({ model: 'm', prompt: 'p', maxOutputTokens: 1, attempt: 1, signal: AbortSignal.timeout(1000) });
     expect(server.requests.at(-1)!.headers.authorization).toBeUndefined();
   });
@@ -107,12 +126,22 @@ describe('openai-compatible adapter against a local chat completions server', ()
         throw new Error(`vault said ${KEY}`);
       },
     });
-    const error = await failure(broken.complete({ model: 'm', prompt: 'p', maxOutputTokens: 1, attempt: 1, signal: AbortSignal.timeout(1000) }));
+    const error = await failure(
+      broken.complete({ model: 'm', prompt: 'p', maxOutputTokens: 1, attempt: 1, signal: AbortSignal.timeout(1000) }),
+    );
     expect(error.kind).toBe('not_configured');
     expect(error.message).not.toContain(KEY);
   });
 
   it('refuses a base URL whose host is not allowed', () => {
-    expect(() => createOpenAiCompatibleProvider({ baseUrl: 'https://elsewhere.example/v1', allowedHosts: ['api.openai.com'], residencies: [], timeoutMs: 1, apiKey: async () => undefined })).toThrow(/not in PROVIDER_ALLOWED_HOSTS/);
+    expect(() =>
+      createOpenAiCompatibleProvider({
+        baseUrl: 'https://elsewhere.example/v1',
+        allowedHosts: ['api.openai.com'],
+        residencies: [],
+        timeoutMs: 1,
+        apiKey: async () => undefined,
+      }),
+    ).toThrow(/not in PROVIDER_ALLOWED_HOSTS/);
   });
 });

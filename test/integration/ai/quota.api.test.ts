@@ -27,9 +27,16 @@ describe(`assist quota through the API (${redisUrl ? 'Redis' : 'in-memory store'
   });
 
   it('admits exactly the limit out of 200 concurrent assists, refusing the rest with Retry-After', async () => {
-    const tenantId = `ten_01JD${Date.now().toString(32).toUpperCase().replace(/[ILOU]/g, 'X').padStart(22, '0').slice(-22)}`;
+    const tenantId = `ten_01JD${Date.now()
+      .toString(32)
+      .toUpperCase()
+      .replace(/[ILOU]/g, 'X')
+      .padStart(22, '0')
+      .slice(-22)}`;
     await ai.db.prisma.tenantSettings.create({ data: { tenantId, quotaEnabled: true, requestsPerMinute: 50, tokensPerDay: 0 } });
-    const results = await Promise.all(Array.from({ length: 200 }, () => ai.gql<{ assist: { status: string } }>(ASSIST, triage, { tenantId })));
+    const results = await Promise.all(
+      Array.from({ length: 200 }, () => ai.gql<{ assist: { status: string } }>(ASSIST, triage, { tenantId })),
+    );
     const completed = results.filter((r) => r.data?.assist?.status === 'completed');
     const refused = results.filter((r) => r.errors?.[0]?.extensions?.code === 'QUOTA_EXCEEDED');
     expect(completed.length).toBe(50);
@@ -60,7 +67,9 @@ describe('assist quota with Redis down', () => {
 
   it('fails closed for a tenant with a token budget', async () => {
     const tenantId = 'ten_01JD00000000000000000TPD00';
-    await ai.db.prisma.tenantSettings.create({ data: { tenantId, quotaEnabled: true, requestsPerMinute: 100, tokensPerDay: 100_000 } });
+    await ai.db.prisma.tenantSettings.create({
+      data: { tenantId, quotaEnabled: true, requestsPerMinute: 100, tokensPerDay: 100_000 },
+    });
     const result = await ai.gql(ASSIST, triage, { tenantId });
     expect(result.errors![0].extensions).toMatchObject({ code: 'quota.unavailable', status: 503, retryAfterSeconds: 5 });
   });
@@ -79,7 +88,10 @@ describe('assist quota with Redis down', () => {
   it('keeps serving tenants without quota and reports the degradation on /v1/ai/health', async () => {
     expect((await ai.gql<{ assist: { status: string } }>(ASSIST, triage)).data!.assist.status).toBe('completed');
     const response = await fetch(new URL('/v1/ai/health', ai.url));
-    const body = (await response.json()) as { status: string; dependencies: { quota: { status: string; store: string; detail: string } } };
+    const body = (await response.json()) as {
+      status: string;
+      dependencies: { quota: { status: string; store: string; detail: string } };
+    };
     expect(response.status).toBe(200);
     expect(body.status).toBe('degraded');
     expect(body.dependencies.quota).toMatchObject({ status: 'degraded', store: 'redis' });

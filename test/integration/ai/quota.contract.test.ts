@@ -13,7 +13,12 @@ const redisUrl = realService('REDIS_URL');
 const NOW = Date.parse('2026-11-21T10:15:30Z');
 
 /** A fresh tenant id per test, so runs against a shared Redis never see each other's counters. */
-const tenant = () => `ten_${randomBytes(13).toString('hex').toUpperCase().replace(/[ILOU]/g, 'X').slice(0, 26)}`;
+const tenant = () =>
+  `ten_${randomBytes(13)
+    .toString('hex')
+    .toUpperCase()
+    .replace(/[ILOU]/g, 'X')
+    .slice(0, 26)}`;
 
 /** Redis Cluster's rule: only the part between the first `{` and the next `}` is hashed, when non-empty. */
 function clusterHashTag(key: string): string {
@@ -42,20 +47,28 @@ describe.each(kinds)('quota store contract: %s', (kind) => {
   it('admits exactly the request limit out of 200 concurrent requests', async () => {
     const t = tenant();
     const results = await Promise.all(
-      Array.from({ length: 200 }, () => store.reserve({ tenantId: t, limits: { requestsPerMinute: 50, tokensPerDay: 0 }, tokens: 1, nowMs: NOW })),
+      Array.from({ length: 200 }, () =>
+        store.reserve({ tenantId: t, limits: { requestsPerMinute: 50, tokensPerDay: 0 }, tokens: 1, nowMs: NOW }),
+      ),
     );
     const admitted = results.filter((r) => r.admitted);
     expect(admitted.length).toBe(50);
-    for (const r of results) if (!r.admitted) expect(r).toEqual({ admitted: false, limit: 'requests_per_minute', retryAfterSeconds: 30 });
+    for (const r of results)
+      if (!r.admitted) expect(r).toEqual({ admitted: false, limit: 'requests_per_minute', retryAfterSeconds: 30 });
   });
 
   it('admits exactly the token budget out of 200 concurrent requests', async () => {
     const t = tenant();
     const results = await Promise.all(
-      Array.from({ length: 200 }, () => store.reserve({ tenantId: t, limits: { requestsPerMinute: 0, tokensPerDay: 1000 }, tokens: 10, nowMs: NOW })),
+      Array.from({ length: 200 }, () =>
+        store.reserve({ tenantId: t, limits: { requestsPerMinute: 0, tokensPerDay: 1000 }, tokens: 10, nowMs: NOW }),
+      ),
     );
     expect(results.filter((r) => r.admitted).length).toBe(100);
-    expect(results.find((r) => !r.admitted)).toMatchObject({ limit: 'tokens_per_day', retryAfterSeconds: 13 * 3600 + 44 * 60 + 30 });
+    expect(results.find((r) => !r.admitted)).toMatchObject({
+      limit: 'tokens_per_day',
+      retryAfterSeconds: 13 * 3600 + 44 * 60 + 30,
+    });
   });
 
   it('starts a fresh request window each minute and keeps tenants apart', async () => {
@@ -84,7 +97,12 @@ describe.each(kinds)('quota store contract: %s', (kind) => {
   if (kind === 'redis') {
     it('keeps both counters of a tenant under one hash tag (one cluster slot), with expiry', async () => {
       const t = tenant();
-      const result = await store.reserve({ tenantId: t, limits: { requestsPerMinute: 5, tokensPerDay: 50 }, tokens: 5, nowMs: Date.now() });
+      const result = await store.reserve({
+        tenantId: t,
+        limits: { requestsPerMinute: 5, tokensPerDay: 50 },
+        tokens: 5,
+        nowMs: Date.now(),
+      });
       if (!result.admitted) throw new Error('not admitted');
       const keys = await redis!.keys(`quota:{${t}}:*`);
       expect(keys.length).toBe(2);
@@ -104,12 +122,19 @@ describe('quota with Redis down', () => {
 
   it('the Redis store reports itself unavailable instead of hanging', async () => {
     const store = createRedisQuotaStore(redis);
-    await expect(store.reserve({ tenantId: tenant(), limits: { requestsPerMinute: 5, tokensPerDay: 0 }, tokens: 1, nowMs: NOW })).rejects.toBeInstanceOf(QuotaStoreUnavailableError);
+    await expect(
+      store.reserve({ tenantId: tenant(), limits: { requestsPerMinute: 5, tokensPerDay: 0 }, tokens: 1, nowMs: NOW }),
+    ).rejects.toBeInstanceOf(QuotaStoreUnavailableError);
     await expect(store.ping()).rejects.toBeInstanceOf(QuotaStoreUnavailableError);
   });
 
   it('fails token budgets closed, caps the request rate locally, and reports degraded health', async () => {
-    const service = createQuotaService({ store: createRedisQuotaStore(redis), fallbackRpmPercent: 50, now: () => NOW, logger: silentLogger });
+    const service = createQuotaService({
+      store: createRedisQuotaStore(redis),
+      fallbackRpmPercent: 50,
+      now: () => NOW,
+      logger: silentLogger,
+    });
     const budgeted = service.reserve(tenant(), { enabled: true, requestsPerMinute: 100, tokensPerDay: 1000 }, 10);
     await expect(budgeted).rejects.toMatchObject({ code: 'quota.unavailable', status: 503, headers: { 'retry-after': '5' } });
 

@@ -52,7 +52,11 @@ export type FakeReply = { status: number; body?: unknown; raw?: string; headers?
 export interface FakeOpenAi extends Listening {
   /** v1 base URL, as OPENAI_BASE_URL. */
   baseUrl: string;
-  requests: Array<{ path: string; headers: http.IncomingHttpHeaders; body: { model?: string; messages?: Array<{ content: string }> } }>;
+  requests: Array<{
+    path: string;
+    headers: http.IncomingHttpHeaders;
+    body: { model?: string; messages?: Array<{ content: string }> };
+  }>;
   /** The next replies, in order; when empty the server answers a normal completion. */
   script: FakeReply[];
 }
@@ -71,7 +75,13 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
         id: 'chatcmpl-1',
         object: 'chat.completion',
         model: `${parsed.model}-2026`,
-        choices: [{ index: 0, message: { role: 'assistant', content: `hosted answer to ${parsed.messages?.[0]?.content?.length ?? 0} chars` }, finish_reason: 'stop' }],
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: `hosted answer to ${parsed.messages?.[0]?.content?.length ?? 0} chars` },
+            finish_reason: 'stop',
+          },
+        ],
         usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 },
       },
     };
@@ -96,7 +106,11 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
 }
 
 /** A local server speaking HashiCorp Vault's KV v2 read API. */
-export async function startFakeVault(token: string, secrets: Record<string, Record<string, string>>, mount = 'secret'): Promise<Listening & { reads: number }> {
+export async function startFakeVault(
+  token: string,
+  secrets: Record<string, Record<string, string>>,
+  mount = 'secret',
+): Promise<Listening & { reads: number }> {
   const state = { reads: 0 };
   const server = await listen((req, res) => {
     state.reads++;
@@ -110,7 +124,13 @@ export async function startFakeVault(token: string, secrets: Record<string, Reco
     const secretPath = decodeURIComponent(req.url.slice(prefix.length));
     const data = secrets[secretPath];
     if (!data) return send(404, { errors: [] });
-    send(200, { request_id: 'r', lease_id: '', renewable: false, lease_duration: 0, data: { data, metadata: { version: 1, created_time: '2026-11-21T00:00:00Z', deletion_time: '', destroyed: false } } });
+    send(200, {
+      request_id: 'r',
+      lease_id: '',
+      renewable: false,
+      lease_duration: 0,
+      data: { data, metadata: { version: 1, created_time: '2026-11-21T00:00:00Z', deletion_time: '', destroyed: false } },
+    });
   });
   return {
     ...server,
@@ -138,7 +158,13 @@ export interface AiHarness {
     query: string,
     variables?: Record<string, unknown>,
     as?: { tenantId?: string; scope?: string; sub?: string },
-  ): Promise<{ status: number; data?: T; errors?: Array<{ message: string; extensions?: Record<string, unknown> }>; headers: Headers; raw: string }>;
+  ): Promise<{
+    status: number;
+    data?: T;
+    errors?: Array<{ message: string; extensions?: Record<string, unknown> }>;
+    headers: Headers;
+    raw: string;
+  }>;
   close(): Promise<void>;
 }
 
@@ -166,13 +192,19 @@ export async function startAiHarness(
   });
   // pglite-socket interleaves the extended-protocol messages of concurrent connections
   // (electric-sql/pglite#1046): on PGlite the subgraph gets a one-connection pool.
-  const serving = kind === 'pglite' ? new PrismaClient({ adapter: new PrismaPg({ connectionString: db.url, max: 1 }) }) : db.prisma;
+  const serving =
+    kind === 'pglite' ? new PrismaClient({ adapter: new PrismaPg({ connectionString: db.url, max: 1 }) }) : db.prisma;
   await seedBaseline(db.prisma, { hostedModel: config.providers.openaiModel, logger });
   const keys = await generateEd25519();
-  const verifier = await createTokenVerifier({ publicKey: JSON.stringify(keys.publicJwk), maxTokenLifetimeSeconds: 900, clockToleranceSeconds: 30 });
+  const verifier = await createTokenVerifier({
+    publicKey: JSON.stringify(keys.publicJwk),
+    maxTokenLifetimeSeconds: 900,
+    clockToleranceSeconds: 30,
+  });
   const server = await startAiSubgraph({ config, db: serving, verifier, logger, ...overrides }, 0);
   const responses: string[] = [];
-  const token = (tenantId: string, scope = 'ai.assist ai.admin', sub = 'svc-consumer') => mintToken(keys.privateJwk, { sub, tid: tenantId, scope });
+  const token = (tenantId: string, scope = 'ai.assist ai.admin', sub = 'svc-consumer') =>
+    mintToken(keys.privateJwk, { sub, tid: tenantId, scope });
   return {
     db,
     url: server.url,
@@ -186,7 +218,11 @@ export async function startAiHarness(
       const tenantId = as.tenantId ?? TENANT_A;
       const response = await fetch(server.url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${await token(tenantId, as.scope, as.sub)}`, 'x-tenant-id': tenantId },
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${await token(tenantId, as.scope, as.sub)}`,
+          'x-tenant-id': tenantId,
+        },
         body: JSON.stringify({ query, variables }),
       });
       const raw = await response.text();

@@ -12,7 +12,11 @@ const TOKEN = 'hvs.TEST-TOKEN-91';
 describe('Vault KV v2 store against a local server speaking the API', () => {
   let vault: Awaited<ReturnType<typeof startFakeVault>>;
   beforeAll(async () => {
-    vault = await startFakeVault(TOKEN, { 'ai/providers/openai-compatible': { api_key: 'sk-1', org: 'o' }, 'with space/x': { v: '1' } }, 'kv');
+    vault = await startFakeVault(
+      TOKEN,
+      { 'ai/providers/openai-compatible': { api_key: 'sk-1', org: 'o' }, 'with space/x': { v: '1' } },
+      'kv',
+    );
   });
   afterAll(async () => vault?.close());
 
@@ -36,9 +40,16 @@ describe('Vault KV v2 store against a local server speaking the API', () => {
   });
 
   it('fails when the vault is unreachable, and refuses path traversal', async () => {
-    const store = createVaultKvStore({ addr: `http://127.0.0.1:${await closedPort()}`, token: TOKEN, mount: 'kv', timeoutMs: 1000 });
+    const store = createVaultKvStore({
+      addr: `http://127.0.0.1:${await closedPort()}`,
+      token: TOKEN,
+      mount: 'kv',
+      timeoutMs: 1000,
+    });
     await expect(store.read('a/b')).rejects.toThrow('vault unreachable');
-    await expect(createVaultKvStore({ addr: vault.url, token: TOKEN, mount: 'kv' }).read('../sys/seal')).rejects.toThrow('invalid secret path');
+    await expect(createVaultKvStore({ addr: vault.url, token: TOKEN, mount: 'kv' }).read('../sys/seal')).rejects.toThrow(
+      'invalid secret path',
+    );
   });
 });
 
@@ -53,7 +64,10 @@ describe('file secret store (embedded mode)', () => {
     const store = createFileSecretStore(dir);
     expect(await store.read('ai/providers/openai-compatible')).toBeUndefined();
     await fs.mkdir(path.join(dir, 'vault'));
-    await fs.writeFile(path.join(dir, 'vault', 'secrets.json'), JSON.stringify({ 'ai/providers/openai-compatible': { api_key: 'sk-file', n: 3 } }));
+    await fs.writeFile(
+      path.join(dir, 'vault', 'secrets.json'),
+      JSON.stringify({ 'ai/providers/openai-compatible': { api_key: 'sk-file', n: 3 } }),
+    );
     expect(await store.read('ai/providers/openai-compatible')).toEqual({ api_key: 'sk-file' });
     await fs.writeFile(path.join(dir, 'vault', 'secrets.json'), '{not json');
     await expect(store.read('x')).rejects.toThrow('secrets file is not JSON');

@@ -12,7 +12,9 @@ function code(run: () => unknown): string | undefined {
   try {
     run();
   } catch (error) {
-    return error instanceof AppError ? `${error.code}:${String(error.details?.argument ?? error.details?.variable ?? '')}` : 'other';
+    return error instanceof AppError
+      ? `${error.code}:${String(error.details?.argument ?? error.details?.variable ?? '')}`
+      : 'other';
   }
   return undefined;
 }
@@ -34,8 +36,12 @@ describe('assist input', () => {
     expect(code(() => parseAssistInput({ ...valid, residency: 'af' }, []))).toBe('BAD_USER_INPUT:residency');
     expect(code(() => parseAssistInput({ ...valid, mode: 'dry' }, []))).toBe('BAD_USER_INPUT:mode');
     expect(code(() => parseAssistInput({ ...valid, locale: 'not a tag!' }, []))).toBe('BAD_USER_INPUT:locale');
-    expect(code(() => parseAssistInput({ ...valid, context: { facilityId: '', specialty: 'x' } }, []))).toBe('BAD_USER_INPUT:context.facilityId');
-    expect(code(() => parseAssistInput({ ...valid, context: { facilityId: 'f', specialty: 'x', subjectRef: 'x'.repeat(300) } }, []))).toBe('BAD_USER_INPUT:context.subjectRef');
+    expect(code(() => parseAssistInput({ ...valid, context: { facilityId: '', specialty: 'x' } }, []))).toBe(
+      'BAD_USER_INPUT:context.facilityId',
+    );
+    expect(
+      code(() => parseAssistInput({ ...valid, context: { facilityId: 'f', specialty: 'x', subjectRef: 'x'.repeat(300) } }, [])),
+    ).toBe('BAD_USER_INPUT:context.subjectRef');
     expect(code(() => parseAssistInput({ ...valid, variables: { __mock: { status: 418 } } }, []))).toBe('BAD_USER_INPUT:__mock');
   });
 });
@@ -48,20 +54,41 @@ describe('release decision', () => {
   });
 
   it('holds for review when the policy requires it', () => {
-    expect(decideRelease({ ...base, hitlMode: 'required' })).toMatchObject({ status: 'pending_review', returnText: false, holdText: true, reviewState: 'pending' });
+    expect(decideRelease({ ...base, hitlMode: 'required' })).toMatchObject({
+      status: 'pending_review',
+      returnText: false,
+      holdText: true,
+      reviewState: 'pending',
+    });
   });
 
   it('releases unreviewed, flagged as a bypass, when review is switched off by flag', () => {
-    expect(decideRelease({ ...base, hitlMode: 'required', hitlEnabled: false })).toMatchObject({ status: 'completed', returnText: true, reviewState: 'bypassed_by_flag', bypassed: true });
+    expect(decideRelease({ ...base, hitlMode: 'required', hitlEnabled: false })).toMatchObject({
+      status: 'completed',
+      returnText: true,
+      reviewState: 'bypassed_by_flag',
+      bypassed: true,
+    });
   });
 
   it('blocks flagged output while moderation is on', () => {
-    expect(decideRelease({ ...base, moderation: { flagged: true } })).toMatchObject({ status: 'blocked', returnText: false, holdText: false });
-    expect(decideRelease({ ...base, moderation: { flagged: true }, moderationEnabled: false })).toMatchObject({ status: 'completed', bypassed: true });
+    expect(decideRelease({ ...base, moderation: { flagged: true } })).toMatchObject({
+      status: 'blocked',
+      returnText: false,
+      holdText: false,
+    });
+    expect(decideRelease({ ...base, moderation: { flagged: true }, moderationEnabled: false })).toMatchObject({
+      status: 'completed',
+      bypassed: true,
+    });
   });
 
   it('never returns or holds shadow output', () => {
-    expect(decideRelease({ ...base, mode: 'shadow', hitlMode: 'required' })).toMatchObject({ status: 'completed', returnText: false, holdText: false });
+    expect(decideRelease({ ...base, mode: 'shadow', hitlMode: 'required' })).toMatchObject({
+      status: 'completed',
+      returnText: false,
+      holdText: false,
+    });
   });
 });
 

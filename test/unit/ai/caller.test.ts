@@ -2,10 +2,19 @@ import { describe, expect, it } from 'vitest';
 import { Breakers } from '../../../subgraphs/ai/providers/breakers.js';
 import { callWithFallbacks, type CallEngineDeps } from '../../../subgraphs/ai/providers/caller.js';
 import { createMockProvider } from '../../../subgraphs/ai/providers/mock.js';
-import { ProviderError, type ModelProvider, type MockDirective, type ProviderRequest } from '../../../subgraphs/ai/providers/provider.js';
+import {
+  ProviderError,
+  type ModelProvider,
+  type MockDirective,
+  type ProviderRequest,
+} from '../../../subgraphs/ai/providers/provider.js';
 
 /** A scripted provider: each call takes the next behaviour (an error kind to throw, or 'ok'). */
-function scripted(name: string, script: Array<ProviderError | 'ok' | 'hang'>, timeoutMs = 1000): ModelProvider & { calls: ProviderRequest[] } {
+function scripted(
+  name: string,
+  script: Array<ProviderError | 'ok' | 'hang'>,
+  timeoutMs = 1000,
+): ModelProvider & { calls: ProviderRequest[] } {
   const calls: ProviderRequest[] = [];
   return {
     name,
@@ -17,7 +26,9 @@ function scripted(name: string, script: Array<ProviderError | 'ok' | 'hang'>, ti
       const step = script[Math.min(calls.length - 1, script.length - 1)];
       if (step === 'ok') return { text: `${name} answer`, model: request.model };
       if (step === 'hang') {
-        return new Promise((_, reject) => request.signal.addEventListener('abort', () => reject(request.signal.reason), { once: true }));
+        return new Promise((_, reject) =>
+          request.signal.addEventListener('abort', () => reject(request.signal.reason), { once: true }),
+        );
       }
       throw step;
     },
@@ -42,7 +53,12 @@ function engine(providers: ModelProvider[], overrides: Partial<CallEngineDeps> =
   return { deps, delays };
 }
 
-const mock = (mockDirective?: MockDirective) => ({ prompt: 'Summarise: chest pain', maxOutputTokens: 64, mock: mockDirective, deadlineAt: Date.now() + 30_000 });
+const mock = (mockDirective?: MockDirective) => ({
+  prompt: 'Summarise: chest pain',
+  maxOutputTokens: 64,
+  mock: mockDirective,
+  deadlineAt: Date.now() + 30_000,
+});
 const targets = [
   { provider: 'primary', model: 'gpt-x' },
   { provider: 'mock', model: 'mock-1' },
@@ -157,7 +173,14 @@ describe('breaker in the call path', () => {
 describe('the end of the chain', () => {
   it('fails when every target fails, recording each attempt', async () => {
     const { deps } = engine([mockProvider()], { retries: 1 });
-    const result = await callWithFallbacks(deps, [{ provider: 'unconfigured', model: 'x' }, { provider: 'mock', model: 'mock-1' }], mock({ status: 503 }));
+    const result = await callWithFallbacks(
+      deps,
+      [
+        { provider: 'unconfigured', model: 'x' },
+        { provider: 'mock', model: 'mock-1' },
+      ],
+      mock({ status: 503 }),
+    );
     expect(result.ok).toBe(false);
     expect(result.attempts.map((a) => [a.provider, a.outcome])).toEqual([
       ['unconfigured', 'not_configured'],
@@ -169,7 +192,10 @@ describe('the end of the chain', () => {
   it('starts no attempt after the deadline', async () => {
     const primary = scripted('primary', ['ok']);
     const { deps } = engine([primary]);
-    const result = await callWithFallbacks(deps, [{ provider: 'primary', model: 'x' }], { ...mock(), deadlineAt: Date.now() - 1 });
+    const result = await callWithFallbacks(deps, [{ provider: 'primary', model: 'x' }], {
+      ...mock(),
+      deadlineAt: Date.now() - 1,
+    });
     expect(result.ok).toBe(false);
     expect(primary.calls.length).toBe(0);
     expect(result.attempts[0].outcome).toBe('deadline_exceeded');

@@ -3,7 +3,14 @@ import { AppError } from '../../../platform/errors.js';
 import { createMockProvider, parseMockDirective } from '../../../subgraphs/ai/providers/mock.js';
 import { ProviderError, type MockDirective } from '../../../subgraphs/ai/providers/provider.js';
 
-const request = (mock?: MockDirective, attempt = 1, signal = new AbortController().signal) => ({ model: 'mock-1', prompt: 'Summarise: BP 120/80', maxOutputTokens: 64, attempt, signal, mock });
+const request = (mock?: MockDirective, attempt = 1, signal = new AbortController().signal) => ({
+  model: 'mock-1',
+  prompt: 'Summarise: BP 120/80',
+  maxOutputTokens: 64,
+  attempt,
+  signal,
+  mock,
+});
 
 async function failure(run: Promise<unknown>): Promise<ProviderError> {
   try {
@@ -28,7 +35,11 @@ describe('mock provider', () => {
   });
 
   it('injects each fault the directive names', async () => {
-    expect((await failure(provider.complete(request({ status: 429, retryAfterSeconds: 2 }))))).toMatchObject({ kind: 'rate_limited', status: 429, retryAfterMs: 2000 });
+    expect(await failure(provider.complete(request({ status: 429, retryAfterSeconds: 2 })))).toMatchObject({
+      kind: 'rate_limited',
+      status: 429,
+      retryAfterMs: 2000,
+    });
     expect((await failure(provider.complete(request({ status: 500 })))).kind).toBe('server_error');
     expect((await failure(provider.complete(request({ status: 401 })))).kind).toBe('auth_error');
     expect((await failure(provider.complete(request({ malformed: true })))).kind).toBe('malformed_response');
@@ -56,17 +67,25 @@ describe('mock provider', () => {
 
 describe('__mock directive parsing', () => {
   it('accepts the documented fields', () => {
-    expect(parseMockDirective({ latencyMs: 5, status: 429, retryAfterSeconds: 1, failAttempts: 2 })).toMatchObject({ latencyMs: 5, status: 429, retryAfterSeconds: 1, failAttempts: 2 });
+    expect(parseMockDirective({ latencyMs: 5, status: 429, retryAfterSeconds: 1, failAttempts: 2 })).toMatchObject({
+      latencyMs: 5,
+      status: 429,
+      retryAfterSeconds: 1,
+      failAttempts: 2,
+    });
     expect(parseMockDirective(undefined)).toBeUndefined();
   });
 
-  it.each([[{ bogus: 1 }], [{ status: 418 }], [{ latencyMs: -1 }], [{ timeout: 'yes' }], ['string'], [[1]]])('refuses %j as BAD_USER_INPUT', (value) => {
-    try {
-      parseMockDirective(value);
-      throw new Error('accepted');
-    } catch (error) {
-      expect(error).toBeInstanceOf(AppError);
-      expect((error as AppError).code).toBe('BAD_USER_INPUT');
-    }
-  });
+  it.each([[{ bogus: 1 }], [{ status: 418 }], [{ latencyMs: -1 }], [{ timeout: 'yes' }], ['string'], [[1]]])(
+    'refuses %j as BAD_USER_INPUT',
+    (value) => {
+      try {
+        parseMockDirective(value);
+        throw new Error('accepted');
+      } catch (error) {
+        expect(error).toBeInstanceOf(AppError);
+        expect((error as AppError).code).toBe('BAD_USER_INPUT');
+      }
+    },
+  );
 });

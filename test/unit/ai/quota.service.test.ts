@@ -33,11 +33,18 @@ async function rejection(run: Promise<unknown>): Promise<AppError> {
 describe('quota service', () => {
   it('does nothing for a tenant without quota', async () => {
     const service = createQuotaService({ store: downStore, fallbackRpmPercent: 25, now: () => NOW, logger: silentLogger });
-    await expect(service.reserve(T, { enabled: false, requestsPerMinute: 1, tokensPerDay: 1 }, 10)).resolves.toMatchObject({ mode: 'disabled' });
+    await expect(service.reserve(T, { enabled: false, requestsPerMinute: 1, tokensPerDay: 1 }, 10)).resolves.toMatchObject({
+      mode: 'disabled',
+    });
   });
 
   it('answers QUOTA_EXCEEDED with Retry-After and retryAfterSeconds', async () => {
-    const service = createQuotaService({ store: createMemoryQuotaStore(), fallbackRpmPercent: 25, now: () => NOW, logger: silentLogger });
+    const service = createQuotaService({
+      store: createMemoryQuotaStore(),
+      fallbackRpmPercent: 25,
+      now: () => NOW,
+      logger: silentLogger,
+    });
     const quota: TenantQuota = { enabled: true, requestsPerMinute: 1, tokensPerDay: 0 };
     await service.reserve(T, quota, 10);
     const error = await rejection(service.reserve(T, quota, 10));
@@ -48,7 +55,12 @@ describe('quota service', () => {
   });
 
   it('corrects the token reservation to the real usage', async () => {
-    const service = createQuotaService({ store: createMemoryQuotaStore(), fallbackRpmPercent: 25, now: () => NOW, logger: silentLogger });
+    const service = createQuotaService({
+      store: createMemoryQuotaStore(),
+      fallbackRpmPercent: 25,
+      now: () => NOW,
+      logger: silentLogger,
+    });
     const quota: TenantQuota = { enabled: true, requestsPerMinute: 0, tokensPerDay: 100 };
     const first = await service.reserve(T, quota, 80);
     await service.settle(first, 20);

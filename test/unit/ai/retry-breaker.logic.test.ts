@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { breakerAcquire, breakerFailure, breakerNeutral, breakerSuccess, initialBreaker, type BreakerState } from '../../../subgraphs/ai/providers/breaker.logic.js';
+import {
+  breakerAcquire,
+  breakerFailure,
+  breakerNeutral,
+  breakerSuccess,
+  initialBreaker,
+  type BreakerState,
+} from '../../../subgraphs/ai/providers/breaker.logic.js';
 import { Breakers } from '../../../subgraphs/ai/providers/breakers.js';
 import type { ProviderErrorKind } from '../../../subgraphs/ai/providers/provider.js';
 import { parseRetryAfter, kindForStatus } from '../../../subgraphs/ai/providers/provider.js';
@@ -17,7 +24,14 @@ describe('what is retried', () => {
 
   it('maps HTTP statuses to kinds', () => {
     expect([400, 401, 403, 404, 408, 429, 500, 503].map(kindForStatus)).toEqual([
-      'bad_request', 'auth_error', 'auth_error', 'bad_request', 'timeout', 'rate_limited', 'server_error', 'server_error',
+      'bad_request',
+      'auth_error',
+      'auth_error',
+      'bad_request',
+      'timeout',
+      'rate_limited',
+      'server_error',
+      'server_error',
     ]);
   });
 
@@ -29,12 +43,17 @@ describe('what is retried', () => {
   });
 
   it('does not retry a non-retryable failure or past the attempts', () => {
-    expect(retryDecision({ kind: 'auth_error', attempt: 1, maxAttempts: 3, remainingMs: 10_000, policy, random: () => 0.5 })).toEqual({ retry: false, reason: 'not_retryable' });
-    expect(retryDecision({ kind: 'server_error', attempt: 3, maxAttempts: 3, remainingMs: 10_000, policy, random: () => 0.5 })).toEqual({ retry: false, reason: 'attempts_exhausted' });
+    expect(
+      retryDecision({ kind: 'auth_error', attempt: 1, maxAttempts: 3, remainingMs: 10_000, policy, random: () => 0.5 }),
+    ).toEqual({ retry: false, reason: 'not_retryable' });
+    expect(
+      retryDecision({ kind: 'server_error', attempt: 3, maxAttempts: 3, remainingMs: 10_000, policy, random: () => 0.5 }),
+    ).toEqual({ retry: false, reason: 'attempts_exhausted' });
   });
 
   it('backs off with full jitter under an exponential ceiling', () => {
-    const delay = (attempt: number, random: number) => retryDecision({ kind: 'server_error', attempt, maxAttempts: 10, remainingMs: 60_000, policy, random: () => random });
+    const delay = (attempt: number, random: number) =>
+      retryDecision({ kind: 'server_error', attempt, maxAttempts: 10, remainingMs: 60_000, policy, random: () => random });
     expect(delay(1, 0.999)).toEqual({ retry: true, delayMs: 99 });
     expect(delay(2, 0.999)).toEqual({ retry: true, delayMs: 199 });
     expect(delay(5, 0.999)).toEqual({ retry: true, delayMs: 999 });
@@ -44,7 +63,10 @@ describe('what is retried', () => {
   it("honours the server's Retry-After, unless it is longer than we wait or than the deadline", () => {
     const base = { kind: 'rate_limited' as const, attempt: 1, maxAttempts: 3, policy, random: () => 0 };
     expect(retryDecision({ ...base, retryAfterMs: 2000, remainingMs: 10_000 })).toEqual({ retry: true, delayMs: 2000 });
-    expect(retryDecision({ ...base, retryAfterMs: 6000, remainingMs: 10_000 })).toEqual({ retry: false, reason: 'retry_after_too_long' });
+    expect(retryDecision({ ...base, retryAfterMs: 6000, remainingMs: 10_000 })).toEqual({
+      retry: false,
+      reason: 'retry_after_too_long',
+    });
     expect(retryDecision({ ...base, retryAfterMs: 2000, remainingMs: 1000 })).toEqual({ retry: false, reason: 'deadline' });
   });
 

@@ -17,8 +17,22 @@ const A = 'ten_01JD0000000000000000000000';
 const B = 'ten_01JD0000000000000000000001';
 const FEATURE = 'patient_chart.note_summary';
 
-function rule(id: string, tenantId: string | null, featureKey: string | null, residency: string | null, activeVersion: number | null = 1): RuleCandidate {
-  return { ruleId: `rtr_${id.padStart(26, '0')}`, tenantId, featureKey, residency, activeVersion, primary: { provider: 'mock', model: id }, fallbacks: [] };
+function rule(
+  id: string,
+  tenantId: string | null,
+  featureKey: string | null,
+  residency: string | null,
+  activeVersion: number | null = 1,
+): RuleCandidate {
+  return {
+    ruleId: `rtr_${id.padStart(26, '0')}`,
+    tenantId,
+    featureKey,
+    residency,
+    activeVersion,
+    primary: { provider: 'mock', model: id },
+    fallbacks: [],
+  };
 }
 
 const all = [
@@ -54,12 +68,24 @@ describe('rule precedence', () => {
       selectRule(rules, { tenantId, featureKey, residency })?.primary?.model;
     expect(pick(all, A, 'AF')).toBe('6');
     expect(pick(all, A, null)).toBe('5');
-    expect(pick(all.filter((r) => r.primary?.model !== '5'), A, null)).toBe('4');
+    expect(
+      pick(
+        all.filter((r) => r.primary?.model !== '5'),
+        A,
+        null,
+      ),
+    ).toBe('4');
     expect(pick(all, A, null, 'portal.triage')).toBe('4');
     expect(pick(all, B, null)).toBe('2');
     expect(pick(all, B, 'AF')).toBe('7');
     expect(pick(all, B, null, 'portal.triage')).toBe('1');
-    expect(pick(all.filter((r) => r.tenantId === null), B, 'AF')).toBe('3');
+    expect(
+      pick(
+        all.filter((r) => r.tenantId === null),
+        B,
+        'AF',
+      ),
+    ).toBe('3');
   });
 
   it("never applies another tenant's override", () => {
@@ -110,7 +136,11 @@ describe('attempt plan and residency', () => {
   });
 
   it('fails closed when no provider of the rule may serve the residency', () => {
-    const plan = planAttempts({ primary: { provider: 'hosted-eu', model: 'm' }, fallbacks: [{ provider: 'hosted-af', model: 'm' }] }, 'ON_PREM', profiles);
+    const plan = planAttempts(
+      { primary: { provider: 'hosted-eu', model: 'm' }, fallbacks: [{ provider: 'hosted-af', model: 'm' }] },
+      'ON_PREM',
+      profiles,
+    );
     expect(plan.targets).toEqual([]);
     expect(errorCode(() => requireResidencyServed(plan, 'ON_PREM'))).toBe('routing.no_provider_for_residency');
     expect(errorCode(() => requireResidencyServed(planAttempts(version, 'AF', profiles), 'AF'))).toBeUndefined();
@@ -126,9 +156,15 @@ describe('attempt plan and residency', () => {
 describe('admin input validation', () => {
   const known = new Set(['mock', 'openai-compatible']);
   it('accepts known providers and refuses unknown ones, repeats and long chains', () => {
-    expect(errorCode(() => validateTargets({ provider: 'openai-compatible', model: 'gpt-4o-mini' }, [{ provider: 'mock', model: 'mock-1' }], known))).toBeUndefined();
+    expect(
+      errorCode(() =>
+        validateTargets({ provider: 'openai-compatible', model: 'gpt-4o-mini' }, [{ provider: 'mock', model: 'mock-1' }], known),
+      ),
+    ).toBeUndefined();
     expect(errorCode(() => validateTargets({ provider: 'evil', model: 'x' }, [], known))).toBe('BAD_USER_INPUT');
-    expect(errorCode(() => validateTargets({ provider: 'mock', model: 'a' }, [{ provider: 'mock', model: 'a' }], known))).toBe('BAD_USER_INPUT');
+    expect(errorCode(() => validateTargets({ provider: 'mock', model: 'a' }, [{ provider: 'mock', model: 'a' }], known))).toBe(
+      'BAD_USER_INPUT',
+    );
     expect(errorCode(() => validateTargets({ provider: 'mock', model: 'http://x y' }, [], known))).toBe('BAD_USER_INPUT');
     const six = Array.from({ length: 6 }, (_, i) => ({ provider: 'mock', model: `m${i}` }));
     expect(errorCode(() => validateTargets({ provider: 'mock', model: 'a' }, six, known))).toBe('BAD_USER_INPUT');

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../../platform/errors.js';
-import { promptHash, renderTemplate, templateHash, templateVariables, validateTemplateBody } from '../../../subgraphs/ai/templates/template.logic.js';
+import {
+  promptHash,
+  renderTemplate,
+  templateHash,
+  templateVariables,
+  validateTemplateBody,
+} from '../../../subgraphs/ai/templates/template.logic.js';
 import { BASELINE_TEMPLATES } from '../../../subgraphs/ai/baseline.js';
 
 const body = 'Summarise in {{locale}}:\n{{note}}';
@@ -53,7 +59,9 @@ describe('strict rendering', () => {
   });
 
   it('never expands placeholders that arrive inside values', () => {
-    expect(renderTemplate(body, { locale: 'en', note: '{{locale}} {{note}}' }, 10_000)).toBe('Summarise in en:\n{{locale}} {{note}}');
+    expect(renderTemplate(body, { locale: 'en', note: '{{locale}} {{note}}' }, 10_000)).toBe(
+      'Summarise in en:\n{{locale}} {{note}}',
+    );
   });
 
   it('renders numbers, booleans and structured values', () => {
