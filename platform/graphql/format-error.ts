@@ -31,16 +31,24 @@ export function formatGraphQLError(logger: Logger) {
       };
     }
     const code = formatted.extensions?.code;
-    if (typeof code === 'string' && CLIENT_CODES.has(code)) return formatted;
-    // Errors forwarded by the gateway from a subgraph were already formatted there.
-    if (original instanceof GraphQLError && typeof original.extensions?.code === 'string' && formatted.extensions?.serviceName) {
-      return formatted;
+    if (typeof code === 'string' && CLIENT_CODES.has(code)) return withoutStack(formatted);
+    // Errors forwarded by the gateway from a subgraph were already formatted there. The gateway
+    // unwraps to the subgraph's plain JSON error, so its class cannot tell; serviceName can.
+    if (typeof code === 'string' && formatted.extensions?.serviceName) {
+      return withoutStack(formatted);
     }
     if (original instanceof GraphQLError && original.extensions?.code === undefined && !original.originalError) {
       // Coercion and validation errors raised by graphql-js itself are the caller's mistake.
-      return { ...formatted, extensions: { ...formatted.extensions, code: 'BAD_USER_INPUT' } };
+      return withoutStack({ ...formatted, extensions: { ...formatted.extensions, code: 'BAD_USER_INPUT' } });
     }
     logger.error({ err: original }, 'unhandled GraphQL error');
     return { message: 'Internal server error', path: formatted.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } };
   };
+}
+
+/** Apollo adds `stacktrace` outside production; a response never carries one. */
+function withoutStack(formatted: GraphQLFormattedError): GraphQLFormattedError {
+  if (!formatted.extensions || !('stacktrace' in formatted.extensions)) return formatted;
+  const { stacktrace: _stacktrace, ...extensions } = formatted.extensions;
+  return { ...formatted, extensions };
 }
