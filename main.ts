@@ -1,8 +1,11 @@
 import 'reflect-metadata';
 import { configOrExit, exitOnSignals } from './platform/entrypoint.js';
 import { startSystem } from './system.js';
+import { startTelemetry, telemetryOptions } from './platform/telemetry.js';
 
 const config = configOrExit();
+// Before anything serves traffic, so the first request already has trace context.
+const telemetry = startTelemetry(telemetryOptions(config, 'main'));
 const system = await startSystem(config);
 const usesDevKey = !config.auth.jwksUrl && !config.auth.publicKey;
 console.log(`
@@ -10,6 +13,7 @@ console.log(`
     GraphQL (gateway):   ${system.gatewayUrl}/graphql   (open it in a browser: Apollo Sandbox)
     REST-compat:         ${system.gatewayUrl}/api/v1/courses, ${system.gatewayUrl}/v1/ai/assist, ...
     Health, readiness:   ${system.gatewayUrl}/healthz, ${system.gatewayUrl}/readyz
+    GraphiQL (offline):  ${system.gatewayUrl}/graphiql     Metrics: ${system.gatewayUrl}/metrics
     Subgraphs:           catalog ${system.catalogUrl}, ai ${system.aiUrl}
     Database:            ${config.databaseUrl ? 'DATABASE_URL' : `embedded PGlite under ${config.dataDir}`}
   ${
@@ -20,4 +24,11 @@ console.log(`
       : 'Tokens are verified with AUTH_JWKS_URL / AUTH_PUBLIC_KEY: use tokens from your identity provider.'
   }
 `);
-exitOnSignals(system.platform.logger, () => system.stop());
+exitOnSignals(
+  system.platform.logger,
+  async () => {
+    await system.stop();
+    await telemetry.shutdown();
+  },
+  config.ops.shutdownTimeoutMs,
+);

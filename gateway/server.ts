@@ -19,6 +19,7 @@ import type { Logger } from '../platform/logger.js';
 import { continueTrace } from '../platform/tracing.js';
 import { SUPERGRAPH_PATH, type SubgraphName } from './compose.js';
 import { FORWARDED_HEADERS } from './forwarded-headers.js';
+import { attachGatewayOps, gatewayApolloOptions, subgraphFetcher, type GatewayOps } from './ops.js';
 
 export interface GatewayContext {
   principal: Principal;
@@ -62,6 +63,8 @@ export interface GatewayOptions {
   /** Enforces Idempotency-Key on GraphQL mutations over HTTP (same store as the REST door). */
   idempotency?: IdempotencyStore;
   supergraphSdl?: string;
+  /** Metrics, query limits, persisted queries, GraphiQL, graceful drain (gateway/ops.ts). */
+  ops?: GatewayOps;
 }
 
 class ForwardingDataSource extends RemoteGraphQLDataSource<GatewayContext> {
@@ -92,15 +95,17 @@ export async function startGateway(options: GatewayOptions): Promise<RunningServ
     buildService: ({ name }) => {
       const url = options.subgraphUrls[name as SubgraphName];
       if (!url) throw new Error(`No URL configured for subgraph ${name}`);
-      return new ForwardingDataSource({ url, fetcher: fetch as never });
+      return new ForwardingDataSource({ url, fetcher: subgraphFetcher(name, options.ops?.metrics) as never });
     },
     logger: { debug: () => {}, info: () => {}, warn: (m) => logger.warn(String(m)), error: (m) => logger.error(String(m)) },
   });
+  const opsApollo = gatewayApolloOptions<GatewayContext>(options.ops);
   const apollo = new ApolloServer<GatewayContext>({
     gateway,
+    ...opsApollo.config,
     introspection: true,
     formatError: formatGraphQLError(logger),
-    plugins: [ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false })],
+    plugins: [ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false }), ...opsApollo.plugins],
     logger: { debug: () => {}, info: () => {}, warn: (m) => logger.warn(String(m)), error: (m) => logger.error(String(m)) },
   });
   await apollo.start();
@@ -129,6 +134,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningServ
           const report = await options.readiness();
           return sendJson(res, report.ready ? 200 : 503, report);
         }
+        if (await ops.handle(req, res, url.pathname)) return;
         if (url.pathname === '/graphql') {
           const wantsPage = req.method === 'GET' && (header(req, 'accept') ?? '').includes('text/html');
           if (wantsPage) {
@@ -170,6 +176,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningServ
       }
     })();
   });
+  const ops = attachGatewayOps(server, options.ops, logger);
   await new Promise<void>((resolve) => server.listen(options.port, options.host, resolve));
   const port = (server.address() as AddressInfo).port;
   logger.info({ port }, 'gateway listening');
@@ -178,8 +185,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningServ
     port,
     handle,
     close: async () => {
-      server.closeIdleConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await ops.drain();
       await apollo.stop();
     },
   };

@@ -1,4 +1,5 @@
 import pino, { type Logger } from 'pino';
+import { requestLogFields } from './request-scope.js';
 
 export type { Logger };
 
@@ -31,14 +32,105 @@ export const REDACTED_PATHS = [
   '*.variables',
 ];
 
+const CENSOR = '[redacted]';
+
+/**
+ * Keys whose values are redacted at any depth (pino's paths above only reach two levels): every
+ * name that holds a credential or model text in this code base, compared case-insensitively with
+ * `-` and `_` ignored.
+ */
+const SENSITIVE_KEYS = new Set(
+  [
+    'authorization',
+    'proxyAuthorization',
+    'cookie',
+    'setCookie',
+    'token',
+    'accessToken',
+    'refreshToken',
+    'idToken',
+    'apiKey',
+    'xApiKey',
+    'secret',
+    'clientSecret',
+    'password',
+    'privateKey',
+    'vaultToken',
+    'prompt',
+    'renderedPrompt',
+    'systemPrompt',
+    'input',
+    'output',
+    'outputText',
+    'completion',
+    'text',
+    'messages',
+    'variables',
+  ].map(normaliseKey),
+);
+
+function normaliseKey(key: string): string {
+  return key.replace(/[-_]/g, '').toLowerCase();
+}
+
+/** Credentials that can turn up inside free text (error messages, URLs): JWTs, bearer tokens, key=value secrets. */
+const SECRET_PATTERNS: Array<[RegExp, string]> = [
+  [/\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g, CENSOR],
+  [/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/gi, `$1 ${CENSOR}`],
+  [/\b(api[-_]?key|token|secret|password)=([^\s&"']+)/gi, `$1=${CENSOR}`],
+  [/\bsk-[A-Za-z0-9_-]{12,}/g, CENSOR],
+];
+
+export function scrubText(value: string): string {
+  let out = value;
+  for (const [pattern, replacement] of SECRET_PATTERNS) out = out.replace(pattern, replacement);
+  return out;
+}
+
+const MAX_DEPTH = 8;
+
+/** A copy of `value` with sensitive keys censored at any depth and credentials scrubbed from strings. */
+export function scrubValue(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return scrubText(value);
+  if (value === null || typeof value !== 'object' || depth >= MAX_DEPTH) return value;
+  if (value instanceof Error) return value;
+  if (Array.isArray(value)) return value.map((item) => scrubValue(item, depth + 1));
+  if (Buffer.isBuffer(value) || value instanceof Date) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    out[key] = SENSITIVE_KEYS.has(normaliseKey(key)) && item !== undefined && item !== null ? CENSOR : scrubValue(item, depth + 1);
+  }
+  return out;
+}
+
+function scrubError(error: unknown): unknown {
+  return scrubValue(pino.stdSerializers.err(error as Error));
+}
+
 export function createLogger(options: { level?: string; name?: string; destination?: pino.DestinationStream } = {}): Logger {
   return pino(
     {
       name: options.name,
       level: options.level ?? 'info',
-      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+      redact: { paths: REDACTED_PATHS, censor: CENSOR },
       base: undefined,
       timestamp: pino.stdTimeFunctions.isoTime,
+      serializers: { err: scrubError, error: scrubError },
+      formatters: { log: (object) => scrubValue(object) as Record<string, unknown> },
+      // The message string is the one place pino's redaction never looks.
+      hooks: {
+        logMethod(args, method) {
+          const scrubbed = args.map((arg) => (typeof arg === 'string' ? scrubText(arg) : arg)) as Parameters<typeof method>;
+          return method.apply(this, scrubbed);
+        },
+      },
+      // requestId, traceId and tenantId of the request being served, unless a child logger already binds them.
+      mixin: (_object, _level, logger) => {
+        const fields = requestLogFields();
+        const bound = logger.bindings();
+        for (const key of Object.keys(fields)) if (key in bound) delete fields[key];
+        return fields;
+      },
     },
     options.destination,
   );

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { activeTraceparent } from './telemetry.js';
 
 /** W3C Trace Context: `00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>`. */
 const TRACEPARENT_RE = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
@@ -20,8 +21,14 @@ export function parseTraceparent(value: string | undefined): { traceId: string; 
   return { traceId, parentId, flags };
 }
 
-/** Keeps a valid incoming trace (as a new child span), or starts one; never an error. */
+/**
+ * Keeps a valid incoming trace (as a new child span), or starts one; never an error. Inside a
+ * request the server span already did exactly that (observed-server.ts), so its context is used and
+ * logs, response headers and forwarded headers name the span the trace backend shows.
+ */
 export function continueTrace(incoming: string | undefined): TraceContext {
+  const active = activeTraceparent();
+  if (active) return { ...active, started: parseTraceparent(incoming)?.traceId !== active.traceId };
   const parsed = parseTraceparent(incoming);
   const spanId = randomBytes(8).toString('hex');
   if (parsed) return { traceparent: `00-${parsed.traceId}-${spanId}-${parsed.flags}`, traceId: parsed.traceId, started: false };

@@ -60,6 +60,19 @@ export interface Config {
   gatewayIntrospect: boolean;
   /** The AI gateway's assist pipeline (subgraphs/ai). */
   ai: AiConfig;
+  /** Traces, shutdown, the schema explorer and the gateway's query limits (README "Operations"). */
+  ops: OpsConfig;
+}
+
+export interface OpsConfig {
+  /** Standard OTel variables; no endpoint means no exporter (spans are not recorded). */
+  otel: { tracesUrl?: string; headers: Record<string, string>; serviceName?: string; sampleRatio: number };
+  /** SIGTERM/SIGINT: in-flight work gets this long before the process gives up and exits 1. */
+  shutdownTimeoutMs: number;
+  graphiql: boolean;
+  limits: { maxDepth: number; maxCost: number; defaultListSize: number };
+  /** Automatic persisted queries: entry lifetime (Apollo's bounded in-memory LRU, or Redis when REDIS_URL is set). */
+  apqTtlSeconds: number;
 }
 
 export interface AiConfig {
@@ -161,6 +174,38 @@ function residencyList(env: Env, name: string, fallback: string[]): string[] {
   return values;
 }
 
+/** OTEL_EXPORTER_OTLP_HEADERS: `key=value,key2=value2`, values URL-encoded (OTel specification). */
+function otlpHeaders(env: Env, name: string): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const pair of list(env, name, [])) {
+    const at = pair.indexOf('=');
+    if (at <= 0) throw new ConfigError(name, 'must be a comma-separated list of key=value pairs');
+    try {
+      headers[pair.slice(0, at).trim().toLowerCase()] = decodeURIComponent(pair.slice(at + 1).trim());
+    } catch {
+      throw new ConfigError(name, 'has a value that is not URL-encoded');
+    }
+  }
+  return headers;
+}
+
+function ratio(env: Env, name: string, fallback: number): number {
+  const raw = str(env, name);
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!/^\d*\.?\d+$/.test(raw) || value > 1) throw new ConfigError(name, `must be a number between 0 and 1, got "${raw}"`);
+  return value;
+}
+
+function otelTracesUrl(env: Env): string | undefined {
+  if (bool(env, 'OTEL_SDK_DISABLED', false)) return undefined;
+  const traces = url(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', ['http:', 'https:']);
+  if (traces) return traces;
+  const base = url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:']);
+  // The base endpoint gets the signal path appended; the per-signal one is used as given.
+  return base ? `${base.replace(/\/+$/, '')}/v1/traces` : undefined;
+}
+
 function streamName(env: Env, name: string, fallback: string): string {
   const value = str(env, name) ?? fallback;
   // JetStream stream names may not contain '.', spaces, '*', '>' or path separators.
@@ -252,6 +297,22 @@ export function loadConfig(env: Env = process.env): Config {
       openaiKeyPath: str(env, 'OPENAI_KEY_PATH') ?? 'ai/providers/openai-compatible',
       vaultCacheSeconds: int(env, 'VAULT_CACHE_SECONDS', 60, 0, 3600),
       configCacheMs: int(env, 'AI_CONFIG_CACHE_MS', 2_000, 0, 600_000),
+    },
+    ops: {
+      otel: {
+        tracesUrl: otelTracesUrl(env),
+        headers: otlpHeaders(env, 'OTEL_EXPORTER_OTLP_HEADERS'),
+        serviceName: str(env, 'OTEL_SERVICE_NAME'),
+        sampleRatio: ratio(env, 'OTEL_TRACES_SAMPLER_ARG', 1),
+      },
+      shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 1_000, 600_000),
+      graphiql: bool(env, 'GRAPHIQL_ENABLED', true),
+      limits: {
+        maxDepth: int(env, 'QUERY_MAX_DEPTH', 12, 1, 100),
+        maxCost: int(env, 'QUERY_MAX_COST', 5_000, 1, 10_000_000),
+        defaultListSize: int(env, 'QUERY_DEFAULT_LIST_SIZE', 10, 1, 10_000),
+      },
+      apqTtlSeconds: int(env, 'APQ_TTL_SECONDS', 24 * 3600, 60, 30 * 24 * 3600),
     },
   };
 }

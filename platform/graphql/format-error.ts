@@ -21,7 +21,9 @@ const CLIENT_CODES = new Set([
  */
 export function formatGraphQLError(logger: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
-    const original = unwrapResolverError(error);
+    const unwrapped = unwrapResolverError(error);
+    // An AppError thrown by a plugin hook arrives wrapped in a GraphQLError without a path.
+    const original = unwrapped instanceof GraphQLError && isAppError(unwrapped.originalError) ? unwrapped.originalError : unwrapped;
     if (isAppError(original)) {
       return {
         message: original.message,

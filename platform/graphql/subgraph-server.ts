@@ -10,6 +10,9 @@ import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { executeGraphQL } from './apollo-http.js';
 import { formatGraphQLError } from './format-error.js';
+import { observeServer, type ServerOps } from '../http/observed-server.js';
+import { serveMetrics } from '../metrics.js';
+import { operationObserver } from './operation-observer.js';
 
 export interface RunningServer {
   url: string;
@@ -28,6 +31,8 @@ export interface SubgraphServerOptions<TContext extends BaseContext> {
   context(req: http.IncomingMessage, principal: Principal, requestId: string): Promise<TContext>;
   /** Extra plain HTTP routes (e.g. the AI health endpoint), tried before /graphql. */
   routes?: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<boolean>;
+  /** Spans, access log, metrics (and GET /metrics), graceful drain. */
+  ops?: ServerOps;
 }
 
 /**
@@ -41,8 +46,10 @@ export async function startSubgraphServer<TContext extends BaseContext>(
   const apollo = new ApolloServer<TContext>({
     schema: options.schema,
     introspection: true,
+    // The process's signal handler drains the HTTP server first, then stops Apollo.
+    stopOnTerminationSignals: false,
     formatError: formatGraphQLError(logger),
-    plugins: [ApolloServerPluginLandingPageDisabled()],
+    plugins: [ApolloServerPluginLandingPageDisabled(), operationObserver<TContext>(options.name, options.ops?.metrics)],
     logger: { debug: () => {}, info: () => {}, warn: (m) => logger.warn(String(m)), error: (m) => logger.error(String(m)) },
   });
   await apollo.start();
@@ -54,6 +61,7 @@ export async function startSubgraphServer<TContext extends BaseContext>(
         if (options.routes && (await options.routes(req, res))) return;
         const path = new URL(req.url ?? '/', 'http://localhost').pathname;
         if (path === '/healthz') return sendJson(res, 200, { status: 'ok', service: options.name });
+        if (path === '/metrics') return await serveMetrics(req, res, options.ops?.metrics);
         if (path !== '/graphql') throw new AppError('NOT_FOUND', `No route ${path}`);
         if (req.method !== 'POST') throw new AppError('METHOD_NOT_ALLOWED', 'Use POST for GraphQL', { headers: { allow: 'POST' } });
         const principal = await authenticateRequest(options.verifier, {
@@ -67,6 +75,7 @@ export async function startSubgraphServer<TContext extends BaseContext>(
       }
     })();
   });
+  const observed = observeServer(server, { service: options.name, logger, metrics: options.ops?.metrics });
   await new Promise<void>((resolve) => server.listen(options.port, options.host, resolve));
   const port = (server.address() as AddressInfo).port;
   logger.info({ port }, `${options.name} subgraph listening`);
@@ -74,8 +83,7 @@ export async function startSubgraphServer<TContext extends BaseContext>(
     url: `http://${options.host === '0.0.0.0' ? '127.0.0.1' : options.host}:${port}/graphql`,
     port,
     close: async () => {
-      server.closeIdleConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await observed.drain(options.ops?.drainMs);
       await apollo.stop();
     },
   };

@@ -1,0 +1,147 @@
+import fs from 'node:fs/promises';
+import type http from 'node:http';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { send } from '../platform/http/http.js';
+
+/**
+ * GraphiQL served from the npm packages (graphiql 3's UMD build on React 18's UMD build): no CDN,
+ * so it works on hospital networks that block Apollo Sandbox's. The page itself is public; every
+ * operation it sends carries the headers typed into its header editor and is authenticated by
+ * /graphql like any other request.
+ */
+export const GRAPHIQL_PATH = '/graphiql';
+
+const ASSETS: Record<string, { pkg: string; file: string; type: string }> = {
+  'react.js': { pkg: 'react', file: 'umd/react.production.min.js', type: 'text/javascript; charset=utf-8' },
+  'react-dom.js': { pkg: 'react-dom', file: 'umd/react-dom.production.min.js', type: 'text/javascript; charset=utf-8' },
+  'graphiql.js': { pkg: 'graphiql', file: 'dist/index.umd.js', type: 'text/javascript; charset=utf-8' },
+  'graphiql.css': { pkg: 'graphiql', file: 'dist/style.css', type: 'text/css; charset=utf-8' },
+};
+
+/** Placeholders the user replaces; the page refetches the schema once they hold a real token. */
+export const PLACEHOLDER_HEADERS = { Authorization: 'Bearer <token>', 'X-Tenant-Id': '<tenant>' };
+
+const DEFAULT_QUERY = `# Put your token and tenant in the Headers tab below (npm run token prints both);
+# the schema (Docs, autocompletion) loads as soon as they are valid.
+query Courses {
+  courses(first: 5) {
+    edges {
+      node {
+        courseId
+        slug
+      }
+    }
+  }
+}
+`;
+
+const PAGE = `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8" />
+    <meta name="viewport" content="width=device-width, initial-scale=1" />
+    <title>GraphiQL · catalog + AI gateway</title>
+    <link rel="stylesheet" href="${GRAPHIQL_PATH}/assets/graphiql.css" />
+    <style>html, body, #graphiql { height: 100%; margin: 0; }</style>
+  </head>
+  <body>
+    <div id="graphiql">Loading GraphiQL…</div>
+    <script src="${GRAPHIQL_PATH}/assets/react.js"></script>
+    <script src="${GRAPHIQL_PATH}/assets/react-dom.js"></script>
+    <script src="${GRAPHIQL_PATH}/assets/graphiql.js"></script>
+    <script src="${GRAPHIQL_PATH}/assets/init.js"></script>
+  </body>
+</html>
+`;
+
+// Kept as a file (not an inline script) so the page runs under a CSP without 'unsafe-inline'.
+const INIT = `(() => {
+  const endpoint = new URL('/graphql', window.location.href).toString();
+  const placeholders = ${JSON.stringify(JSON.stringify(PLACEHOLDER_HEADERS, null, 2))};
+  const defaultQuery = ${JSON.stringify(DEFAULT_QUERY)};
+  const h = React.createElement;
+  function usable(headers) {
+    try {
+      const parsed = JSON.parse(headers || '{}');
+      const auth = parsed.Authorization || parsed.authorization || '';
+      return /^Bearer [A-Za-z0-9._-]{20,}$/.test(auth) ? JSON.stringify(parsed) : null;
+    } catch (e) {
+      return null;
+    }
+  }
+  function App() {
+    // GraphiQL introspects when its fetcher changes: a new fetcher per usable header set makes the
+    // schema (Docs, autocompletion) load as soon as a valid token is typed.
+    const [key, setKey] = React.useState('');
+    const fetcher = React.useMemo(() => GraphiQL.createFetcher({ url: endpoint }), [key]);
+    const timer = React.useRef(0);
+    return h(GraphiQL, {
+      fetcher,
+      defaultQuery,
+      defaultHeaders: placeholders,
+      defaultEditorToolsVisibility: 'headers',
+      isHeadersEditorEnabled: true,
+      shouldPersistHeaders: false,
+      onEditHeaders: (headers) => {
+        window.clearTimeout(timer.current);
+        timer.current = window.setTimeout(() => {
+          const next = usable(headers);
+          if (next) setKey(next);
+        }, 400);
+      },
+    });
+  }
+  ReactDOM.createRoot(document.getElementById('graphiql')).render(h(App));
+})();
+`;
+
+const SECURITY_HEADERS = {
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+};
+
+export interface GraphiqlRoute {
+  /** Serves the page and its assets; false when the path is not GraphiQL's. */
+  handle(req: http.IncomingMessage, res: http.ServerResponse, pathname: string): Promise<boolean>;
+}
+
+export function graphiqlRoute(): GraphiqlRoute {
+  const require = createRequire(import.meta.url);
+  const cache = new Map<string, Buffer>();
+  const read = async (name: string): Promise<Buffer> => {
+    const hit = cache.get(name);
+    if (hit) return hit;
+    const asset = ASSETS[name];
+    const dir = path.dirname(require.resolve(`${asset.pkg}/package.json`));
+    const body = await fs.readFile(path.join(dir, asset.file));
+    cache.set(name, body);
+    return body;
+  };
+  return {
+    async handle(req, res, pathname) {
+      if (pathname !== GRAPHIQL_PATH && !pathname.startsWith(`${GRAPHIQL_PATH}/`)) return false;
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        send(res, 405, 'Method Not Allowed', { allow: 'GET, HEAD', 'content-type': 'text/plain' });
+        return true;
+      }
+      if (pathname === GRAPHIQL_PATH || pathname === `${GRAPHIQL_PATH}/`) {
+        send(res, 200, PAGE, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache', ...SECURITY_HEADERS });
+        return true;
+      }
+      const name = pathname.slice(`${GRAPHIQL_PATH}/assets/`.length);
+      if (name === 'init.js') {
+        send(res, 200, INIT, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache', ...SECURITY_HEADERS });
+        return true;
+      }
+      if (!pathname.startsWith(`${GRAPHIQL_PATH}/assets/`) || !Object.hasOwn(ASSETS, name)) {
+        send(res, 404, 'Not Found', { 'content-type': 'text/plain' });
+        return true;
+      }
+      send(res, 200, await read(name), { 'content-type': ASSETS[name].type, 'cache-control': 'public, max-age=3600', ...SECURITY_HEADERS });
+      return true;
+    },
+  };
+}

@@ -1,0 +1,218 @@
+import { randomBytes } from 'node:crypto';
+import {
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  TraceFlags,
+  type Attributes,
+  type Context,
+  type Link,
+  type Span,
+} from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { BatchSpanProcessor, NodeTracerProvider, ParentBasedSampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-node';
+import { PrismaInstrumentation } from '@prisma/instrumentation';
+import type { Config } from './config/config.js';
+
+/**
+ * OpenTelemetry for the whole process. OTel keeps its tracer provider, context manager and
+ * propagator in process globals, so this is the one module that touches them; everything else uses
+ * the helpers below.
+ *
+ * Context propagation (AsyncLocalStorage + W3C `traceparent`) is always on, so log lines, the
+ * `traceparent` sent to subgraphs and the one put on NATS messages agree on one trace id. Spans are
+ * recorded and exported only when an OTLP endpoint is configured.
+ */
+export interface TelemetryOptions {
+  /** Full OTLP/HTTP traces URL (`…/v1/traces`); undefined = nothing is exported. */
+  tracesUrl?: string;
+  headers?: Record<string, string>;
+  serviceName: string;
+  serviceInstance?: string;
+  serviceVersion?: string;
+  /** Share of new traces that are sampled (a caller's sampling decision is kept). */
+  sampleRatio?: number;
+}
+
+export interface Telemetry {
+  readonly exporting: boolean;
+  /** Flushes pending spans to the exporter; call it last on shutdown. */
+  shutdown(): Promise<void>;
+}
+
+const TRACER_NAME = 'catalog-ai-federation';
+
+/** OTEL_SERVICE_NAME wins over the process's own name (main, gateway, catalog, ai, worker). */
+export function telemetryOptions(config: Config, processName: string): TelemetryOptions {
+  return {
+    tracesUrl: config.ops.otel.tracesUrl,
+    headers: config.ops.otel.headers,
+    serviceName: config.ops.otel.serviceName ?? `catalog-ai-federation-${processName}`,
+    serviceInstance: config.service.instance,
+    serviceVersion: config.service.commit,
+    sampleRatio: config.ops.otel.sampleRatio,
+  };
+}
+
+let started: { telemetry: Telemetry; provider?: NodeTracerProvider } | undefined;
+
+/**
+ * Call before anything handles traffic (main.ts and each entry point do it right after reading the
+ * configuration). Only one setup per process: a second call returns the first.
+ */
+export function startTelemetry(options: TelemetryOptions): Telemetry {
+  if (started) return started.telemetry;
+  if (!options.tracesUrl) {
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    const telemetry: Telemetry = { exporting: false, shutdown: async () => {} };
+    started = { telemetry };
+    return telemetry;
+  }
+  const provider = new NodeTracerProvider({
+    resource: resourceFromAttributes({
+      'service.name': options.serviceName,
+      ...(options.serviceInstance ? { 'service.instance.id': options.serviceInstance } : {}),
+      ...(options.serviceVersion ? { 'service.version': options.serviceVersion } : {}),
+    }),
+    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(options.sampleRatio ?? 1) }),
+    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: options.tracesUrl, headers: options.headers ?? {} }))],
+  });
+  provider.register({ propagator: new W3CTraceContextPropagator() });
+  // Prisma 7 reports its spans through a global helper this sets (no module patching involved),
+  // so the order of imports does not matter for database spans.
+  const prisma = new PrismaInstrumentation({ enabled: false, ignoreSpanTypes: ['prisma:client:serialize'] });
+  prisma.setTracerProvider(provider);
+  prisma.enable();
+  let shutdown: Promise<void> | undefined;
+  const telemetry: Telemetry = {
+    exporting: true,
+    shutdown: () =>
+      (shutdown ??= (async () => {
+        prisma.disable();
+        await provider.shutdown();
+      })()),
+  };
+  started = { telemetry, provider };
+  return telemetry;
+}
+
+/** Flushes and stops the process's telemetry, if any was started. */
+export async function shutdownTelemetry(): Promise<void> {
+  await started?.telemetry.shutdown();
+}
+
+function tracer() {
+  return trace.getTracer(TRACER_NAME);
+}
+
+type HeaderBag = Record<string, string | string[] | undefined>;
+
+const headerGetter = {
+  keys: (carrier: HeaderBag) => Object.keys(carrier),
+  get: (carrier: HeaderBag, key: string) => {
+    const direct = carrier[key] ?? carrier[Object.keys(carrier).find((name) => name.toLowerCase() === key) ?? ''];
+    return Array.isArray(direct) ? direct[0] : direct;
+  },
+};
+
+/** The trace context a producer or caller put in headers (HTTP or NATS), as a parent context. */
+export function extractContextFromHeaders(headers: HeaderBag, base: Context = ROOT_CONTEXT): Context {
+  return propagation.extract(base, headers, headerGetter);
+}
+
+/** Writes `traceparent` (and `tracestate`) of the active span into outgoing headers. */
+export function injectTraceHeaders<T extends Record<string, string>>(headers: T, from: Context = context.active()): T {
+  propagation.inject(from, headers);
+  return headers;
+}
+
+/** The active trace as a `traceparent`, when there is one. */
+export function activeTraceparent(from: Context = context.active()): { traceparent: string; traceId: string } | undefined {
+  const span = trace.getSpanContext(from);
+  if (!span || !trace.isSpanContextValid(span)) return undefined;
+  const flags = (span.traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED ? '01' : '00';
+  return { traceparent: `00-${span.traceId}-${span.spanId}-${flags}`, traceId: span.traceId };
+}
+
+export interface SpanOptions {
+  kind?: SpanKind;
+  /** Parent context; the active one when omitted. */
+  parent?: Context;
+  links?: Link[];
+}
+
+/**
+ * Runs `fn` inside a new active span, ending it when `fn` settles; a thrown error marks the span
+ * failed (with the exception's type, never its message, which may carry user text) and is rethrown.
+ */
+export async function withSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T> | T, options: SpanOptions = {}): Promise<T> {
+  const parent = options.parent ?? context.active();
+  return tracer().startActiveSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes, links: options.links }, parent, async (span) => {
+    try {
+      return await fn(span);
+    } catch (error) {
+      markFailed(span, error);
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+export function markFailed(span: Span, error: unknown): void {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  span.setStatus({ code: SpanStatusCode.ERROR, message: typeof code === 'string' ? code : undefined });
+  span.setAttribute('error.type', typeof code === 'string' ? code : ((error as Error | undefined)?.name ?? 'Error'));
+}
+
+/**
+ * The span of one consumed message: a child of the producer's trace (from the message's
+ * `traceparent` header) and linked to it, so the consumer's work, its database writes and the events
+ * it emits are found from the producing request.
+ */
+export async function withMessageSpan<T>(
+  message: { subject: string; headers: HeaderBag; deliveryCount?: number; consumer?: string },
+  fn: (span: Span) => Promise<T> | T,
+): Promise<T> {
+  const producer = extractContextFromHeaders(message.headers);
+  const producerSpan = trace.getSpanContext(producer);
+  const links = producerSpan && trace.isSpanContextValid(producerSpan) ? [{ context: producerSpan }] : [];
+  const attributes: Attributes = {
+    'messaging.system': 'nats',
+    'messaging.operation.type': 'process',
+    'messaging.destination.name': message.subject,
+    ...(message.consumer ? { 'messaging.consumer.group.name': message.consumer } : {}),
+    ...(message.deliveryCount ? { 'messaging.delivery.count': message.deliveryCount } : {}),
+  };
+  return withSpan(`process ${message.subject}`, attributes, fn, { kind: SpanKind.CONSUMER, parent: producer, links });
+}
+
+/**
+ * Starts the span of one incoming HTTP request under the caller's trace. When nothing is exported a
+ * non-recording span still carries a fresh span id (and a new trace id if the caller sent none), so
+ * logs and forwarded `traceparent` headers keep working without an exporter.
+ */
+export function startServerSpan(name: string, headers: HeaderBag, attributes: Attributes): { span: Span; context: Context } {
+  const parent = extractContextFromHeaders(headers);
+  let span = tracer().startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
+  if (!span.isRecording()) {
+    const caller = trace.getSpanContext(parent);
+    const valid = caller && trace.isSpanContextValid(caller);
+    span = trace.wrapSpanContext({
+      traceId: valid ? caller.traceId : randomBytes(16).toString('hex'),
+      spanId: randomBytes(8).toString('hex'),
+      traceFlags: valid ? caller.traceFlags : TraceFlags.SAMPLED,
+    });
+  }
+  return { span, context: trace.setSpan(parent, span) };
+}
+
+export { context as otelContext, SpanKind, SpanStatusCode, trace as otelTrace };
+export type { Context, Span, Attributes };
