@@ -8,6 +8,8 @@ import { seedBaseline } from './subgraphs/ai/seed.js';
 import { startCatalogSubgraph } from './subgraphs/catalog/server.js';
 import { startGateway, type ReadinessReport } from './gateway/server.js';
 import { createRestCompat } from './rest-compat/wire.js';
+import { gatewayOpsFromConfig, serverOpsFromConfig, subgraphChecks } from './gateway/ops.js';
+import { createMetrics } from './platform/metrics.js';
 
 export interface System {
   platform: Platform;
@@ -28,17 +30,20 @@ export async function startSystem(config: Config): Promise<System> {
   const db = database.prisma;
   const redis: Redis | undefined = config.redisUrl ? createRedis(config.redisUrl, logger) : undefined;
   await seedBaseline(db, { hostedModel: config.providers.openaiModel, logger });
+  const metrics = createMetrics();
+  const ops = serverOpsFromConfig(config, metrics);
 
   const servers: RunningServer[] = [];
   try {
-    const catalog = await startCatalogSubgraph({ config, db, verifier, logger });
+    const catalog = await startCatalogSubgraph({ config, db, verifier, logger, ops });
     servers.push(catalog);
-    const ai = await startAiSubgraph({ config, db, verifier, logger, redis });
+    const ai = await startAiSubgraph({ config, db, verifier, logger, ops, redis });
     servers.push(ai);
     const readiness = async (): Promise<ReadinessReport> => {
       const checks: ReadinessReport['checks'] = {};
       checks.database = await probe(() => db.$queryRawUnsafe('SELECT 1'), true);
       if (redis) checks.redis = await probe(() => redis.ping(), false, 'quota falls back to a local request cap; token budgets fail closed');
+      Object.assign(checks, await subgraphChecks({ catalog: catalog.url, ai: ai.url }));
       return { ready: Object.values(checks).every((c) => c.status === 'up' || !c.required), checks };
     };
     const gateway = await startGateway({
@@ -49,6 +54,7 @@ export async function startSystem(config: Config): Promise<System> {
       logger,
       maxBodyBytes: config.maxBodyBytes,
       readiness,
+      ops: gatewayOpsFromConfig(config, { metrics, redis }),
       ...createRestCompat({ config, redis, db, logger, aiUrl: ai.url }),
     });
     servers.unshift(gateway);
