@@ -1,0 +1,230 @@
+// `npx tsx bench/assist.ts`: the AI gateway's own overhead on the assist path.
+//
+// Starts the AI subgraph as its own process (subgraphs/ai/main.ts) on a throw-away DATA_DIR, routes
+// a tenant to the `mock` provider at zero latency, and drives `assist` with autocannon at 1, 10 and
+// 100 concurrent connections. Overhead per request = client-measured latency minus the provider
+// time the gateway reports for that request (timings.providerMs), so what is left is HTTP, auth,
+// quota, template, routing, provenance + audit write.
+//
+// Database: a temporary database on the server of BENCH_DATABASE_URL (or DATABASE_URL), dropped at
+// the end; embedded PGlite when neither is set. REDIS_URL, when set, backs the quota (enabled for
+// the bench tenant with limits far above the load, so its cost is measured but never refuses).
+// BENCH_DURATION_SECONDS (default 10) per level, after a 3-second warm-up.
+import 'reflect-metadata';
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { ensureDevKeyPair, mintToken } from '../platform/auth/dev-keys.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const LEVELS = [1, 10, 100];
+const DURATION = Number(process.env.BENCH_DURATION_SECONDS ?? 10);
+const TENANT = 'ten_01JDBENCH0000000000000000A';
+const serverUrl = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL;
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+async function waitForHealth(url: string, child: ChildProcess, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`the AI subgraph exited with code ${child.exitCode}`);
+    const ok = await fetch(url, { signal: AbortSignal.timeout(1000) }).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error('the AI subgraph did not become healthy in time');
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+interface LevelResult {
+  connections: number;
+  requests: number;
+  rps: number;
+  errors: number;
+  latency: number[];
+  provider: number[];
+  overhead: number[];
+  serverTotal: number[];
+}
+
+async function runLevel(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  connections: number,
+  duration: number,
+): Promise<LevelResult> {
+  const latency: number[] = [];
+  const provider: number[] = [];
+  const overhead: number[] = [];
+  const serverTotal: number[] = [];
+  let errors = 0;
+  const result = await autocannon({
+    url,
+    method: 'POST',
+    headers,
+    body,
+    connections,
+    pipelining: 1,
+    duration,
+    setupClient(client) {
+      let chunks: Buffer[] = [];
+      client.on('body', (chunk: Buffer) => chunks.push(chunk));
+      client.on('response', (status: number, _bytes: number, responseTime: number) => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        chunks = [];
+        let timings: { providerMs: number; totalMs: number } | undefined;
+        try {
+          timings = JSON.parse(text)?.data?.assist?.timings;
+        } catch {
+          timings = undefined;
+        }
+        if (status !== 200 || !timings) {
+          errors++;
+          return;
+        }
+        latency.push(responseTime);
+        provider.push(timings.providerMs);
+        serverTotal.push(timings.totalMs);
+        overhead.push(Math.max(0, responseTime - timings.providerMs));
+      });
+    },
+  });
+  const sort = (values: number[]) => values.sort((a, b) => a - b);
+  return {
+    connections,
+    requests: latency.length,
+    rps: result.requests.average,
+    errors: errors + result.errors + result.timeouts,
+    latency: sort(latency),
+    provider: sort(provider),
+    overhead: sort(overhead),
+    serverTotal: sort(serverTotal),
+  };
+}
+
+async function main(): Promise<void> {
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-ai-'));
+  const port = await freePort();
+  let databaseUrl: string | undefined;
+  let dropDatabase: (() => Promise<void>) | undefined;
+  if (serverUrl) {
+    const name = `bench_ai_${Date.now().toString(36)}`;
+    const admin = new pg.Client({ connectionString: serverUrl });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE "${name}"`);
+    await admin.end();
+    const url = new URL(serverUrl);
+    url.pathname = `/${name}`;
+    databaseUrl = url.toString();
+    dropDatabase = async () => {
+      const drop = new pg.Client({ connectionString: serverUrl });
+      await drop.connect();
+      await drop.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await drop.end();
+    };
+  }
+
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    DATA_DIR: dataDir,
+    HOST: '127.0.0.1',
+    AI_PORT: String(port),
+    LOG_LEVEL: 'warn',
+  };
+  delete env.DATABASE_URL;
+  delete env.OPENAI_BASE_URL;
+  if (databaseUrl) env.DATABASE_URL = databaseUrl;
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'subgraphs/ai/main.ts')], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    await waitForHealth(`${base}/v1/ai/health`, child);
+    const keys = await ensureDevKeyPair(dataDir);
+    const token = await mintToken(keys.privateJwk, {
+      sub: 'svc-bench',
+      tid: TENANT,
+      scope: 'ai.assist ai.admin',
+      ttlSeconds: 900,
+    });
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'x-tenant-id': TENANT };
+
+    if (databaseUrl) {
+      // Quota on for the tenant (far above the load) so its store round trip is part of the cost.
+      // (Embedded PGlite lives inside the child process: there the bench tenant runs without quota.)
+      const db = new pg.Client({ connectionString: databaseUrl });
+      await db.connect();
+      await db.query(
+        `INSERT INTO "TenantSettings" ("tenantId", "quotaEnabled", "requestsPerMinute", "tokensPerDay", "updatedAt") VALUES ($1, true, 100000000, 0, now()) ON CONFLICT ("tenantId") DO NOTHING`,
+        [TENANT],
+      );
+      await db.end();
+    }
+    const rule = await fetch(`${base}/graphql`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        query: `mutation { createRoutingRule(input: { featureKey: "portal.triage", primary: { provider: "mock", model: "mock-1" }, fallbacks: [] }) { ruleId } }`,
+      }),
+    }).then((r) => r.json() as Promise<{ errors?: unknown }>);
+    if (rule.errors) throw new Error(`could not route the bench tenant to mock: ${JSON.stringify(rule.errors)}`);
+
+    const body = JSON.stringify({
+      query: `mutation A($input: AssistInput!) { assist(input: $input) { provenanceId status provider timings { totalMs providerMs queueMs } } }`,
+      variables: {
+        input: {
+          featureKey: 'portal.triage',
+          variables: { message: 'I have had a headache for two days.' },
+          context: { facilityId: 'fac-bench', specialty: 'general' },
+        },
+      },
+    });
+    const results: LevelResult[] = [];
+    for (const connections of LEVELS) {
+      await runLevel(`${base}/graphql`, headers, body, connections, 3);
+      results.push(await runLevel(`${base}/graphql`, headers, body, connections, DURATION));
+    }
+
+    const f = (n: number) => (Number.isNaN(n) ? '-' : n.toFixed(1));
+    console.log(
+      `\nassist with the mock provider at zero latency: ${DURATION}s per level; database ${databaseUrl ? 'Postgres' : 'embedded PGlite'}; quota ${databaseUrl ? (process.env.REDIS_URL ? 'on (Redis)' : 'on (in-memory)') : 'off'}; node ${process.version}, ${os.cpus().length} CPUs\n`,
+    );
+    console.log(
+      '| concurrent | requests | req/s | errors | latency p50 / p95 / p99 ms | provider p50 / p99 ms | overhead p50 / p95 / p99 ms | in-gateway totalMs p50 / p95 / p99 |',
+    );
+    console.log('|---:|---:|---:|---:|---|---|---|---|');
+    for (const r of results) {
+      console.log(
+        `| ${r.connections} | ${r.requests} | ${f(r.rps)} | ${r.errors} | ${f(percentile(r.latency, 50))} / ${f(percentile(r.latency, 95))} / ${f(percentile(r.latency, 99))} | ${f(percentile(r.provider, 50))} / ${f(percentile(r.provider, 99))} | ${f(percentile(r.overhead, 50))} / ${f(percentile(r.overhead, 95))} / ${f(percentile(r.overhead, 99))} | ${f(percentile(r.serverTotal, 50))} / ${f(percentile(r.serverTotal, 95))} / ${f(percentile(r.serverTotal, 99))} |`,
+      );
+    }
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve)));
+    await dropDatabase?.();
+    await fs.rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
