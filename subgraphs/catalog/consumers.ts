@@ -52,7 +52,12 @@ export function catalogConsumers(options: CatalogConsumerOptions): ConsumerSpec[
   });
   return [
     spec(CATALOG_DURABLES.playPackageBuilt, events.contentStream, 'content.play_package.built', publishCourseVersion),
-    spec(CATALOG_DURABLES.courseDraftPublished, events.authoringStream, 'authoring.course_draft.published', upsertCourseMetadataFromDraft),
+    spec(
+      CATALOG_DURABLES.courseDraftPublished,
+      events.authoringStream,
+      'authoring.course_draft.published',
+      upsertCourseMetadataFromDraft,
+    ),
     spec(CATALOG_DURABLES.gdprSubjectRequest, events.gdprStream, 'gdpr.subject_request.received', handleGdprRequest),
   ];
 }

@@ -83,6 +83,7 @@ export function requireVisibility(value: string): string {
 export function requireReason(value: string | null | undefined, argument = 'reason'): string {
   const reason = (value ?? '').trim();
   if (!reason) throw new AppError('BAD_USER_INPUT', `${argument} is required and may not be blank`, { details: { argument } });
-  if (reason.length > 1000) throw new AppError('BAD_USER_INPUT', `${argument} is longer than 1000 characters`, { details: { argument } });
+  if (reason.length > 1000)
+    throw new AppError('BAD_USER_INPUT', `${argument} is longer than 1000 characters`, { details: { argument } });
   return reason;
 }

@@ -6,7 +6,12 @@ import { startCatalogSubgraph } from './server.js';
 
 const config = configOrExit();
 const platform = await openPlatform(config, 'catalog');
-const server = await startCatalogSubgraph({ config, db: platform.database.prisma, verifier: platform.verifier, logger: platform.logger });
+const server = await startCatalogSubgraph({
+  config,
+  db: platform.database.prisma,
+  verifier: platform.verifier,
+  logger: platform.logger,
+});
 exitOnSignals(platform.logger, async () => {
   await server.close();
   await platform.database.close();

@@ -45,7 +45,10 @@ export function createCatalogServices(options: CatalogServiceOptions): CatalogSe
     enrollmentCounter: options.enrollmentCounter ?? unconfiguredEnrollmentCounter(options.logger),
     gdprZeroingRetentionClasses: config.gdprZeroingRetentionClasses,
     deadLetters: options.bus
-      ? { bus: options.bus, dlq: { stream: config.events.dlqStream, subjectPrefix: dlqSubjectPrefix(config.events, options.streams) } }
+      ? {
+          bus: options.bus,
+          dlq: { stream: config.events.dlqStream, subjectPrefix: dlqSubjectPrefix(config.events, options.streams) },
+        }
       : undefined,
     afterEventsCommitted: options.afterEventsCommitted,
   };

@@ -13,7 +13,8 @@ import { toCourseVersion } from './course-version.mapper.js';
 import { CourseVersion, CourseVersionWithdrawal } from './course-version.type.js';
 
 function requireVersionId(value: string): string {
-  if (!isId('courseVersion', value)) throw badInput('courseVersionId is not a course version id', { argument: 'courseVersionId' });
+  if (!isId('courseVersion', value))
+    throw badInput('courseVersionId is not a course version id', { argument: 'courseVersionId' });
   return value;
 }
 
@@ -25,13 +26,17 @@ export class CourseVersionResolver {
   }
 
   @Query(() => CourseVersion, { nullable: true })
-  async courseVersion(@Arg('courseVersionId', () => ID) courseVersionId: string, @Ctx() ctx: CatalogContext): Promise<CourseVersion | null> {
+  async courseVersion(
+    @Arg('courseVersionId', () => ID) courseVersionId: string,
+    @Ctx() ctx: CatalogContext,
+  ): Promise<CourseVersion | null> {
     const row = await ctx.loaders.courseVersion.load(requireVersionId(courseVersionId));
     return row ? toCourseVersion(row) : null;
   }
 
   @Mutation(() => CourseVersion, {
-    description: 'published -> deprecated, emitting catalog.course_version.deprecated; deprecating a deprecated version is a no-op. Scope catalog.admin.',
+    description:
+      'published -> deprecated, emitting catalog.course_version.deprecated; deprecating a deprecated version is a no-op. Scope catalog.admin.',
   })
   async deprecateCourseVersion(
     @Arg('courseVersionId', () => ID) courseVersionId: string,
@@ -39,7 +44,9 @@ export class CourseVersionResolver {
     @Ctx() ctx: CatalogContext,
   ): Promise<CourseVersion> {
     const id = requireVersionId(courseVersionId);
-    return toCourseVersion(await runAdminMutation(ctx, (admin) => deprecateCourseVersion(admin, { courseVersionId: id, reason })));
+    return toCourseVersion(
+      await runAdminMutation(ctx, (admin) => deprecateCourseVersion(admin, { courseVersionId: id, reason })),
+    );
   }
 
   @Mutation(() => CourseVersionWithdrawal, {
@@ -56,8 +63,14 @@ export class CourseVersionResolver {
     requireReason(reason);
     // Another service's answer: asked before the transaction so no row lock waits on the network.
     const enrollments = await ctx.services.enrollmentCounter.approximateActiveEnrollments(ctx.tenantId, id);
-    const row = await runAdminMutation(ctx, (admin) => withdrawCourseVersion(admin, { courseVersionId: id, reason, enrollments }));
-    return { courseVersion: toCourseVersion(row), affectedEnrollmentsApprox: enrollments.count, enrollmentCountSource: enrollments.source };
+    const row = await runAdminMutation(ctx, (admin) =>
+      withdrawCourseVersion(admin, { courseVersionId: id, reason, enrollments }),
+    );
+    return {
+      courseVersion: toCourseVersion(row),
+      affectedEnrollmentsApprox: enrollments.count,
+      enrollmentCountSource: enrollments.source,
+    };
   }
 
   @FieldResolver(() => Course, { nullable: true })
@@ -67,7 +80,10 @@ export class CourseVersionResolver {
   }
 }
 
-export async function resolveCourseVersionReference(ref: { courseVersionId: string }, ctx: CatalogContext): Promise<CourseVersion | null> {
+export async function resolveCourseVersionReference(
+  ref: { courseVersionId: string },
+  ctx: CatalogContext,
+): Promise<CourseVersion | null> {
   const row = await ctx.loaders.courseVersion.load(requireVersionId(ref.courseVersionId));
   return row ? toCourseVersion(row) : null;
 }

@@ -41,6 +41,8 @@ export class CourseVersionWithdrawal {
   @Field(() => CourseVersion) courseVersion: CourseVersion;
   @Field(() => Int, { description: 'Approximate number of active enrollments on the version, from the enrollment service.' })
   affectedEnrollmentsApprox: number;
-  @Field(() => String, { description: 'Where the count comes from; none-configured means no enrollment service was asked and 0 is not a fact.' })
+  @Field(() => String, {
+    description: 'Where the count comes from; none-configured means no enrollment service was asked and 0 is not a fact.',
+  })
   enrollmentCountSource: string;
 }

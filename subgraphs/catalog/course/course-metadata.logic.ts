@@ -140,7 +140,12 @@ export type IncomingValues = Partial<CourseMetadata> & { visibility?: string; so
  * (admin edits, which are guarded by If-Match instead) always applies, and stamps the field no
  * earlier than what it replaces so a later, older event cannot undo the edit.
  */
-export function mergeStamped(current: StampedState, incoming: IncomingValues, stamp: FieldStamp, options: { force?: boolean } = {}): StampedState {
+export function mergeStamped(
+  current: StampedState,
+  incoming: IncomingValues,
+  stamp: FieldStamp,
+  options: { force?: boolean } = {},
+): StampedState {
   const next: StampedState = {
     metadata: { ...current.metadata },
     visibility: current.visibility,
@@ -189,7 +194,17 @@ export function normalizeAuthors(authors: Array<{ userId: string; role?: string;
 
 const LOCALE_TAG = /^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$/;
 const NODE_PATH = /^[A-Za-z0-9][A-Za-z0-9_.-]*(\/[A-Za-z0-9][A-Za-z0-9_.-]*)*$/;
-const LIMITS = { locales: 50, title: 500, description: 20_000, authors: 100, displayName: 200, role: 64, taxonomy: 100, tags: 50, tag: 64 };
+const LIMITS = {
+  locales: 50,
+  title: 500,
+  description: 20_000,
+  authors: 100,
+  displayName: 200,
+  role: 64,
+  taxonomy: 100,
+  tags: 50,
+  tag: 64,
+};
 
 export function isLocaleTag(value: unknown): value is string {
   return typeof value === 'string' && value.length <= 35 && LOCALE_TAG.test(value);
@@ -200,15 +215,18 @@ export function isNodePath(value: unknown): value is string {
 }
 
 export function validateLocaleMap(value: unknown, field: string, options: { maxText: number; requireEntry: boolean }): LocaleMap {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw badInput(`${field} must be an object of locale code to text`, { field });
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw badInput(`${field} must be an object of locale code to text`, { field });
   const entries = Object.entries(value as Record<string, unknown>);
   if (options.requireEntry && entries.length === 0) throw badInput(`${field} needs at least one locale`, { field });
   if (entries.length > LIMITS.locales) throw badInput(`${field} has more than ${LIMITS.locales} locales`, { field });
   const map: LocaleMap = {};
   for (const [locale, text] of entries) {
-    if (!isLocaleTag(locale)) throw badInput(`${field} has "${locale}", which is not a BCP-47 locale code`, { field: `${field}.${locale}` });
+    if (!isLocaleTag(locale))
+      throw badInput(`${field} has "${locale}", which is not a BCP-47 locale code`, { field: `${field}.${locale}` });
     if (typeof text !== 'string') throw badInput(`${field}.${locale} must be a string`, { field: `${field}.${locale}` });
-    if (text.length > options.maxText) throw badInput(`${field}.${locale} is longer than ${options.maxText} characters`, { field: `${field}.${locale}` });
+    if (text.length > options.maxText)
+      throw badInput(`${field}.${locale} is longer than ${options.maxText} characters`, { field: `${field}.${locale}` });
     map[locale] = text;
   }
   return map;
@@ -234,17 +252,20 @@ export function validateMetadataInput(input: MetadataInput, current: CourseMetad
   for (const field of ['title', 'description', 'defaultLocale', 'tags', 'authors', 'taxonomy'] as const) {
     if (input[field] === null) throw badInput(`${field} may not be null; leave it out to keep it unchanged`, { field });
   }
-  if (input.title !== undefined) out.title = validateLocaleMap(input.title, 'title', { maxText: LIMITS.title, requireEntry: true });
+  if (input.title !== undefined)
+    out.title = validateLocaleMap(input.title, 'title', { maxText: LIMITS.title, requireEntry: true });
   if (input.description !== undefined) {
     out.description = validateLocaleMap(input.description, 'description', { maxText: LIMITS.description, requireEntry: false });
   }
   if (input.defaultLocale !== undefined) {
-    if (!isLocaleTag(input.defaultLocale)) throw badInput('defaultLocale is not a BCP-47 locale code', { field: 'defaultLocale' });
+    if (!isLocaleTag(input.defaultLocale))
+      throw badInput('defaultLocale is not a BCP-47 locale code', { field: 'defaultLocale' });
     out.defaultLocale = input.defaultLocale as string;
   }
   if (input.tags !== undefined) out.tags = validateTags(input.tags as string[]);
   if (input.cover !== undefined) {
-    if (input.cover !== null && !isId('mediaAsset', input.cover.assetId)) throw badInput('cover.assetId is not a media asset id (med_...)', { field: 'cover.assetId' });
+    if (input.cover !== null && !isId('mediaAsset', input.cover.assetId))
+      throw badInput('cover.assetId is not a media asset id (med_...)', { field: 'cover.assetId' });
     out.cover = input.cover === null ? null : { assetId: input.cover.assetId };
   }
   if (input.authors !== undefined) out.authors = validateAuthors(input.authors as Author[]);
@@ -254,7 +275,9 @@ export function validateMetadataInput(input: MetadataInput, current: CourseMetad
     const title = out.title ?? current.title;
     const defaultLocale = out.defaultLocale ?? current.defaultLocale;
     if (!(defaultLocale in title)) {
-      throw badInput(`title has no text for the default locale ${defaultLocale}`, { field: out.title ? 'title' : 'defaultLocale' });
+      throw badInput(`title has no text for the default locale ${defaultLocale}`, {
+        field: out.title ? 'title' : 'defaultLocale',
+      });
     }
   }
   return out;
@@ -266,7 +289,8 @@ function validateTags(tags: string[]): string[] {
   return tags.map((raw, index) => {
     const tag = raw.trim();
     if (!tag) throw badInput(`tags[${index}] is blank`, { field: `tags[${index}]` });
-    if (tag.length > LIMITS.tag) throw badInput(`tags[${index}] is longer than ${LIMITS.tag} characters`, { field: `tags[${index}]` });
+    if (tag.length > LIMITS.tag)
+      throw badInput(`tags[${index}] is longer than ${LIMITS.tag} characters`, { field: `tags[${index}]` });
     if (seen.has(tag)) throw badInput(`tags has "${tag}" twice`, { field: `tags[${index}]` });
     seen.add(tag);
     return tag;
@@ -282,7 +306,8 @@ function validateAuthors(authors: Author[]): Author[] {
     if (seen.has(author.userId)) throw badInput(`authors lists ${author.userId} twice`, { field: `${at}.userId` });
     seen.add(author.userId);
     const role = author.role.trim();
-    if (!role || role.length > LIMITS.role) throw badInput(`${at}.role must be 1 to ${LIMITS.role} characters`, { field: `${at}.role` });
+    if (!role || role.length > LIMITS.role)
+      throw badInput(`${at}.role must be 1 to ${LIMITS.role} characters`, { field: `${at}.role` });
     if (author.displayName.length > LIMITS.displayName) {
       throw badInput(`${at}.displayName is longer than ${LIMITS.displayName} characters`, { field: `${at}.displayName` });
     }
@@ -295,8 +320,10 @@ function validateTaxonomyRefs(refs: TaxonomyRef[]): TaxonomyRef[] {
   const seen = new Set<string>();
   return refs.map((ref, index) => {
     const at = `taxonomy[${index}]`;
-    if (!isId('taxonomy', ref.taxonomyId)) throw badInput(`${at}.taxonomyId is not a taxonomy id (tax_...)`, { field: `${at}.taxonomyId` });
-    if (!isNodePath(ref.nodePath)) throw badInput(`${at}.nodePath is not a node path (segments separated by /)`, { field: `${at}.nodePath` });
+    if (!isId('taxonomy', ref.taxonomyId))
+      throw badInput(`${at}.taxonomyId is not a taxonomy id (tax_...)`, { field: `${at}.taxonomyId` });
+    if (!isNodePath(ref.nodePath))
+      throw badInput(`${at}.nodePath is not a node path (segments separated by /)`, { field: `${at}.nodePath` });
     const key = `${ref.taxonomyId} ${ref.nodePath}`;
     if (seen.has(key)) throw badInput(`taxonomy lists ${ref.taxonomyId} ${ref.nodePath} twice`, { field: at });
     seen.add(key);

@@ -12,13 +12,13 @@ import { archiveCourse, changeCourseVisibility, updateCourseMetadata } from '../
 
 @Resolver(() => Course)
 export class CourseResolver {
-  @Query(() => Course, { nullable: true, description: 'A course of the caller\'s tenant; null when absent.' })
+  @Query(() => Course, { nullable: true, description: "A course of the caller's tenant; null when absent." })
   async course(@Arg('courseId', () => ID) courseId: string, @Ctx() ctx: CatalogContext): Promise<Course | null> {
     const row = await ctx.loaders.course.load(requireCourseId(courseId));
     return row ? toCourse(row) : null;
   }
 
-  @Query(() => CourseConnection, { description: 'Courses of the caller\'s tenant, oldest first, by cursor.' })
+  @Query(() => CourseConnection, { description: "Courses of the caller's tenant, oldest first, by cursor." })
   async courses(
     @Arg('first', () => Int, { nullable: true }) first: number | null,
     @Arg('after', () => String, { nullable: true }) after: string | null,
@@ -46,11 +46,14 @@ export class CourseResolver {
     @Ctx() ctx: CatalogContext,
   ): Promise<Course> {
     const id = requireCourseId(courseId);
-    return toCourse(await runAdminMutation(ctx, (admin) => updateCourseMetadata(admin, { courseId: id, input, ifMatch: ctx.ifMatch })));
+    return toCourse(
+      await runAdminMutation(ctx, (admin) => updateCourseMetadata(admin, { courseId: id, input, ifMatch: ctx.ifMatch })),
+    );
   }
 
   @Mutation(() => Course, {
-    description: 'Changes visibility (org, marketplace) and emits catalog.course.visibility_changed; the same value is a no-op. Scope catalog.admin.',
+    description:
+      'Changes visibility (org, marketplace) and emits catalog.course.visibility_changed; the same value is a no-op. Scope catalog.admin.',
   })
   async changeCourseVisibility(
     @Arg('courseId', () => ID) courseId: string,
@@ -63,7 +66,8 @@ export class CourseResolver {
   }
 
   @Mutation(() => Course, {
-    description: 'registered -> archived, emitting catalog.course.archived; archiving an archived course is a no-op. Scope catalog.admin.',
+    description:
+      'registered -> archived, emitting catalog.course.archived; archiving an archived course is a no-op. Scope catalog.admin.',
   })
   async archiveCourse(
     @Arg('courseId', () => ID) courseId: string,

@@ -88,7 +88,10 @@ export class TaxonomyRefInput {
 export class UpdateCourseMetadataInput {
   @Field(() => GraphQLJSONObject, { nullable: true, description: 'Locale code to title; must cover defaultLocale.' })
   title?: Record<string, string>;
-  @Field(() => GraphQLJSONObject, { nullable: true, description: 'Locale code to description.' }) description?: Record<string, string>;
+  @Field(() => GraphQLJSONObject, { nullable: true, description: 'Locale code to description.' }) description?: Record<
+    string,
+    string
+  >;
   @Field(() => String, { nullable: true, description: 'BCP-47 locale code.' }) defaultLocale?: string;
   @Field(() => [String], { nullable: true }) tags?: string[];
   @Field(() => CoverInput, { nullable: true, description: 'null removes the cover.' }) cover?: CoverInput | null;

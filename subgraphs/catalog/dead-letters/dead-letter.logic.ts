@@ -17,7 +17,9 @@ export interface DeadLetterFilterInputValues {
 /** Checks a replay filter; the answer is bounded (maxCount) so one call never floods the streams. */
 export function validateDeadLetterFilter(input: DeadLetterFilterInputValues): DeadLetterFilter & { maxCount: number } {
   if (input.subject != null && !isValidSubject(input.subject, true)) {
-    throw badInput('filter.subject is not a NATS subject (tokens separated by ".", * and a final > allowed)', { field: 'filter.subject' });
+    throw badInput('filter.subject is not a NATS subject (tokens separated by ".", * and a final > allowed)', {
+      field: 'filter.subject',
+    });
   }
   if (input.eventType != null && !/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*){2,}$/.test(input.eventType)) {
     throw badInput('filter.eventType is not an event type such as content.play_package.built', { field: 'filter.eventType' });
@@ -25,7 +27,10 @@ export function validateDeadLetterFilter(input: DeadLetterFilterInputValues): De
   if (input.from && input.to && input.from.getTime() >= input.to.getTime()) {
     throw badInput('filter.from must be before filter.to', { field: 'filter.from' });
   }
-  if (input.eventIds != null && (input.eventIds.length === 0 || input.eventIds.length > MAX_REPLAY || input.eventIds.some((id) => !id || id.length > 128))) {
+  if (
+    input.eventIds != null &&
+    (input.eventIds.length === 0 || input.eventIds.length > MAX_REPLAY || input.eventIds.some((id) => !id || id.length > 128))
+  ) {
     throw badInput(`filter.eventIds must hold 1 to ${MAX_REPLAY} ids of at most 128 characters`, { field: 'filter.eventIds' });
   }
   const maxCount = input.maxCount ?? MAX_REPLAY;

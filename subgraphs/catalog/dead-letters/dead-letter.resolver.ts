@@ -11,14 +11,21 @@ import { replayTenantDeadLetters } from './tenant-dead-letters.js';
 export class DeadLetterResolver {
   @Mutation(() => DeadLetterReplayResult, {
     description:
-      'Sends the caller\'s tenant\'s matching dead letters back to their original subjects (new message ids, same event ids), oldest first, and removes them from the DLQ. Handlers are idempotent through their inbox, so an event is processed once. Scope catalog.admin.',
+      "Sends the caller's tenant's matching dead letters back to their original subjects (new message ids, same event ids), oldest first, and removes them from the DLQ. Handlers are idempotent through their inbox, so an event is processed once. Scope catalog.admin.",
   })
-  async replayDeadLetters(@Arg('filter', () => DeadLetterFilterInput) filter: DeadLetterFilterInput, @Ctx() ctx: CatalogContext): Promise<DeadLetterReplayResult> {
+  async replayDeadLetters(
+    @Arg('filter', () => DeadLetterFilterInput) filter: DeadLetterFilterInput,
+    @Ctx() ctx: CatalogContext,
+  ): Promise<DeadLetterReplayResult> {
     requireScope(ctx.principal, CATALOG_ADMIN_SCOPE);
     const valid = validateDeadLetterFilter(filter);
     const deadLetters = ctx.services.deadLetters;
     if (!deadLetters) {
-      throw new AppError('SERVICE_UNAVAILABLE', 'Dead-letter replay needs the event bus, and this catalog process runs without one', { status: 503 });
+      throw new AppError(
+        'SERVICE_UNAVAILABLE',
+        'Dead-letter replay needs the event bus, and this catalog process runs without one',
+        { status: 503 },
+      );
     }
     const result = await replayTenantDeadLetters(deadLetters.bus, deadLetters.dlq, ctx.tenantId, valid);
     ctx.logger.info({ matched: result.matched, replayed: result.replayed, dryRun: result.dryRun }, 'dead letters replayed');

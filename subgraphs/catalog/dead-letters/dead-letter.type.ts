@@ -1,8 +1,11 @@
 import { Field, InputType, Int, ObjectType } from 'type-graphql';
 
-@InputType({ description: 'Selects dead letters of the caller\'s tenant; all given conditions must hold.' })
+@InputType({ description: "Selects dead letters of the caller's tenant; all given conditions must hold." })
 export class DeadLetterFilterInput {
-  @Field(() => String, { nullable: true, description: 'Original subject, NATS wildcards allowed, e.g. content.play_package.built.v1 or content.>.' })
+  @Field(() => String, {
+    nullable: true,
+    description: 'Original subject, NATS wildcards allowed, e.g. content.play_package.built.v1 or content.>.',
+  })
   subject?: string;
   @Field(() => String, { nullable: true }) eventType?: string;
   @Field(() => Date, { nullable: true, description: 'Dead-lettered at or after.' }) from?: Date;

@@ -1,5 +1,11 @@
 import type { EventBus } from '../../../events/bus/event-bus.js';
-import { listDeadLetters, replayDeadLetters, type DeadLetter, type DeadLetterFilter, type DlqLocation } from '../../../events/dlq.js';
+import {
+  listDeadLetters,
+  replayDeadLetters,
+  type DeadLetter,
+  type DeadLetterFilter,
+  type DlqLocation,
+} from '../../../events/dlq.js';
 
 function tenantOf(data: Uint8Array): string | undefined {
   try {

@@ -35,7 +35,8 @@ const parentOf = (path: string): string | undefined => (path.includes('/') ? pat
 const inSubtree = (path: string, root: string): boolean => path === root || path.startsWith(`${root}/`);
 
 function requirePath(value: unknown, field: string): string {
-  if (!isNodePath(value)) throw badInput(`${field} is not a node path (segments of letters, digits, "_", "." or "-" separated by /)`, { field });
+  if (!isNodePath(value))
+    throw badInput(`${field} is not a node path (segments of letters, digits, "_", "." or "-" separated by /)`, { field });
   return value;
 }
 

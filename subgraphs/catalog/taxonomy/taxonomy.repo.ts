@@ -19,7 +19,13 @@ export async function saveTaxonomyVersion(
   next: { version: number; nodes: Prisma.InputJsonValue; diff: Prisma.InputJsonValue; createdBy: string },
 ): Promise<Taxonomy> {
   await tx.taxonomyVersion.create({
-    data: { taxonomyId: taxonomy.id, version: next.version, tenantId: taxonomy.tenantId, diff: next.diff, createdBy: next.createdBy },
+    data: {
+      taxonomyId: taxonomy.id,
+      version: next.version,
+      tenantId: taxonomy.tenantId,
+      diff: next.diff,
+      createdBy: next.createdBy,
+    },
   });
   return tx.taxonomy.update({ where: { id: taxonomy.id }, data: { version: next.version, nodes: next.nodes } });
 }

@@ -25,9 +25,13 @@ export class TaxonomyResolver {
   }
 
   @Mutation(() => Taxonomy, {
-    description: 'Publishes the next version of a namespace\'s taxonomy from a diff and emits catalog.taxonomy.updated. Scope catalog.admin.',
+    description:
+      "Publishes the next version of a namespace's taxonomy from a diff and emits catalog.taxonomy.updated. Scope catalog.admin.",
   })
-  async publishTaxonomy(@Arg('input', () => PublishTaxonomyInput) input: PublishTaxonomyInput, @Ctx() ctx: CatalogContext): Promise<Taxonomy> {
+  async publishTaxonomy(
+    @Arg('input', () => PublishTaxonomyInput) input: PublishTaxonomyInput,
+    @Ctx() ctx: CatalogContext,
+  ): Promise<Taxonomy> {
     const row = await runAdminMutation(ctx, (admin) =>
       publishTaxonomy(admin, {
         namespace: input.namespace,

@@ -40,7 +40,10 @@ export class TaxonomyDiffInput {
 @InputType()
 export class PublishTaxonomyInput {
   @Field(() => String) namespace: string;
-  @Field(() => Int, { nullable: true, description: 'The version the diff was made against (0 before the first); a different current version is a CONFLICT.' })
+  @Field(() => Int, {
+    nullable: true,
+    description: 'The version the diff was made against (0 before the first); a different current version is a CONFLICT.',
+  })
   expectedVersion?: number | null;
   @Field(() => TaxonomyDiffInput) diff: TaxonomyDiffInput;
 }

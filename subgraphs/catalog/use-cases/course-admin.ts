@@ -28,13 +28,17 @@ export async function updateCourseMetadata(
   const state = stampedStateOf(course);
   const changes = validateMetadataInput(command.input, state.metadata);
   if (changes.taxonomy) await requireTaxonomyNodes(ctx, changes.taxonomy);
-  if (changes.authors) changes.authors = await redactErasedAuthors(ctx.tx, ctx.tenantId, changes.authors, course.retentionClass, ctx);
+  if (changes.authors)
+    changes.authors = await redactErasedAuthors(ctx.tx, ctx.tenantId, changes.authors, course.retentionClass, ctx);
   const merged = mergeStamped(state, changes, { source: 'admin', at: ctx.now.toISOString(), id: ctx.requestId }, { force: true });
   return saveCourseState(ctx.tx, course, merged, ctx, { actor: ctx.actor, visibilityReason: 'unchanged' });
 }
 
 /** Taxonomy references of an admin edit must name nodes of this tenant's taxonomies. */
-async function requireTaxonomyNodes(ctx: AdminCommandContext, refs: Array<{ taxonomyId: string; nodePath: string }>): Promise<void> {
+async function requireTaxonomyNodes(
+  ctx: AdminCommandContext,
+  refs: Array<{ taxonomyId: string; nodePath: string }>,
+): Promise<void> {
   const taxonomies = new Map(
     (await findTaxonomiesByIds(ctx.tx, ctx.tenantId, [...new Set(refs.map((ref) => ref.taxonomyId))])).map((t) => [
       t.id,
@@ -43,9 +47,12 @@ async function requireTaxonomyNodes(ctx: AdminCommandContext, refs: Array<{ taxo
   );
   refs.forEach((ref, index) => {
     const nodes = taxonomies.get(ref.taxonomyId);
-    if (!nodes) throw badInput(`taxonomy[${index}]: taxonomy ${ref.taxonomyId} does not exist`, { field: `taxonomy[${index}].taxonomyId` });
+    if (!nodes)
+      throw badInput(`taxonomy[${index}]: taxonomy ${ref.taxonomyId} does not exist`, { field: `taxonomy[${index}].taxonomyId` });
     if (!nodes.has(ref.nodePath)) {
-      throw badInput(`taxonomy[${index}]: ${ref.nodePath} is not a node of ${ref.taxonomyId}`, { field: `taxonomy[${index}].nodePath` });
+      throw badInput(`taxonomy[${index}]: ${ref.nodePath} is not a node of ${ref.taxonomyId}`, {
+        field: `taxonomy[${index}].nodePath`,
+      });
     }
   });
 }
@@ -60,7 +67,12 @@ export async function changeCourseVisibility(
   const course = await lockOrNotFound(ctx, command.courseId);
   requireEditableCourse(course.state);
   if (course.visibility === to) return course;
-  const merged = mergeStamped(stampedStateOf(course), { visibility: to }, { source: 'admin', at: ctx.now.toISOString(), id: ctx.requestId }, { force: true });
+  const merged = mergeStamped(
+    stampedStateOf(course),
+    { visibility: to },
+    { source: 'admin', at: ctx.now.toISOString(), id: ctx.requestId },
+    { force: true },
+  );
   return saveCourseState(ctx.tx, course, merged, ctx, { actor: ctx.actor, visibilityReason: reason });
 }
 
@@ -71,6 +83,10 @@ export async function archiveCourse(ctx: AdminCommandContext, command: { courseI
   const decision = decideCourseTransition(course.state, 'archived');
   if (!decision.changed) return course;
   const archived = await updateCourse(ctx.tx, course.id, { state: decision.to });
-  await ctx.events.emit({ eventType: 'catalog.course.archived', payload: { courseId: course.id, reason }, ...courseEvent(archived, ctx.actor) });
+  await ctx.events.emit({
+    eventType: 'catalog.course.archived',
+    payload: { courseId: course.id, reason },
+    ...courseEvent(archived, ctx.actor),
+  });
   return archived;
 }

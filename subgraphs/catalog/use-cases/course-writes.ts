@@ -77,7 +77,10 @@ export async function redactErasedAuthors(
     authors.map((author) => author.userId),
   );
   if (!erased.size) return authors;
-  return redactAuthors(authors, { userIds: erased, zeroIds: retentionPermitsZeroing(retentionClass, deps.gdprZeroingRetentionClasses) }).authors;
+  return redactAuthors(authors, {
+    userIds: erased,
+    zeroIds: retentionPermitsZeroing(retentionClass, deps.gdprZeroingRetentionClasses),
+  }).authors;
 }
 
 export function registeredPayload(course: CourseRow): object {
@@ -94,7 +97,13 @@ export function registeredPayload(course: CourseRow): object {
 }
 
 export function courseEvent(course: CourseRow, actor: Actor) {
-  return { tenantId: course.tenantId, partitionKey: course.id, actor, retentionClass: course.retentionClass, dataResidency: course.dataResidency };
+  return {
+    tenantId: course.tenantId,
+    partitionKey: course.id,
+    actor,
+    retentionClass: course.retentionClass,
+    dataResidency: course.dataResidency,
+  };
 }
 
 export interface CourseSource {
@@ -110,7 +119,11 @@ export interface CourseSource {
  * course when the slug is new in the tenant (emitting `registered`), otherwise merges the event's
  * fields by the precedence rule. Returns the course locked for the rest of the transaction.
  */
-export async function registerOrMergeCourse(tx: Tx, source: CourseSource, deps: WriteDeps): Promise<{ course: CourseRow; created: boolean }> {
+export async function registerOrMergeCourse(
+  tx: Tx,
+  source: CourseSource,
+  deps: WriteDeps,
+): Promise<{ course: CourseRow; created: boolean }> {
   let existing = await lockCourseBySlug(tx, source.tenantId, source.slug);
   if (!existing) {
     const policy = await tenantPolicy(tx, source.tenantId);
@@ -142,7 +155,11 @@ export async function registerOrMergeCourse(tx: Tx, source: CourseSource, deps: 
     existing = await lockCourseBySlug(tx, source.tenantId, source.slug);
     if (!existing) throw new Error(`course ${source.slug} vanished between insert and lock`);
     if (inserted) {
-      await deps.events.emit({ eventType: 'catalog.course.registered', payload: registeredPayload(existing), ...courseEvent(existing, source.actor) });
+      await deps.events.emit({
+        eventType: 'catalog.course.registered',
+        payload: registeredPayload(existing),
+        ...courseEvent(existing, source.actor),
+      });
       return { course: existing, created: true };
     }
     // Another transaction registered the slug first: merge into its course like any update.
@@ -175,7 +192,8 @@ export async function saveCourseState(
   const diff = diffMetadata(previous.metadata, next.metadata);
   const visibilityChanged = next.visibility !== previous.visibility;
   const stampsChanged = JSON.stringify(next.provenance) !== JSON.stringify(previous.provenance);
-  if (!diff.changedFields.length && !visibilityChanged && !stampsChanged && next.sourceDraftId === previous.sourceDraftId) return existing;
+  if (!diff.changedFields.length && !visibilityChanged && !stampsChanged && next.sourceDraftId === previous.sourceDraftId)
+    return existing;
 
   const etag = diff.changedFields.length ? computeEtag(next.metadata) : existing.etag;
   const course = await updateCourse(tx, existing.id, {

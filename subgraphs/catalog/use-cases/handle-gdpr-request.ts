@@ -44,7 +44,10 @@ export async function handleGdprRequest(tx: Tx, envelope: EventEnvelope, deps: C
   const log = deps.logger.child({ requestId: p.requestId, requestType: p.requestType });
   const skipped: GdprOutcome = { handled: false, coursesRedacted: 0, storedEventsRedacted: 0 };
   if (p.subjectType !== 'user') {
-    log.info({ subjectType: p.subjectType }, 'GDPR request for a subject type the catalog does not hold; acknowledged and ignored');
+    log.info(
+      { subjectType: p.subjectType },
+      'GDPR request for a subject type the catalog does not hold; acknowledged and ignored',
+    );
     return skipped;
   }
   if (!REQUEST_TYPES.includes(p.requestType)) {

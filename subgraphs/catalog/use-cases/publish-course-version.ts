@@ -26,7 +26,13 @@ export interface PlayPackageBuilt {
   durationMinutes: number;
   estimatedReadingMinutes?: number;
   locales: string[];
-  moduleSummaries?: Array<{ id: string; title: LocaleMap; lessonCount: number; durationMinutes: number; hasAssessments: boolean }>;
+  moduleSummaries?: Array<{
+    id: string;
+    title: LocaleMap;
+    lessonCount: number;
+    durationMinutes: number;
+    hasAssessments: boolean;
+  }>;
   playPackage: { playPackageId: string; sha256: string; format: string };
   changelog?: LocaleMap;
   publishedBy: string;
@@ -43,7 +49,11 @@ export interface PlayPackageBuilt {
  * - becameLatest is decided by semantic-version order, not by arrival.
  * - A version for an archived course is still recorded (the package exists); the course stays archived.
  */
-export async function publishCourseVersion(tx: Tx, envelope: EventEnvelope, deps: ConsumedEventDeps): Promise<CourseVersionRow | null> {
+export async function publishCourseVersion(
+  tx: Tx,
+  envelope: EventEnvelope,
+  deps: ConsumedEventDeps,
+): Promise<CourseVersionRow | null> {
   const p = envelope.payload as unknown as PlayPackageBuilt;
   const tenantId = requireSameTenant(envelope, p.tenantId);
   const label = parseLabel(p.versionLabel);
@@ -82,7 +92,10 @@ export async function publishCourseVersion(tx: Tx, envelope: EventEnvelope, deps
         existingPlayPackageId: existing.playPackageId,
       });
     }
-    deps.logger.info({ courseId: course.id, versionLabel: p.versionLabel, eventId: envelope.eventId }, 'version already published; nothing to do');
+    deps.logger.info(
+      { courseId: course.id, versionLabel: p.versionLabel, eventId: envelope.eventId },
+      'version already published; nothing to do',
+    );
     return null;
   }
 

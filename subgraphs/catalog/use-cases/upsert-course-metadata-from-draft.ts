@@ -28,7 +28,11 @@ export interface CourseDraftPublished {
  * otherwise merges the draft's fields (absent ones stay as they are) and emits
  * `metadata_updated` / `visibility_changed` for what changed. Never creates a version.
  */
-export async function upsertCourseMetadataFromDraft(tx: Tx, envelope: EventEnvelope, deps: ConsumedEventDeps): Promise<CourseRow> {
+export async function upsertCourseMetadataFromDraft(
+  tx: Tx,
+  envelope: EventEnvelope,
+  deps: ConsumedEventDeps,
+): Promise<CourseRow> {
   const p = envelope.payload as unknown as CourseDraftPublished;
   const tenantId = requireSameTenant(envelope, p.tenantId);
   const { course } = await registerOrMergeCourse(

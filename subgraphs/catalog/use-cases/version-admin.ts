@@ -15,7 +15,10 @@ async function transition(
   if (!version) throw notFound(`Course version ${courseVersionId}`);
   const decision = decideVersionTransition(version.state, to);
   if (!decision.changed) return version;
-  const course = await ctx.tx.course.findUniqueOrThrow({ where: { id: version.courseId }, select: { retentionClass: true, dataResidency: true } });
+  const course = await ctx.tx.course.findUniqueOrThrow({
+    where: { id: version.courseId },
+    select: { retentionClass: true, dataResidency: true },
+  });
   const saved = await setVersionState(ctx.tx, version.id, decision.to);
   await ctx.events.emit({
     eventType: to === 'deprecated' ? 'catalog.course_version.deprecated' : 'catalog.course_version.withdrawn',
@@ -30,7 +33,10 @@ async function transition(
 }
 
 /** published -> deprecated; deprecating a deprecated version is a no-op, a withdrawn one is refused. */
-export function deprecateCourseVersion(ctx: AdminCommandContext, command: { courseVersionId: string; reason: string }): Promise<CourseVersionRow> {
+export function deprecateCourseVersion(
+  ctx: AdminCommandContext,
+  command: { courseVersionId: string; reason: string },
+): Promise<CourseVersionRow> {
   const reason = requireReason(command.reason);
   return transition(ctx, command.courseVersionId, 'deprecated', (v) => ({ courseVersionId: v.id, courseId: v.courseId, reason }));
 }

@@ -2,7 +2,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../platform/ids.js';
 import type { EventEnvelope } from '../../../events/envelope.js';
 import { stacks } from '../events/helpers.js';
-import { builtPayload, consumedEnvelope, CONSUMED_TRACEPARENT, draftPayload, registry, startCatalogHarness, TRACE_ID, type CatalogHarness } from './harness.js';
+import {
+  builtPayload,
+  consumedEnvelope,
+  CONSUMED_TRACEPARENT,
+  draftPayload,
+  registry,
+  startCatalogHarness,
+  TRACE_ID,
+  type CatalogHarness,
+} from './harness.js';
 
 /**
  * The catalog's consumers, run by the events runner over the in-process bus + PGlite, and over
@@ -21,12 +30,17 @@ describe.each(stacks())('catalog consumers: $name', (stack) => {
       envelope: row.envelope as unknown as EventEnvelope,
       headers: row.headers as Record<string, string>,
     }));
-  const courseBySlug = (tenantId: string, slug: string) => h.db.prisma.course.findUniqueOrThrow({ where: { tenantId_slug: { tenantId, slug } } });
-  const versionsOf = (courseId: string) => h.db.prisma.courseVersion.findMany({ where: { courseId }, orderBy: { sequence: 'asc' } });
+  const courseBySlug = (tenantId: string, slug: string) =>
+    h.db.prisma.course.findUniqueOrThrow({ where: { tenantId_slug: { tenantId, slug } } });
+  const versionsOf = (courseId: string) =>
+    h.db.prisma.courseVersion.findMany({ where: { courseId }, orderBy: { sequence: 'asc' } });
 
   it('registers a new slug and publishes its first version, with envelopes as the spec describes', async () => {
     const tenantId = newId('tenant');
-    const built = consumedEnvelope('built', builtPayload(tenantId, 'hand-hygiene', '1.0.0', { tags: ['ipc'], description: { en: 'Wash' } }));
+    const built = consumedEnvelope(
+      'built',
+      builtPayload(tenantId, 'hand-hygiene', '1.0.0', { tags: ['ipc'], description: { en: 'Wash' } }),
+    );
     await h.send(built);
     await h.settled();
 
@@ -45,7 +59,16 @@ describe.each(stacks())('catalog consumers: $name', (stack) => {
     });
     expect(course.etag).toMatch(/^"[0-9a-f]{64}"$/);
     const [version] = await versionsOf(course.id);
-    expect(version).toMatchObject({ versionLabel: '1.0.0', major: 1, minor: 0, patch: 0, sequence: 1, becameLatest: true, state: 'published', sourceEventId: built.eventId });
+    expect(version).toMatchObject({
+      versionLabel: '1.0.0',
+      major: 1,
+      minor: 0,
+      patch: 0,
+      sequence: 1,
+      becameLatest: true,
+      state: 'published',
+      sourceEventId: built.eventId,
+    });
 
     const events = await outboxOf(course.id);
     expect(events.map((e) => e.row.subject)).toEqual(['catalog.course.registered.v1', 'catalog.course_version.published.v1']);
@@ -63,7 +86,9 @@ describe.each(stacks())('catalog consumers: $name', (stack) => {
         dataResidency: 'EU',
         source: { service: 'catalog' },
       });
-      expect(envelope.schemaUri).toMatch(new RegExp(`^schemas://catalog/${envelope.eventType.split('.').slice(1).join('/')}/v1#sha256-[0-9a-f]{64}$`));
+      expect(envelope.schemaUri).toMatch(
+        new RegExp(`^schemas://catalog/${envelope.eventType.split('.').slice(1).join('/')}/v1#sha256-[0-9a-f]{64}$`),
+      );
       expect(row.eventId).toBe(envelope.eventId);
       expect(headers.traceparent).toMatch(new RegExp(`^00-${TRACE_ID}-[0-9a-f]{16}-01$`));
       expect(headers.traceparent).not.toBe(CONSUMED_TRACEPARENT);
@@ -99,7 +124,10 @@ describe.each(stacks())('catalog consumers: $name', (stack) => {
     await h.settled();
     const course = await courseBySlug(tenantId, 'sepsis');
     expect(await versionsOf(course.id)).toHaveLength(1);
-    expect((await outboxOf(course.id)).map((e) => e.envelope.eventType)).toEqual(['catalog.course.registered', 'catalog.course_version.published']);
+    expect((await outboxOf(course.id)).map((e) => e.envelope.eventType)).toEqual([
+      'catalog.course.registered',
+      'catalog.course_version.published',
+    ]);
     expect(await h.db.prisma.inboxEvent.count({ where: { eventId: built.eventId } })).toBe(1);
   });
 
@@ -115,13 +143,22 @@ describe.each(stacks())('catalog consumers: $name', (stack) => {
     const course = await courseBySlug(tenantId, 'triage');
     expect(await versionsOf(course.id)).toHaveLength(1);
     expect(h.stats().deadLettered).toBe(deadBefore + 1);
-    expect((await outboxOf(course.id)).filter((e) => e.envelope.eventType === 'catalog.course_version.published')).toHaveLength(1);
+    expect((await outboxOf(course.id)).filter((e) => e.envelope.eventType === 'catalog.course_version.published')).toHaveLength(
+      1,
+    );
   });
 
   it('decides becameLatest by semantic version, not by arrival, with a gap-free sequence', async () => {
     const tenantId = newId('tenant');
     for (const label of ['1.0.0', '1.10.0', '1.2.0', '2.0.0', '0.9.0']) {
-      await h.send(consumedEnvelope('built', builtPayload(tenantId, 'ecg', label, { playPackage: { playPackageId: newId('playPackage'), sha256: 'e'.repeat(64), format: 'v1' } })));
+      await h.send(
+        consumedEnvelope(
+          'built',
+          builtPayload(tenantId, 'ecg', label, {
+            playPackage: { playPackageId: newId('playPackage'), sha256: 'e'.repeat(64), format: 'v1' },
+          }),
+        ),
+      );
     }
     await h.settled();
     const course = await courseBySlug(tenantId, 'ecg');
@@ -135,7 +172,9 @@ describe.each(stacks())('catalog consumers: $name', (stack) => {
     ]);
     expect(course).toMatchObject({ latestVersionLabel: '2.0.0', versionSeq: 5 });
     const published = (await outboxOf(course.id)).filter((e) => e.envelope.eventType === 'catalog.course_version.published');
-    expect(published.map((e) => [e.headers['x-course-version-seq'], (e.envelope.payload as { becameLatest: boolean }).becameLatest])).toEqual([
+    expect(
+      published.map((e) => [e.headers['x-course-version-seq'], (e.envelope.payload as { becameLatest: boolean }).becameLatest]),
+    ).toEqual([
       ['1', true],
       ['2', true],
       ['3', false],
@@ -153,7 +192,12 @@ describe.each(stacks())('catalog consumers: $name', (stack) => {
     const draft = (tenantId: string) =>
       consumedEnvelope(
         'draft',
-        draftPayload(tenantId, 'icu-basics', { title: { en: 'ICU basics' }, description: { en: 'From the draft' }, authors: [author], taxonomy: [taxonomyRef] }, { visibility: 'marketplace' }),
+        draftPayload(
+          tenantId,
+          'icu-basics',
+          { title: { en: 'ICU basics' }, description: { en: 'From the draft' }, authors: [author], taxonomy: [taxonomyRef] },
+          { visibility: 'marketplace' },
+        ),
         { occurredAt: draftAt },
       );
     // The package, built later, still carries an older title and adds tags and a cover.
@@ -180,11 +224,27 @@ describe.each(stacks())('catalog consumers: $name', (stack) => {
     const comparable = async (tenantId: string) => {
       const course = await courseBySlug(tenantId, 'icu-basics');
       const provenance = Object.fromEntries(
-        Object.entries(course.metadataProvenance as Record<string, { source: string; at: string }>).map(([field, stamp]) => [field, [stamp.source, stamp.at]]),
+        Object.entries(course.metadataProvenance as Record<string, { source: string; at: string }>).map(([field, stamp]) => [
+          field,
+          [stamp.source, stamp.at],
+        ]),
       );
       const versions = (await versionsOf(course.id)).map((v) => [v.versionLabel, v.sequence, v.becameLatest, v.state]);
-      const { title, description, defaultLocale, authors, taxonomy, tags, cover, visibility, etag, state, latestVersionLabel, versionSeq } = course;
-      return { title, description, defaultLocale, authors, taxonomy, tags, cover, visibility, etag, state, latestVersionLabel, versionSeq, provenance, versions };
+      const fields = [
+        'title',
+        'description',
+        'defaultLocale',
+        'authors',
+        'taxonomy',
+        'tags',
+        'cover',
+        'visibility',
+        'etag',
+        'state',
+        'latestVersionLabel',
+        'versionSeq',
+      ] as const;
+      return { ...Object.fromEntries(fields.map((field) => [field, course[field]])), provenance, versions };
     };
     const a = await comparable(tenantA);
     expect(await comparable(tenantB)).toEqual(a);
@@ -208,18 +268,36 @@ describe.each(stacks())('catalog consumers: $name', (stack) => {
     const author = { userId: newId('user'), role: 'author', displayName: 'Grace' };
     const draft = consumedEnvelope(
       'draft',
-      draftPayload(tenantId, 'burns', { title: { en: 'Burns care' }, authors: [author] }, { visibility: 'marketplace', tags: ['wound'] }),
+      draftPayload(
+        tenantId,
+        'burns',
+        { title: { en: 'Burns care' }, authors: [author] },
+        { visibility: 'marketplace', tags: ['wound'] },
+      ),
       { occurredAt: '2026-11-02T00:00:00.000Z' },
     );
     await h.send(draft);
-    await h.send(consumedEnvelope('draft', draftPayload(tenantId, 'burns', { title: { en: 'Stale draft' } }, { visibility: 'org' }), { occurredAt: '2026-10-01T00:00:00.000Z' }));
+    await h.send(
+      consumedEnvelope('draft', draftPayload(tenantId, 'burns', { title: { en: 'Stale draft' } }, { visibility: 'org' }), {
+        occurredAt: '2026-10-01T00:00:00.000Z',
+      }),
+    );
     await h.settled();
 
     const after = await courseBySlug(tenantId, 'burns');
-    expect(after).toMatchObject({ title: { en: 'Burns care' }, authors: [author], tags: ['wound'], visibility: 'marketplace', sourceDraftId: draft.payload.courseDraftId });
+    expect(after).toMatchObject({
+      title: { en: 'Burns care' },
+      authors: [author],
+      tags: ['wound'],
+      visibility: 'marketplace',
+      sourceDraftId: draft.payload.courseDraftId,
+    });
     expect(after.etag).not.toBe(before.etag);
     const events = (await outboxOf(before.id)).filter((e) => e.envelope.causationId === draft.eventId);
-    expect(events.map((e) => e.envelope.eventType)).toEqual(['catalog.course.metadata_updated', 'catalog.course.visibility_changed']);
+    expect(events.map((e) => e.envelope.eventType)).toEqual([
+      'catalog.course.metadata_updated',
+      'catalog.course.visibility_changed',
+    ]);
     expect(events[0].envelope.payload).toEqual({
       courseId: before.id,
       changedFields: ['title', 'authors', 'tags'],

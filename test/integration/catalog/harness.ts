@@ -26,7 +26,11 @@ const EVENT_TYPES: Record<ConsumedKind, string> = {
 const SOURCES: Record<ConsumedKind, string> = { built: 'content-svc', draft: 'authoring-svc', gdpr: 'gdpr-svc' };
 
 /** A consumed event as its producer would send it. */
-export function consumedEnvelope(kind: ConsumedKind, payload: Record<string, unknown>, options: { occurredAt?: string; tenantId?: string } = {}): EventEnvelope {
+export function consumedEnvelope(
+  kind: ConsumedKind,
+  payload: Record<string, unknown>,
+  options: { occurredAt?: string; tenantId?: string } = {},
+): EventEnvelope {
   return buildEnvelope(
     { clock: systemClock, registry, source: { service: SOURCES[kind], instance: 'i-1', commit: 'c0ffee' } },
     {
@@ -59,7 +63,12 @@ export function builtPayload(tenantId: string, slug: string, versionLabel: strin
   };
 }
 
-export function draftPayload(tenantId: string, slug: string, metadata: Record<string, unknown> = {}, overrides: Record<string, unknown> = {}) {
+export function draftPayload(
+  tenantId: string,
+  slug: string,
+  metadata: Record<string, unknown> = {},
+  overrides: Record<string, unknown> = {},
+) {
   return {
     courseDraftId: newId('courseDraft'),
     tenantId,
@@ -76,7 +85,12 @@ export function gdprPayload(tenantId: string, subjectId: string, requestType: st
 
 /** The producer the consumers emit with, as the event worker builds it. */
 export function catalogProducer(): EventProducer {
-  return createEventProducer({ registry, clock: systemClock, source: { service: 'catalog', instance: 'test-1', commit: 'test' }, dualPublishDays: 30 });
+  return createEventProducer({
+    registry,
+    clock: systemClock,
+    source: { service: 'catalog', instance: 'test-1', commit: 'test' },
+    dualPublishDays: 30,
+  });
 }
 
 export async function waitFor(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
@@ -108,7 +122,11 @@ export async function startCatalogHarness(stack: Stack, options: HarnessOptions 
   await ensureStreams(bus, config, streams);
   const dlq: DlqLocation = { stream: config.events.dlqStream, subjectPrefix: dlqSubjectPrefix(config.events, streams) };
   const producer = catalogProducer();
-  const specs = catalogConsumers({ events: config.events, gdprZeroingRetentionClasses: config.gdprZeroingRetentionClasses, subjectPrefix: streams.subjectPrefix });
+  const specs = catalogConsumers({
+    events: config.events,
+    gdprZeroingRetentionClasses: config.gdprZeroingRetentionClasses,
+    subjectPrefix: streams.subjectPrefix,
+  });
   const handles: ConsumerHandle[] = [];
   for (const spec of specs) {
     const handle: ConsumerSpec['handle'] = async (tx, envelope, ctx) => {
@@ -149,7 +167,11 @@ export async function startCatalogHarness(stack: Stack, options: HarnessOptions 
       handles.reduce(
         (sum, h) => {
           const s = h.stats();
-          return { processed: sum.processed + s.processed, duplicates: sum.duplicates + s.duplicates, deadLettered: sum.deadLettered + s.deadLettered };
+          return {
+            processed: sum.processed + s.processed,
+            duplicates: sum.duplicates + s.duplicates,
+            deadLettered: sum.deadLettered + s.deadLettered,
+          };
         },
         { processed: 0, duplicates: 0, deadLettered: 0 },
       ),

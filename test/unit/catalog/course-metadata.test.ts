@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { AppError } from '../../../platform/errors.js';
 import {
   computeEtag,
   diffMetadata,
@@ -12,6 +11,7 @@ import {
   type FieldStamp,
   type StampedState,
 } from '../../../subgraphs/catalog/course/course-metadata.logic.js';
+import { errorOf } from './support.js';
 
 const USER = 'usr_01HZX3K7Q8W9E2R4T6Y8V0A1BP';
 const base: CourseMetadata = {
@@ -23,15 +23,6 @@ const base: CourseMetadata = {
   tags: ['safety'],
   cover: null,
 };
-
-function errorOf(fn: () => unknown): AppError | undefined {
-  try {
-    fn();
-  } catch (error) {
-    return error as AppError;
-  }
-  return undefined;
-}
 
 describe('metadata diff', () => {
   it('lists changed fields with their previous and next values only', () => {
@@ -89,7 +80,11 @@ describe('precedence of metadata sources', () => {
     const afterDraft = mergeStamped(afterBuilt, { title: { en: 'From draft' } }, draft(t1));
     expect(afterDraft.metadata.title).toEqual({ en: 'From draft' });
     // A newer package does not undo the draft's title.
-    const laterBuilt = mergeStamped(afterDraft, { title: { en: 'Package again' }, tags: ['pkg'] }, built('2026-11-03T00:00:00.000Z'));
+    const laterBuilt = mergeStamped(
+      afterDraft,
+      { title: { en: 'Package again' }, tags: ['pkg'] },
+      built('2026-11-03T00:00:00.000Z'),
+    );
     expect(laterBuilt.metadata.title).toEqual({ en: 'From draft' });
     expect(laterBuilt.metadata.tags).toEqual(['pkg']);
   });
@@ -112,7 +107,12 @@ describe('precedence of metadata sources', () => {
   it('applies a forced (admin) edit even over a newer stamp, keeping that stamp', () => {
     const future = draft('2030-01-01T00:00:00.000Z');
     const drafted = mergeStamped(state(), { tags: ['x'] }, future);
-    const edited = mergeStamped(drafted, { tags: ['y'] }, { source: 'admin', at: '2026-11-21T00:00:00.000Z', id: 'req' }, { force: true });
+    const edited = mergeStamped(
+      drafted,
+      { tags: ['y'] },
+      { source: 'admin', at: '2026-11-21T00:00:00.000Z', id: 'req' },
+      { force: true },
+    );
     expect(edited.metadata.tags).toEqual(['y']);
     expect(edited.provenance.tags?.at).toBe(future.at);
     expect(mergeStamped(edited, { tags: ['z'] }, draft('2029-01-01T00:00:00.000Z')).metadata.tags).toEqual(['y']);
@@ -151,6 +151,9 @@ describe('updateCourseMetadata input', () => {
   });
 
   it('accepts a new title that covers a new default locale', () => {
-    expect(validateMetadataInput({ title: { de: 'Titel' }, defaultLocale: 'de' }, base)).toEqual({ title: { de: 'Titel' }, defaultLocale: 'de' });
+    expect(validateMetadataInput({ title: { de: 'Titel' }, defaultLocale: 'de' }, base)).toEqual({
+      title: { de: 'Titel' },
+      defaultLocale: 'de',
+    });
   });
 });

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../../platform/errors.js';
-import { compareVersions, decideBecameLatest, parseVersionLabel } from '../../../subgraphs/catalog/course-version/semver.logic.js';
+import {
+  compareVersions,
+  decideBecameLatest,
+  parseVersionLabel,
+} from '../../../subgraphs/catalog/course-version/semver.logic.js';
 import {
   decideCourseTransition,
   decideVersionTransition,
@@ -8,24 +12,21 @@ import {
   requireReason,
   requireVisibility,
 } from '../../../subgraphs/catalog/lifecycle.logic.js';
+import { errorOf } from './support.js';
 
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (error) {
-    return (error as AppError).code;
-  }
-  return undefined;
-}
+const codeOf = (fn: () => unknown) => errorOf(fn)?.code;
 
 describe('version labels', () => {
   it('parses major.minor.patch', () => {
     expect(parseVersionLabel('10.0.3')).toEqual({ major: 10, minor: 0, patch: 3 });
   });
 
-  it.each(['1.2', '1.2.3.4', 'v1.2.3', '01.2.3', '1.-2.3', '1.2.3-beta', '', '1.2.2147483648'])('refuses "%s" as BAD_USER_INPUT', (label) => {
-    expect(codeOf(() => parseVersionLabel(label))).toBe('BAD_USER_INPUT');
-  });
+  it.each(['1.2', '1.2.3.4', 'v1.2.3', '01.2.3', '1.-2.3', '1.2.3-beta', '', '1.2.2147483648'])(
+    'refuses "%s" as BAD_USER_INPUT',
+    (label) => {
+      expect(codeOf(() => parseVersionLabel(label))).toBe('BAD_USER_INPUT');
+    },
+  );
 
   it('orders numerically, not as text', () => {
     expect(compareVersions(parseVersionLabel('1.10.0'), parseVersionLabel('1.9.9'))).toBe(1);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { AppError } from '../../../platform/errors.js';
 import { applyTaxonomyDiff, requireNamespace, type TaxonomyDiff } from '../../../subgraphs/catalog/taxonomy/taxonomy.logic.js';
+import { errorOf } from './support.js';
 
 const label = (text: string) => ({ en: text });
 const tree = [
@@ -10,15 +10,6 @@ const tree = [
   { path: 'admin', label: label('Admin') },
 ];
 const empty: TaxonomyDiff = { added: [], removed: [], moved: [], renamed: [] };
-
-function errorOf(fn: () => unknown): AppError | undefined {
-  try {
-    fn();
-  } catch (error) {
-    return error as AppError;
-  }
-  return undefined;
-}
 
 describe('taxonomy diff', () => {
   it('adds, removes, moves (with subtree) and renames, returning nodes sorted by path', () => {
@@ -41,7 +32,14 @@ describe('taxonomy diff', () => {
   });
 
   it('builds a first version from an empty tree', () => {
-    const next = applyTaxonomyDiff([], { ...empty, added: [{ path: 'b', label: label('B') }, { path: 'a', label: label('A') }, { path: 'a/x', label: label('X') }] });
+    const next = applyTaxonomyDiff([], {
+      ...empty,
+      added: [
+        { path: 'b', label: label('B') },
+        { path: 'a', label: label('A') },
+        { path: 'a/x', label: label('X') },
+      ],
+    });
     expect(next.map((n) => n.path)).toEqual(['a', 'a/x', 'b']);
   });
 
@@ -56,7 +54,16 @@ describe('taxonomy diff', () => {
     [{ ...empty, renamed: [{ path: 'nope', label: label('N') }] }, 'diff.renamed[0].path'],
     [{ ...empty, renamed: [{ path: 'admin', label: {} }] }, 'diff.renamed[0].label'],
     [{ ...empty, added: [{ path: 'admin', label: label('A') }] }, 'diff.added[0].path'],
-    [{ ...empty, added: [{ path: 'x', label: label('X') }, { path: 'x', label: label('X') }] }, 'diff.added[1].path'],
+    [
+      {
+        ...empty,
+        added: [
+          { path: 'x', label: label('X') },
+          { path: 'x', label: label('X') },
+        ],
+      },
+      'diff.added[1].path',
+    ],
     [{ ...empty, added: [{ path: 'orphan/child', label: label('C') }] }, 'diff'],
     [{ ...empty, added: [{ path: '/bad//path', label: label('C') }] }, 'diff.added[0].path'],
     [{ ...empty, removed: ['admin'], renamed: [{ path: 'admin', label: label('A') }] }, 'diff.renamed[0].path'],
