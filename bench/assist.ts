@@ -6,8 +6,8 @@
 // time the gateway reports for that request (timings.providerMs), so what is left is HTTP, auth,
 // quota, template, routing, provenance + audit write.
 //
-// Database: a temporary database on the server of BENCH_DATABASE_URL (or DATABASE_URL), dropped at
-// the end; embedded PGlite when neither is set. REDIS_URL, when set, backs the quota (enabled for
+// Database: a temporary database on the server of DATABASE_URL, dropped at the end; embedded PGlite
+// when it is not set. REDIS_URL, when set, backs the quota (enabled for
 // the bench tenant with limits far above the load, so its cost is measured but never refuses).
 // BENCH_DURATION_SECONDS (default 10) per level, after a 3-second warm-up.
 import 'reflect-metadata';
@@ -18,14 +18,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import pg from 'pg';
 import { ensureDevKeyPair, mintToken } from '../platform/auth/dev-keys.js';
+import { createTestDatabase } from '../test/support/database.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const LEVELS = [1, 10, 100];
 const DURATION = Number(process.env.BENCH_DURATION_SECONDS ?? 10);
 const TENANT = 'ten_01JDBENCH0000000000000000A';
-const serverUrl = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL;
 
 async function freePort(): Promise<number> {
   const server = net.createServer();
@@ -124,24 +123,9 @@ async function runLevel(
 async function main(): Promise<void> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-ai-'));
   const port = await freePort();
-  let databaseUrl: string | undefined;
-  let dropDatabase: (() => Promise<void>) | undefined;
-  if (serverUrl) {
-    const name = `bench_ai_${Date.now().toString(36)}`;
-    const admin = new pg.Client({ connectionString: serverUrl });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE "${name}"`);
-    await admin.end();
-    const url = new URL(serverUrl);
-    url.pathname = `/${name}`;
-    databaseUrl = url.toString();
-    dropDatabase = async () => {
-      const drop = new pg.Client({ connectionString: serverUrl });
-      await drop.connect();
-      await drop.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await drop.end();
-    };
-  }
+  // A fresh database on the DATABASE_URL server (dropped at the end), else embedded PGlite.
+  const database = process.env.DATABASE_URL ? await createTestDatabase('postgres') : undefined;
+  const databaseUrl = database?.url;
 
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
@@ -170,16 +154,12 @@ async function main(): Promise<void> {
     });
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'x-tenant-id': TENANT };
 
-    if (databaseUrl) {
+    if (database) {
       // Quota on for the tenant (far above the load) so its store round trip is part of the cost.
       // (Embedded PGlite lives inside the child process: there the bench tenant runs without quota.)
-      const db = new pg.Client({ connectionString: databaseUrl });
-      await db.connect();
-      await db.query(
-        `INSERT INTO "TenantSettings" ("tenantId", "quotaEnabled", "requestsPerMinute", "tokensPerDay", "updatedAt") VALUES ($1, true, 100000000, 0, now()) ON CONFLICT ("tenantId") DO NOTHING`,
-        [TENANT],
-      );
-      await db.end();
+      await database.prisma.tenantSettings.create({
+        data: { tenantId: TENANT, quotaEnabled: true, requestsPerMinute: 100_000_000, tokensPerDay: 0 },
+      });
     }
     const rule = await fetch(`${base}/graphql`, {
       method: 'POST',
@@ -222,7 +202,7 @@ async function main(): Promise<void> {
   } finally {
     child.kill('SIGTERM');
     await new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve)));
-    await dropDatabase?.();
+    await database?.close();
     await fs.rm(dataDir, { recursive: true, force: true });
   }
 }

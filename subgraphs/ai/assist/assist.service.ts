@@ -6,7 +6,13 @@ import type { Logger } from '../../../platform/logger.js';
 import type { AuditSink } from '../audit/audit.sink.js';
 import { callWithFallbacks, type AttemptRecord, type CallEngineDeps, type CallResult } from '../providers/caller.js';
 import type { ProviderRegistry } from '../providers/registry.js';
-import { heldTextExpiry, outputHash, type ProvenanceRecord, type ProvenanceStatus } from '../provenance/provenance.logic.js';
+import {
+  heldTextExpiry,
+  outputHash,
+  provenanceAuditDetails,
+  type ProvenanceRecord,
+  type ProvenanceStatus,
+} from '../provenance/provenance.logic.js';
 import { insertProvenance } from '../provenance/provenance.repo.js';
 import { estimateTokens } from '../quota/quota.logic.js';
 import type { QuotaReservation, QuotaService } from '../quota/quota.service.js';
@@ -103,23 +109,7 @@ export function createAssistService(deps: AssistDeps): AssistService {
           tenantId: row.tenantId,
           actor: { type: row.actorType, id: row.actorId },
           target: { type: 'ai_provenance', id: row.id },
-          details: {
-            provenanceId: row.id,
-            featureKey: row.featureKey,
-            status: row.status,
-            mode: row.mode,
-            provider: row.provider,
-            model: row.model,
-            templateId: row.templateId,
-            templateVersion: row.templateVersion,
-            templateHash: row.templateHash,
-            renderedPromptHash: row.renderedPromptHash,
-            ruleId: row.ruleId,
-            ruleVersion: row.ruleVersion,
-            outputHash: row.outputHash,
-            attempts: row.attempts.length,
-            errorCode: row.errorCode,
-          },
+          details: provenanceAuditDetails(row),
           retentionClass: snapshot.tenant.retentionClass,
           dataResidency: row.residency ?? snapshot.tenant.dataResidency,
           traceparent: caller.traceparent,

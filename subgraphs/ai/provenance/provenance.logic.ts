@@ -49,3 +49,26 @@ export function outputHash(text: string): string {
 export function heldTextExpiry(now: Date, retentionHours: number): Date {
   return new Date(now.getTime() + retentionHours * 3_600_000);
 }
+
+const AUDITED_FIELDS = [
+  'featureKey',
+  'status',
+  'mode',
+  'provider',
+  'model',
+  'templateId',
+  'templateVersion',
+  'templateHash',
+  'renderedPromptHash',
+  'ruleId',
+  'ruleVersion',
+  'outputHash',
+  'errorCode',
+] as const satisfies ReadonlyArray<keyof ProvenanceRecord>;
+
+/** What the audit event of an assist carries: ids, hashes and codes of the record, no text. */
+export function provenanceAuditDetails(record: ProvenanceRecord): Record<string, unknown> {
+  const details: Record<string, unknown> = { provenanceId: record.id, attempts: record.attempts.length };
+  for (const field of AUDITED_FIELDS) details[field] = record[field];
+  return details;
+}

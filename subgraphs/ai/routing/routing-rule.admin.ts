@@ -26,7 +26,17 @@ export interface RoutingAdmin {
   activate(caller: AdminCaller, ruleId: string, version: number): Promise<RuleWithVersions>;
 }
 
-const targetOf = (t: Target): Target => ({ provider: t.provider, model: t.model });
+/** Copies the targets out of the GraphQL input (no extra fields reach the JSON column) and validates them. */
+function validTargets(
+  input: { primary: Target; fallbacks: Target[] },
+  known: ReadonlySet<string>,
+): { primary: Target; fallbacks: Target[] } {
+  const targetOf = (t: Target): Target => ({ provider: t.provider, model: t.model });
+  const primary = targetOf(input.primary);
+  const fallbacks = input.fallbacks.map(targetOf);
+  validateTargets(primary, fallbacks, known);
+  return { primary, fallbacks };
+}
 
 /**
  * Tenant overrides of the routing rules. Every change is a new immutable version (or a switch of
@@ -78,9 +88,7 @@ export function createRoutingAdmin(deps: {
     create(caller, input) {
       const featureKey = input.featureKey == null ? null : validateFeatureKey(input.featureKey);
       const residency = input.residency == null ? null : validateResidency(input.residency);
-      const primary = targetOf(input.primary);
-      const fallbacks = input.fallbacks.map(targetOf);
-      validateTargets(primary, fallbacks, deps.knownProviders());
+      const { primary, fallbacks } = validTargets(input, deps.knownProviders());
       return audited(
         caller,
         'routing_rule_created',
@@ -98,9 +106,7 @@ export function createRoutingAdmin(deps: {
       );
     },
     update(caller, ruleId, input) {
-      const primary = targetOf(input.primary);
-      const fallbacks = input.fallbacks.map(targetOf);
-      validateTargets(primary, fallbacks, deps.knownProviders());
+      const { primary, fallbacks } = validTargets(input, deps.knownProviders());
       return audited(
         caller,
         'routing_rule_updated',

@@ -2,18 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOpenAiCompatibleProvider } from '../../../subgraphs/ai/providers/openai-compatible.js';
 import { ProviderError } from '../../../subgraphs/ai/providers/provider.js';
 import { closedPort, startFakeOpenAi, type FakeOpenAi } from './support.js';
+import { rejected } from '../../unit/ai/catching.js';
 
 const KEY = 'sk-adapter-SECRET-0042';
-
-async function failure(run: Promise<unknown>): Promise<ProviderError> {
-  try {
-    await run;
-  } catch (error) {
-    if (error instanceof ProviderError) return error;
-    throw error;
-  }
-  throw new Error('expected a ProviderError');
-}
 
 describe('openai-compatible adapter against a local chat completions server', () => {
   let server: FakeOpenAi;
@@ -54,38 +45,38 @@ describe('openai-compatible adapter against a local chat completions server', ()
 
   it('classifies failures without echoing the provider body', async () => {
     server.script.push({ status: 500, body: { error: { message: `upstream broke, key=${KEY}` } } });
-    const serverError = await failure(call());
+    const serverError = await rejected(ProviderError, call());
     expect(serverError).toMatchObject({ kind: 'server_error', status: 500 });
     expect(serverError.message).not.toContain(KEY);
 
     server.script.push({ status: 429, body: {}, headers: { 'retry-after': '2' } });
-    expect(await failure(call())).toMatchObject({ kind: 'rate_limited', retryAfterMs: 2000 });
+    expect(await rejected(ProviderError, call())).toMatchObject({ kind: 'rate_limited', retryAfterMs: 2000 });
 
     server.script.push({ status: 429, body: {}, headers: { 'retry-after-ms': '250' } });
-    expect(await failure(call())).toMatchObject({ kind: 'rate_limited', retryAfterMs: 250 });
+    expect(await rejected(ProviderError, call())).toMatchObject({ kind: 'rate_limited', retryAfterMs: 250 });
 
     server.script.push({ status: 401, body: { error: { message: 'Incorrect API key provided: sk-adap****' } } });
-    expect(await failure(call())).toMatchObject({ kind: 'auth_error', status: 401 });
+    expect(await rejected(ProviderError, call())).toMatchObject({ kind: 'auth_error', status: 401 });
 
     server.script.push({ status: 400, body: { error: { code: 'content_filter', message: 'filtered' } } });
-    expect((await failure(call())).kind).toBe('content_filter');
+    expect((await rejected(ProviderError, call())).kind).toBe('content_filter');
 
     server.script.push({ status: 200, body: { choices: [{ message: { content: null }, finish_reason: 'content_filter' }] } });
-    expect((await failure(call())).kind).toBe('content_filter');
+    expect((await rejected(ProviderError, call())).kind).toBe('content_filter');
 
     server.script.push({ status: 400, body: { error: { code: 'invalid_request_error' } } });
-    expect((await failure(call())).kind).toBe('bad_request');
+    expect((await rejected(ProviderError, call())).kind).toBe('bad_request');
 
     server.script.push({ status: 200, raw: '{"choices": [' });
-    expect((await failure(call())).kind).toBe('malformed_response');
+    expect((await rejected(ProviderError, call())).kind).toBe('malformed_response');
 
     server.script.push({ status: 200, body: { choices: [] } });
-    expect((await failure(call())).kind).toBe('malformed_response');
+    expect((await rejected(ProviderError, call())).kind).toBe('malformed_response');
   });
 
   it('reports a timeout when the server does not answer in time', async () => {
     server.script.push('hang');
-    expect((await failure(call(100))).kind).toBe('timeout');
+    expect((await rejected(ProviderError, call(100))).kind).toBe('timeout');
   });
 
   it('reports a connect error when nothing listens', async () => {
@@ -97,7 +88,8 @@ describe('openai-compatible adapter against a local chat completions server', ()
       timeoutMs: 1000,
       apiKey: async () => KEY,
     });
-    const error = await failure(
+    const error = await rejected(
+      ProviderError,
       offline.complete({ model: 'm', prompt: 'p', maxOutputTokens: 1, attempt: 1, signal: AbortSignal.timeout(1000) }),
     );
     expect(error.kind).toBe('connect_error');
@@ -126,7 +118,8 @@ describe('openai-compatible adapter against a local chat completions server', ()
         throw new Error(`vault said ${KEY}`);
       },
     });
-    const error = await failure(
+    const error = await rejected(
+      ProviderError,
       broken.complete({ model: 'm', prompt: 'p', maxOutputTokens: 1, attempt: 1, signal: AbortSignal.timeout(1000) }),
     );
     expect(error.kind).toBe('not_configured');

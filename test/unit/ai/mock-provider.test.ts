@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AppError } from '../../../platform/errors.js';
 import { createMockProvider, parseMockDirective } from '../../../subgraphs/ai/providers/mock.js';
 import { ProviderError, type MockDirective } from '../../../subgraphs/ai/providers/provider.js';
+import { rejected } from './catching.js';
 
 const request = (mock?: MockDirective, attempt = 1, signal = new AbortController().signal) => ({
   model: 'mock-1',
@@ -11,16 +12,6 @@ const request = (mock?: MockDirective, attempt = 1, signal = new AbortController
   signal,
   mock,
 });
-
-async function failure(run: Promise<unknown>): Promise<ProviderError> {
-  try {
-    await run;
-  } catch (error) {
-    if (error instanceof ProviderError) return error;
-    throw error;
-  }
-  throw new Error('expected a ProviderError');
-}
 
 describe('mock provider', () => {
   const provider = createMockProvider({ residencies: ['*'], timeoutMs: 1000, faultInjection: true });
@@ -35,16 +26,16 @@ describe('mock provider', () => {
   });
 
   it('injects each fault the directive names', async () => {
-    expect(await failure(provider.complete(request({ status: 429, retryAfterSeconds: 2 })))).toMatchObject({
+    expect(await rejected(ProviderError, provider.complete(request({ status: 429, retryAfterSeconds: 2 })))).toMatchObject({
       kind: 'rate_limited',
       status: 429,
       retryAfterMs: 2000,
     });
-    expect((await failure(provider.complete(request({ status: 500 })))).kind).toBe('server_error');
-    expect((await failure(provider.complete(request({ status: 401 })))).kind).toBe('auth_error');
-    expect((await failure(provider.complete(request({ malformed: true })))).kind).toBe('malformed_response');
-    expect((await failure(provider.complete(request({ contentFilter: true })))).kind).toBe('content_filter');
-    expect((await failure(provider.complete(request({ connectError: true })))).kind).toBe('connect_error');
+    expect((await rejected(ProviderError, provider.complete(request({ status: 500 })))).kind).toBe('server_error');
+    expect((await rejected(ProviderError, provider.complete(request({ status: 401 })))).kind).toBe('auth_error');
+    expect((await rejected(ProviderError, provider.complete(request({ malformed: true })))).kind).toBe('malformed_response');
+    expect((await rejected(ProviderError, provider.complete(request({ contentFilter: true })))).kind).toBe('content_filter');
+    expect((await rejected(ProviderError, provider.complete(request({ connectError: true })))).kind).toBe('connect_error');
   });
 
   it('hangs on timeout until the caller aborts', async () => {

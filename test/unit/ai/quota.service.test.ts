@@ -3,6 +3,7 @@ import { AppError } from '../../../platform/errors.js';
 import { silentLogger } from '../../../platform/logger.js';
 import { createQuotaService, type TenantQuota } from '../../../subgraphs/ai/quota/quota.service.js';
 import { createMemoryQuotaStore, QuotaStoreUnavailableError, type QuotaStore } from '../../../subgraphs/ai/quota/quota.store.js';
+import { rejected } from './catching.js';
 
 const T = 'ten_01JD0000000000000000000000';
 const NOW = Date.parse('2026-11-21T10:15:30Z');
@@ -19,16 +20,6 @@ const downStore: QuotaStore = {
     throw new QuotaStoreUnavailableError(new Error('ECONNREFUSED'));
   },
 };
-
-async function rejection(run: Promise<unknown>): Promise<AppError> {
-  try {
-    await run;
-  } catch (error) {
-    if (error instanceof AppError) return error;
-    throw error;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('quota service', () => {
   it('does nothing for a tenant without quota', async () => {
@@ -47,7 +38,7 @@ describe('quota service', () => {
     });
     const quota: TenantQuota = { enabled: true, requestsPerMinute: 1, tokensPerDay: 0 };
     await service.reserve(T, quota, 10);
-    const error = await rejection(service.reserve(T, quota, 10));
+    const error = await rejected(AppError, service.reserve(T, quota, 10));
     expect(error.code).toBe('QUOTA_EXCEEDED');
     expect(error.status).toBe(429);
     expect(error.details).toMatchObject({ limit: 'requests_per_minute', retryAfterSeconds: 30 });
@@ -65,13 +56,16 @@ describe('quota service', () => {
     const first = await service.reserve(T, quota, 80);
     await service.settle(first, 20);
     await expect(service.reserve(T, quota, 80)).resolves.toMatchObject({ mode: 'shared' });
-    expect((await rejection(service.reserve(T, quota, 1))).details).toMatchObject({ limit: 'tokens_per_day' });
+    expect((await rejected(AppError, service.reserve(T, quota, 1))).details).toMatchObject({ limit: 'tokens_per_day' });
   });
 
   describe('while the shared store is down', () => {
     it('fails closed when a token budget applies (503 quota.unavailable, Retry-After)', async () => {
       const service = createQuotaService({ store: downStore, fallbackRpmPercent: 25, now: () => NOW, logger: silentLogger });
-      const error = await rejection(service.reserve(T, { enabled: true, requestsPerMinute: 100, tokensPerDay: 1000 }, 10));
+      const error = await rejected(
+        AppError,
+        service.reserve(T, { enabled: true, requestsPerMinute: 100, tokensPerDay: 1000 }, 10),
+      );
       expect(error.code).toBe('quota.unavailable');
       expect(error.status).toBe(503);
       expect(error.headers).toEqual({ 'retry-after': '5' });
@@ -83,7 +77,7 @@ describe('quota service', () => {
       const quota: TenantQuota = { enabled: true, requestsPerMinute: 8, tokensPerDay: 0 };
       await expect(service.reserve(T, quota, 1)).resolves.toMatchObject({ mode: 'local_cap' });
       await expect(service.reserve(T, quota, 1)).resolves.toMatchObject({ mode: 'local_cap' });
-      expect((await rejection(service.reserve(T, quota, 1))).code).toBe('QUOTA_EXCEEDED');
+      expect((await rejected(AppError, service.reserve(T, quota, 1))).code).toBe('QUOTA_EXCEEDED');
       now += 60_000;
       await expect(service.reserve(T, quota, 1)).resolves.toMatchObject({ mode: 'local_cap' });
     });

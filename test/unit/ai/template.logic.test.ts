@@ -8,19 +8,10 @@ import {
   validateTemplateBody,
 } from '../../../subgraphs/ai/templates/template.logic.js';
 import { BASELINE_TEMPLATES } from '../../../subgraphs/ai/baseline.js';
+import { caught } from './catching.js';
 
 const body = 'Summarise in {{locale}}:\n{{note}}';
 const base = { featureKey: 'patient_chart.note_summary', body, variables: templateVariables(body) };
-
-function caught(run: () => unknown): AppError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof AppError) return error;
-    throw error;
-  }
-  throw new Error('expected an AppError');
-}
 
 describe('template hash', () => {
   it('is the same for the same template, wherever and however often it is computed', () => {
@@ -53,7 +44,7 @@ describe('strict rendering', () => {
   });
 
   it('names a missing variable (null counts as missing)', () => {
-    const error = caught(() => renderTemplate(body, { locale: 'en', note: null }, 10_000));
+    const error = caught(AppError, () => renderTemplate(body, { locale: 'en', note: null }, 10_000));
     expect(error.code).toBe('BAD_USER_INPUT');
     expect(error.details).toMatchObject({ variable: 'note', missing: ['note'] });
   });
@@ -69,7 +60,7 @@ describe('strict rendering', () => {
   });
 
   it('refuses a rendered prompt above the limit', () => {
-    expect(caught(() => renderTemplate('{{a}}', { a: 'x'.repeat(200) }, 100)).code).toBe('BAD_USER_INPUT');
+    expect(caught(AppError, () => renderTemplate('{{a}}', { a: 'x'.repeat(200) }, 100)).code).toBe('BAD_USER_INPUT');
   });
 
   it('hashes the rendered prompt, not storing it', () => {
@@ -80,9 +71,9 @@ describe('strict rendering', () => {
 
 describe('template bodies', () => {
   it('refuses malformed placeholders, reserved names and empty bodies', () => {
-    expect(caught(() => validateTemplateBody('Hello {{ name', 1000)).code).toBe('BAD_USER_INPUT');
-    expect(caught(() => validateTemplateBody('{{__mock}}', 1000)).code).toBe('BAD_USER_INPUT');
-    expect(caught(() => validateTemplateBody('   ', 1000)).code).toBe('BAD_USER_INPUT');
+    expect(caught(AppError, () => validateTemplateBody('Hello {{ name', 1000)).code).toBe('BAD_USER_INPUT');
+    expect(caught(AppError, () => validateTemplateBody('{{__mock}}', 1000)).code).toBe('BAD_USER_INPUT');
+    expect(caught(AppError, () => validateTemplateBody('   ', 1000)).code).toBe('BAD_USER_INPUT');
     expect(() => validateTemplateBody('Hello {{name}}', 1000)).not.toThrow();
   });
 });
