@@ -5,69 +5,45 @@ export type { Logger };
 
 /**
  * Secrets, tokens and prompt/output text never reach a log line: redaction happens here, at the
- * logger, so a careless call site cannot leak them.
+ * logger, so a careless call site cannot leak them. Keys are matched at any depth, whatever their
+ * case, with `-` and `_` ignored (scrubValue); pino's own path redaction below also covers child
+ * logger bindings, which no formatter sees.
  */
-export const REDACTED_PATHS = [
+const SENSITIVE_KEY_NAMES = [
   'authorization',
-  '*.authorization',
-  'headers.authorization',
-  '*.headers.authorization',
+  'proxyAuthorization',
+  'cookie',
+  'setCookie',
   'token',
-  '*.token',
+  'accessToken',
+  'refreshToken',
+  'idToken',
   'apiKey',
-  '*.apiKey',
+  'xApiKey',
   'secret',
-  '*.secret',
+  'clientSecret',
   'password',
-  '*.password',
+  'privateKey',
+  'vaultToken',
   'prompt',
-  '*.prompt',
   'renderedPrompt',
-  '*.renderedPrompt',
+  'systemPrompt',
+  'input',
   'output',
-  '*.output',
+  'outputText',
+  'completion',
   'text',
-  '*.text',
+  'messages',
   'variables',
-  '*.variables',
 ];
 
-const CENSOR = '[redacted]';
+const SENSITIVE_KEYS = new Set(SENSITIVE_KEY_NAMES.map(normaliseKey));
 
-/**
- * Keys whose values are redacted at any depth (pino's paths above only reach two levels): every
- * name that holds a credential or model text in this code base, compared case-insensitively with
- * `-` and `_` ignored.
- */
-const SENSITIVE_KEYS = new Set(
-  [
-    'authorization',
-    'proxyAuthorization',
-    'cookie',
-    'setCookie',
-    'token',
-    'accessToken',
-    'refreshToken',
-    'idToken',
-    'apiKey',
-    'xApiKey',
-    'secret',
-    'clientSecret',
-    'password',
-    'privateKey',
-    'vaultToken',
-    'prompt',
-    'renderedPrompt',
-    'systemPrompt',
-    'input',
-    'output',
-    'outputText',
-    'completion',
-    'text',
-    'messages',
-    'variables',
-  ].map(normaliseKey),
-);
+const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+export const REDACTED_PATHS = [...new Set(SENSITIVE_KEY_NAMES.flatMap((key) => [key, snake(key)]))].flatMap((key) => [key, `*.${key}`]);
+
+const CENSOR = '[redacted]';
 
 function normaliseKey(key: string): string {
   return key.replace(/[-_]/g, '').toLowerCase();
@@ -116,7 +92,10 @@ export function createLogger(options: { level?: string; name?: string; destinati
       base: undefined,
       timestamp: pino.stdTimeFunctions.isoTime,
       serializers: { err: scrubError, error: scrubError },
-      formatters: { log: (object) => scrubValue(object) as Record<string, unknown> },
+      formatters: {
+        log: (object) => scrubValue(object) as Record<string, unknown>,
+        bindings: (bindings) => scrubValue(bindings) as Record<string, unknown>,
+      },
       // The message string is the one place pino's redaction never looks.
       hooks: {
         logMethod(args, method) {

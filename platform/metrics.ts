@@ -31,6 +31,16 @@ export type GaugeSource = () => Promise<number | Sample[]> | number | Sample[];
 /** provider_breaker_state values. */
 export const BREAKER_STATE = { closed: 0, half_open: 1, open: 2 } as const;
 
+const FED_GAUGES: Record<FedGauge, { help: string; labelNames: string[] }> = {
+  outbox_backlog: { help: 'Outbox events not yet published to the broker.', labelNames: [] },
+  outbox_lag_seconds: { help: 'Age of the oldest unpublished outbox event (0 when the outbox is empty).', labelNames: [] },
+  dlq_depth: { help: 'Messages in the dead-letter stream.', labelNames: ['stream'] },
+  dlq_alert: { help: 'Dead-letter alert: 1 when the DLQ has been non-empty longer than DLQ_ALERT_MINUTES.', labelNames: ['stream'] },
+  provider_breaker_state: { help: 'Circuit breaker per model provider: 0 closed, 1 half-open, 2 open.', labelNames: ['provider'] },
+  hitl_queue_depth: { help: 'AI outputs waiting for human review, per reviewer queue.', labelNames: ['queue'] },
+  hitl_queue_oldest_age_seconds: { help: 'Age of the oldest output waiting for review, per reviewer queue.', labelNames: ['queue'] },
+};
+
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const SOURCE_TIMEOUT_MS = 2_000;
 
@@ -50,7 +60,11 @@ export interface Metrics {
   readonly providerErrors: Counter<'provider' | 'code'>;
   /** Outputs released without review because HITL is switched off (rollback phase 2). */
   readonly hitlPassthrough: Counter<'feature'>;
-  /** Registers a scrape-time source for a gauge; returns a function that removes it. */
+  /**
+   * Registers a scrape-time source for a gauge (the gauge appears with its first source); returns
+   * a function that removes it. A failing or slow source (2 s) is left out of that scrape and
+   * counted in metrics_source_errors_total.
+   */
   feed(gauge: FedGauge, source: GaugeSource): () => void;
   render(): Promise<{ contentType: string; body: string }>;
 }
@@ -67,35 +81,24 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     registers,
   });
 
-  const fed = (name: FedGauge, help: string, labelNames: string[] = []) => {
-    sources.set(name, new Set());
-    return new Gauge({
-      name,
-      help,
-      labelNames,
-      registers,
-      async collect() {
-        this.reset();
-        for (const source of sources.get(name) ?? []) {
-          try {
-            const value = await withTimeout(Promise.resolve(source()), SOURCE_TIMEOUT_MS);
-            const samples = typeof value === 'number' ? [{ value }] : value;
-            for (const sample of samples) this.set(sample.labels ?? {}, sample.value);
-          } catch {
-            feedErrors.inc({ gauge: name });
-          }
-        }
-      },
-    });
-  };
+  // Fed gauges exist only in a process that has a source for them: the gateway process does not
+  // report an outbox backlog of 0 while the worker process holds the real one.
+  const fed = new Map<FedGauge, { gauge: Gauge<string>; sources: Set<GaugeSource> }>();
 
-  fed('outbox_backlog', 'Outbox events not yet published to the broker.');
-  fed('outbox_lag_seconds', 'Age of the oldest unpublished outbox event (0 when the outbox is empty).');
-  fed('dlq_depth', 'Messages in the dead-letter stream.', ['stream']);
-  fed('dlq_alert', 'Dead-letter alert state: 1 when the DLQ has been non-empty longer than DLQ_ALERT_MINUTES.', ['stream']);
-  fed('provider_breaker_state', 'Circuit breaker per model provider: 0 closed, 1 half-open, 2 open.', ['provider']);
-  fed('hitl_queue_depth', 'AI outputs waiting for human review, per reviewer queue.', ['queue']);
-  fed('hitl_queue_oldest_age_seconds', 'Age of the oldest output waiting for review, per reviewer queue.', ['queue']);
+  const refreshFed = async () => {
+    for (const [name, { gauge, sources }] of fed) {
+      gauge.reset();
+      for (const source of sources) {
+        try {
+          const value = await withTimeout(Promise.resolve(source()), SOURCE_TIMEOUT_MS);
+          const samples = typeof value === 'number' ? [{ value }] : value;
+          for (const sample of samples) gauge.set(sample.labels ?? {}, sample.value);
+        } catch {
+          feedErrors.inc({ gauge: name });
+        }
+      }
+    }
+  };
 
   return {
     registry,
@@ -170,13 +173,25 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       labelNames: ['feature'],
       registers,
     }),
-    feed(gauge, source) {
-      const set = sources.get(gauge);
-      if (!set) throw new Error(`${gauge} is not a fed gauge`);
-      set.add(source);
-      return () => set.delete(source);
+    feed(name, source) {
+      let entry = fed.get(name);
+      if (!entry) {
+        const { help, labelNames } = FED_GAUGES[name];
+        entry = { gauge: new Gauge({ name, help, labelNames, registers }), sources: new Set() };
+        fed.set(name, entry);
+      }
+      const { sources } = entry;
+      sources.add(source);
+      return () => {
+        sources.delete(source);
+        if (sources.size === 0 && fed.get(name)?.sources === sources) {
+          registry.removeSingleMetric(name);
+          fed.delete(name);
+        }
+      };
     },
     async render() {
+      await refreshFed();
       return { contentType: registry.contentType, body: await registry.metrics() };
     },
   };

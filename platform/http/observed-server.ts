@@ -117,7 +117,11 @@ export function observeServer(server: http.Server, options: ObservedServerOption
     },
     drain: async (forceAfterMs = 20_000) => {
       draining = true;
-      for (const res of active) if (!res.headersSent) res.setHeader('connection', 'close');
+      // Only the last response of each connection says `Connection: close`: one marked earlier would
+      // end the socket under a pipelined request already accepted behind it.
+      const lastOnSocket = new Map<unknown, http.ServerResponse>();
+      for (const res of active) lastOnSocket.set(res.req.socket, res);
+      for (const res of lastOnSocket.values()) if (!res.headersSent) res.setHeader('connection', 'close');
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const idle = active.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (onIdle = resolve));

@@ -1,0 +1,241 @@
+import { createHash } from 'node:crypto';
+import net from 'node:net';
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { generateEd25519, mintToken } from '../../../platform/auth/dev-keys.js';
+import { createTokenVerifier } from '../../../platform/auth/verifier.js';
+import { loadConfig } from '../../../platform/config/config.js';
+import type { RunningServer } from '../../../platform/graphql/subgraph-server.js';
+import { newId } from '../../../platform/ids.js';
+import { createLogger } from '../../../platform/logger.js';
+import { createMetrics, type Metrics } from '../../../platform/metrics.js';
+import { redisKeyValueCache } from '../../../platform/redis-kv-cache.js';
+import { startTelemetry } from '../../../platform/telemetry.js';
+import { startCatalogSubgraph } from '../../../subgraphs/catalog/server.js';
+import { subgraphChecks, type GatewayOps } from '../../../gateway/ops.js';
+import { startGateway } from '../../../gateway/server.js';
+import { createTestDatabase, type TestDatabase } from '../../support/database.js';
+import { realService } from '../../support/services.js';
+
+/**
+ * The gateway's operational surface over real HTTP: one catalog subgraph on PGlite, the AI
+ * subgraph deliberately absent (its URL is a closed port), limits set low enough to hit.
+ */
+const TENANT = newId('tenant');
+const JWT_SHAPE = /eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/;
+const PROMPT = 'Summarise the chart of patient Jane Roe, MRN 99812';
+const SECRET = 'sk-live-0123456789abcdefXYZ';
+
+let db: TestDatabase;
+let catalog: RunningServer;
+let gateway: RunningServer;
+let metrics: Metrics;
+let token: string;
+let deadAiUrl: string;
+let verifier: Awaited<ReturnType<typeof createTokenVerifier>>;
+const logLines: string[] = [];
+
+async function closedPortUrl(): Promise<string> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}/graphql`;
+}
+
+function opsWith(overrides: Partial<GatewayOps> = {}): GatewayOps {
+  return {
+    metrics,
+    limits: { maxDepth: 6, maxCost: 200, defaultListSize: 10 },
+    apq: { ttlSeconds: 300 },
+    graphiql: true,
+    drainMs: 5_000,
+    ...overrides,
+  };
+}
+
+async function startTestGateway(ops: GatewayOps): Promise<RunningServer> {
+  const destination = new Writable({
+    write(chunk, _encoding, done) {
+      logLines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+      done();
+    },
+  });
+  return startGateway({
+    host: '127.0.0.1',
+    port: 0,
+    subgraphUrls: { catalog: catalog.url, ai: deadAiUrl },
+    verifier,
+    logger: createLogger({ level: 'debug', destination }),
+    maxBodyBytes: 4096,
+    readiness: async () => {
+      const checks = await subgraphChecks({ catalog: catalog.url, ai: deadAiUrl });
+      return { ready: true, checks };
+    },
+    ops,
+  });
+}
+
+async function graphql(base: string, body: unknown, headers: Record<string, string> = {}) {
+  const response = await fetch(`${base}/graphql`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'x-tenant-id': TENANT, 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as { data?: Record<string, unknown> | null; errors?: Array<{ message: string; extensions?: Record<string, unknown> }> } };
+}
+
+beforeAll(async () => {
+  startTelemetry({ serviceName: 'gateway-ops-test' });
+  db = await createTestDatabase('pglite');
+  const keys = await generateEd25519();
+  verifier = await createTokenVerifier({ publicKey: JSON.stringify(keys.publicJwk), maxTokenLifetimeSeconds: 900, clockToleranceSeconds: 5 });
+  token = await mintToken(keys.privateJwk, { sub: 'svc:ops-test', tid: TENANT, scope: 'catalog.read ai.assist' });
+  metrics = createMetrics({ defaultMetrics: false });
+  const config = loadConfig({ HOST: '127.0.0.1', DATA_DIR: '.data/ops-test' });
+  catalog = await startCatalogSubgraph({ config, db: db.prisma, verifier, logger: createLogger({ level: 'silent' }), ops: { metrics } }, 0);
+  deadAiUrl = await closedPortUrl();
+  gateway = await startTestGateway(opsWith());
+});
+
+afterAll(async () => {
+  await gateway?.close();
+  await catalog?.close();
+  await db?.close();
+});
+
+describe('query limits', () => {
+  it('refuses an operation nested deeper than the limit with 400 QUERY_TOO_DEEP', async () => {
+    const deep = '{ courses(first: 1) { edges { node { versions { course { versions { courseVersionId } } } } } } }';
+    const { status, body } = await graphql(gateway.url, { query: deep });
+    expect(status).toBe(400);
+    expect(body.errors?.[0].extensions).toMatchObject({ code: 'QUERY_TOO_DEEP', depth: 7, maxDepth: 6 });
+  });
+
+  it('refuses an operation whose lists could resolve too many fields with 400 QUERY_TOO_COSTLY', async () => {
+    const costly = '{ courses(first: 100) { edges { node { courseId slug } } } }';
+    const { status, body } = await graphql(gateway.url, { query: costly });
+    expect(status).toBe(400);
+    expect(body.errors?.[0].extensions).toMatchObject({ code: 'QUERY_TOO_COSTLY', maxCost: 200 });
+    const ok = await graphql(gateway.url, { query: '{ courses(first: 5) { edges { node { courseId slug } } } }' });
+    expect(ok.status).toBe(200);
+    expect(ok.body.errors).toBeUndefined();
+  });
+
+  it('refuses a body over MAX_BODY_BYTES with 413 PAYLOAD_TOO_LARGE', async () => {
+    const padding = ' '.repeat(5000);
+    const { status, body } = await graphql(gateway.url, `{"query":"{ courses(first: 1) { edges { node { courseId } } } }"${padding}}`);
+    expect(status).toBe(413);
+    expect(body.errors?.[0].extensions).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+  });
+});
+
+describe('automatic persisted queries', () => {
+  const query = 'query PersistedCourses { courses(first: 2) { edges { node { courseId } } } }';
+  const persisted = { persistedQuery: { version: 1, sha256Hash: createHash('sha256').update(query).digest('hex') } };
+
+  it('asks for the query once, then answers from the hash alone', async () => {
+    const first = await graphql(gateway.url, { extensions: persisted });
+    expect(first.body.errors?.[0].extensions?.code).toBe('PERSISTED_QUERY_NOT_FOUND');
+    const registered = await graphql(gateway.url, { query, extensions: persisted });
+    expect(registered.status).toBe(200);
+    expect(registered.body.data).toEqual({ courses: { edges: [] } });
+    const byHash = await graphql(gateway.url, { extensions: persisted });
+    expect(byHash.status).toBe(200);
+    expect(byHash.body).toEqual({ data: { courses: { edges: [] } } });
+  });
+
+  it('refuses a hash that does not match the query sent with it', async () => {
+    const wrong = { persistedQuery: { version: 1, sha256Hash: 'a'.repeat(64) } };
+    const { status, body } = await graphql(gateway.url, { query, extensions: wrong });
+    expect(status).toBe(400);
+    expect(body.errors?.[0].message).toMatch(/sha does not match/i);
+  });
+
+  const redisUrl = realService('REDIS_URL');
+  it.runIf(redisUrl)('shares registered queries between gateway replicas through Redis', async () => {
+    const redis = new Redis(redisUrl!, { maxRetriesPerRequest: 1 });
+    const prefix = `apq-test:${newId('request')}:`;
+    const cache = () => redisKeyValueCache(redis, { prefix, defaultTtlSeconds: 60 });
+    const a = await startTestGateway(opsWith({ apq: { ttlSeconds: 60, cache: cache() } }));
+    const b = await startTestGateway(opsWith({ apq: { ttlSeconds: 60, cache: cache() } }));
+    try {
+      const shared = 'query SharedPersisted { courses(first: 1) { edges { node { courseId } } } }';
+      const extensions = { persistedQuery: { version: 1, sha256Hash: createHash('sha256').update(shared).digest('hex') } };
+      expect((await graphql(b.url, { extensions })).body.errors?.[0].extensions?.code).toBe('PERSISTED_QUERY_NOT_FOUND');
+      expect((await graphql(a.url, { query: shared, extensions })).status).toBe(200);
+      expect((await graphql(b.url, { extensions })).body).toEqual({ data: { courses: { edges: [] } } });
+      const keys = await redis.keys(`${prefix}*`);
+      expect(keys.length).toBe(1);
+      expect(await redis.ttl(keys[0])).toBeGreaterThan(0);
+    } finally {
+      await a.close();
+      await b.close();
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length) await redis.del(...keys);
+      redis.disconnect();
+    }
+  });
+});
+
+describe('a subgraph down', () => {
+  it('still answers the fields of the subgraph that is up, with SUBGRAPH_UNAVAILABLE for the rest', async () => {
+    const query = '{ courses(first: 1) { edges { node { courseId } } } provenance(provenanceId: "prv_01JD0000000000000000000000") { provenanceId } }';
+    const { status, body } = await graphql(gateway.url, { query });
+    expect(status).toBe(200);
+    expect(body.data).toEqual({ courses: { edges: [] }, provenance: null });
+    expect(body.errors).toHaveLength(1);
+    expect(body.errors?.[0]).toMatchObject({
+      message: expect.stringContaining('ai service is unavailable'),
+      extensions: { code: 'SUBGRAPH_UNAVAILABLE', serviceName: 'ai' },
+    });
+  });
+
+  it('reports it on /readyz without turning the gateway unready', async () => {
+    const response = await fetch(`${gateway.url}/readyz`);
+    const report = (await response.json()) as { ready: boolean; checks: Record<string, { status: string; required: boolean; detail?: string }> };
+    expect(response.status).toBe(200);
+    expect(report.checks['subgraph:catalog']).toEqual({ status: 'up', required: false });
+    expect(report.checks['subgraph:ai']).toMatchObject({ status: 'down', required: false, detail: expect.stringContaining('SUBGRAPH_UNAVAILABLE') });
+  });
+});
+
+describe('metrics and logs', () => {
+  it('serves request, operation, subgraph and limit metrics at GET /metrics', async () => {
+    await graphql(gateway.url, { query: 'query MetricsProbe { courses(first: 1) { edges { node { courseId } } } }' });
+    const response = await fetch(`${gateway.url}/metrics`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('text/plain');
+    const text = await response.text();
+    expect(text).toMatch(/^http_requests_total\{service="gateway",method="POST",route="\/graphql",status="200"\} \d+$/m);
+    expect(text).toMatch(/^http_requests_total\{service="gateway",method="POST",route="\/graphql",status="413"\} 1$/m);
+    expect(text).toMatch(/^http_request_duration_seconds_count\{service="catalog",method="POST",route="\/graphql",status="200"\} \d+$/m);
+    expect(text).toMatch(/^graphql_operation_duration_seconds_count\{service="gateway",operation="MetricsProbe",type="query",outcome="ok"\} 1$/m);
+    expect(text).toMatch(/^subgraph_fetch_duration_seconds_count\{subgraph="catalog",outcome="ok"\} \d+$/m);
+    expect(text).toMatch(/^subgraph_fetch_duration_seconds_count\{subgraph="ai",outcome="unavailable"\} \d+$/m);
+    expect(text).toMatch(/^graphql_limit_rejections_total\{limit="depth"\} 1$/m);
+    expect(text).toMatch(/^graphql_operation_errors_total\{service="gateway",operation="anonymous",code="SUBGRAPH_UNAVAILABLE"\} 1$/m);
+  });
+
+  it('logs each request with its request id, trace id and tenant, and never the token, prompt or secret it carried', async () => {
+    const requestId = newId('request');
+    const traceId = '0af7651916cd43dd8448eb211c80319c';
+    await graphql(
+      gateway.url,
+      { query: 'query WithPrompt($prompt: ID!) { course(courseId: $prompt) { courseId } }', variables: { prompt: PROMPT } },
+      { 'x-request-id': requestId, traceparent: `00-${traceId}-b7ad6b7169203331-01`, 'x-api-key': SECRET },
+    );
+    // A request that fails authentication still leaves its access line, without the token.
+    await graphql(gateway.url, { query: '{ courses(first: 1) { edges { node { courseId } } } }' }, { authorization: `Bearer ${token}x` });
+    const lines = logLines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    const access = lines.find((line) => line.msg === 'request' && line.requestId === requestId);
+    expect(access).toMatchObject({ requestId, traceId, tenantId: TENANT, method: 'POST', route: '/graphql' });
+    expect(lines.some((line) => line.msg === 'request' && line.status === 401)).toBe(true);
+    const all = logLines.join('\n');
+    expect(all).not.toMatch(JWT_SHAPE);
+    expect(all).not.toContain(token.slice(-20));
+    expect(all).not.toContain(PROMPT);
+    expect(all).not.toContain(SECRET);
+  });
+});
