@@ -1,5 +1,5 @@
-import { AppError, notFound } from '../platform/errors.js';
-import type { Route, RouteRequest } from './route.js';
+import { AppError, isAppError, notFound } from '../platform/errors.js';
+import type { Route, RouteContext, RouteRequest } from './route.js';
 import * as schema from './schemas.js';
 import {
   COURSE_FIELDS,
@@ -56,6 +56,37 @@ const REPLAY_DEAD_LETTERS = `mutation RestReplayDeadLetters($filter: DeadLetterF
   replayDeadLetters(filter: $filter) { matched replayed }
 }`;
 
+/**
+ * One REST page, read as consecutive GraphQL pages when the gateway's cost limit (meant for
+ * arbitrary client queries) refuses the whole page at once: keyset cursors make consecutive pages
+ * exactly one larger page, also while courses are being inserted.
+ */
+async function coursesConnection(ctx: RouteContext, limit: number, cursor: string | null): Promise<CourseConnectionData> {
+  const edges: CourseConnectionData['edges'] = [];
+  let pageInfo: CourseConnectionData['pageInfo'] = { hasNextPage: true, endCursor: cursor };
+  let chunk = limit;
+  while (edges.length < limit && pageInfo.hasNextPage) {
+    const first = Math.min(chunk, limit - edges.length);
+    let data: Record<string, unknown>;
+    try {
+      data = await ctx.graphql(COURSES, { first, after: pageInfo.endCursor });
+    } catch (error) {
+      const cost =
+        isAppError(error) && error.code === 'QUERY_TOO_COSTLY'
+          ? (error.details as { cost?: number; maxCost?: number })
+          : undefined;
+      if (!cost?.cost || !cost.maxCost || first === 1) throw error;
+      chunk = Math.max(1, Math.floor((first * cost.maxCost) / cost.cost));
+      continue;
+    }
+    const connection = data.courses as CourseConnectionData;
+    edges.push(...connection.edges);
+    pageInfo = connection.pageInfo;
+    if (connection.edges.length === 0) break;
+  }
+  return { edges, pageInfo };
+}
+
 function courseResult(course: CourseData) {
   return { status: 200, body: courseJson(course), headers: { etag: strongEtag(course.etag), ...localeHeaders([course]) } };
 }
@@ -82,8 +113,9 @@ export const ROUTES: Route[] = [
     path: '/api/v1/courses',
     query: schema.coursesQuery,
     async run({ query }, ctx) {
-      const data = await ctx.graphql(COURSES, { first: query.limit ?? 20, after: query.cursor ?? null });
-      const page = coursesPage(data.courses as CourseConnectionData);
+      const page = coursesPage(
+        await coursesConnection(ctx, (query.limit as number | undefined) ?? 20, (query.cursor as string | undefined) ?? null),
+      );
       return { status: 200, body: page, headers: localeHeaders(page.items) };
     },
   },

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateEd25519, mintToken, type DevKeyPair } from '../../platform/auth/dev-keys.js';
+import { createTestDatabase, type TestDatabase } from './database.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -150,4 +151,38 @@ export async function startSystemProcess(
     kill,
     output: () => log,
   };
+}
+
+/** The variables that point a system process at a test database (also for a restart on it). */
+export function databaseEnv(db: TestDatabase): Record<string, string> {
+  // pglite-socket interleaves extended-protocol messages of concurrent connections outside a
+  // transaction (electric-sql/pglite#1046: "bind message supplies 8 parameters, but prepared
+  // statement requires 3"), so the process talks to a test-served PGlite over one connection.
+  return { DATABASE_URL: db.url, DB_POOL_SIZE: db.kind === 'pglite' ? '1' : '8' };
+}
+
+/**
+ * A system process on a database the test can also reach: a fresh Postgres database on the server
+ * of DATABASE_URL when set, else a PGlite served from the test process. Use it to arrange rows
+ * directly (e.g. 1,000 courses) or to check that nothing changed.
+ */
+export async function startSystemWithDatabase(
+  env: Record<string, string | undefined> = {},
+  options: StartOptions = {},
+): Promise<{ system: SystemProcess; db: TestDatabase; close(): Promise<void> }> {
+  const db = await createTestDatabase(process.env.DATABASE_URL ? 'postgres' : 'pglite');
+  try {
+    const system = await startSystemProcess({ ...databaseEnv(db), ...env }, options);
+    return {
+      system,
+      db,
+      close: async () => {
+        await system.stop();
+        await db.close();
+      },
+    };
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
 }

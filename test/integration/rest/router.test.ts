@@ -359,6 +359,44 @@ describe('REST request rules before execution', () => {
     expect(unknown.status).toBe(404);
   });
 
+  it('reads a page the gateway finds too costly as consecutive smaller pages', async () => {
+    const ids = Array.from({ length: 250 }, () => newId('course'));
+    const firsts: number[] = [];
+    scripts.set('RestCourses', async (variables) => {
+      const first = variables.first as number;
+      firsts.push(first);
+      if (first > 30)
+        return {
+          errors: [
+            { message: 'too costly', extensions: { code: 'QUERY_TOO_COSTLY', status: 400, cost: first * 99, maxCost: 3000 } },
+          ],
+        };
+      const start = variables.after ? ids.indexOf(variables.after as string) + 1 : 0;
+      const slice = ids.slice(start, start + first);
+      return {
+        data: {
+          courses: {
+            edges: slice.map((id) => ({ cursor: id, node: { ...COURSE, courseId: id } })),
+            pageInfo: { hasNextPage: start + first < ids.length, endCursor: slice.at(-1) ?? null },
+          },
+        },
+      };
+    });
+    const headers = { authorization: `Bearer ${token}`, 'x-tenant-id': tenant };
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await fetch(`${baseUrl}/api/v1/courses?limit=100${cursor ? `&cursor=${cursor}` : ''}`, { headers });
+      expect(page.status).toBe(200);
+      const body = (await page.json()) as { items: Array<{ courseId: string }>; nextCursor: string | null };
+      expect(body.items.length).toBe(Math.min(100, ids.length - seen.length));
+      seen.push(...body.items.map((item) => item.courseId));
+      cursor = body.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual(ids);
+    expect(Math.max(...firsts.filter((first) => first <= 30))).toBe(30);
+  });
+
   it('maps GraphQL answers to REST: 404 for an absent course, the course with a strong ETag otherwise', async () => {
     scripts.set('RestCourse', async (variables) => ({
       data: { course: variables.courseId === COURSE.courseId ? COURSE : null },
