@@ -10,7 +10,7 @@ import { captureGraphQL, executeGraphQL } from '../platform/graphql/apollo-http.
 import { formatGraphQLError } from '../platform/graphql/format-error.js';
 import { sendGraphQLHttpError, type RunningServer } from '../platform/graphql/subgraph-server.js';
 import { header, readJson, sendJson, sendProblem } from '../platform/http/http.js';
-import { isStorableGraphQLResponse, mutationRoute } from '../platform/idempotency/graphql-door.js';
+import { isStorableGraphQLResponse, mutationRoute, unguardedMutationPlugin } from '../platform/idempotency/graphql-door.js';
 import { runIdempotent, sendIdempotentResult } from '../platform/idempotency/guard.js';
 import { parseIdempotencyKey, requestFingerprint } from '../platform/idempotency/idempotency.logic.js';
 import type { IdempotencyStore } from '../platform/idempotency/store.js';
@@ -26,6 +26,8 @@ export interface GatewayContext {
   requestId: string;
   /** Lower-case header name to value, sent to every subgraph fetch. */
   forward: Record<string, string>;
+  /** Set by a door that applied the Idempotency-Key rules; mutations without it are refused. */
+  idempotencyChecked?: boolean;
 }
 
 export interface ReadinessReport {
@@ -105,7 +107,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningServ
     ...opsApollo.config,
     introspection: true,
     formatError: formatGraphQLError(logger),
-    plugins: [ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false }), ...opsApollo.plugins],
+    plugins: [
+      ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false }),
+      ...opsApollo.plugins,
+      ...(options.idempotency ? [unguardedMutationPlugin<GatewayContext>()] : []),
+    ],
     logger: { debug: () => {}, info: () => {}, warn: (m) => logger.warn(String(m)), error: (m) => logger.error(String(m)) },
   });
   await apollo.start();
@@ -159,7 +165,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningServ
               key: parseIdempotencyKey(header(req, 'idempotency-key'), 'mutations'),
               fingerprint: requestFingerprint('POST', '/graphql', body),
             };
-            const run = () => captureGraphQL(apollo, req, body, async () => context);
+            const run = () => captureGraphQL(apollo, req, body, async () => ({ ...context, idempotencyChecked: true }));
             return sendIdempotentResult(
               res,
               await runIdempotent(options.idempotency, request, run, logger, isStorableGraphQLResponse),

@@ -84,7 +84,12 @@ export function createRestRouter(deps: RestRouterDeps): RestRouter {
       const key = METHODS_NEEDING_KEY.has(method) ? parseIdempotencyKey(header(req, 'idempotency-key')) : undefined;
       const request = await parseRequest(req, entry, chosen.params, gateway.maxBodyBytes);
       route.check?.(request);
-      const context: GatewayContext = { principal, requestId, forward: forwardedHeaders(req, requestId, traceparent) };
+      const context: GatewayContext = {
+        principal,
+        requestId,
+        forward: forwardedHeaders(req, requestId, traceparent),
+        idempotencyChecked: key !== undefined,
+      };
       const ctx = routeContext({ gateway, context });
 
       const execute = async (): Promise<StoredResponse> => {

@@ -1,6 +1,7 @@
-import { Kind, parse, type OperationDefinitionNode } from 'graphql';
+import type { ApolloServerPlugin, BaseContext } from '@apollo/server';
+import { GraphQLError, Kind, parse, type OperationDefinitionNode } from 'graphql';
 import { sha256Hex } from '../canonical-json.js';
-import { statusForCode } from '../errors.js';
+import { AppError, statusForCode } from '../errors.js';
 import { isStorableStatus, type StoredResponse } from './idempotency.logic.js';
 
 /**
@@ -52,4 +53,33 @@ export function isStorableGraphQLResponse(response: StoredResponse): boolean {
         : statusForCode(typeof code === 'string' ? code : '');
     return isStorableStatus(status);
   });
+}
+
+/**
+ * The door's check parses the request's query text; a persisted-query hash sent alone carries
+ * none, and any other in-process caller could skip the check. This plugin sees the resolved
+ * operation of every request and refuses a mutation whose caller did not apply the
+ * Idempotency-Key rules, before anything executes.
+ */
+export function unguardedMutationPlugin<
+  TContext extends BaseContext & { idempotencyChecked?: boolean },
+>(): ApolloServerPlugin<TContext> {
+  return {
+    async requestDidStart() {
+      return {
+        async didResolveOperation({ operation, contextValue }) {
+          if (operation?.operation !== 'mutation' || contextValue.idempotencyChecked) return;
+          const refused = new AppError(
+            'idempotency.query_text_required',
+            'Mutations must be sent with their query text (not a persisted-query hash alone), so the Idempotency-Key rules can apply',
+            { status: 400 },
+          );
+          throw new GraphQLError(refused.message, {
+            originalError: refused,
+            extensions: { code: refused.code, status: refused.status, http: { status: refused.status } },
+          });
+        },
+      };
+    },
+  };
 }

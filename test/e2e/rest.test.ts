@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId, newUlid } from '../../platform/ids.js';
@@ -528,6 +529,18 @@ describe('GraphQL mutations over HTTP', () => {
     // Queries need no key.
     const query = await graphql({ query: '{ routingRules { ruleId } }' });
     expect(query.status).toBe(200);
+  });
+
+  it('refuse a mutation sent as a persisted-query hash alone, which the key check cannot read', async () => {
+    const text =
+      'mutation PersistedRule { createRoutingRule(input: { residency: "APQ", primary: { provider: "mock", model: "apq" }, fallbacks: [] }) { ruleId } }';
+    const persistedQuery = { version: 1, sha256Hash: createHash('sha256').update(text).digest('hex') };
+    const registered = await graphql({ query: text, extensions: { persistedQuery } }, { 'idempotency-key': newUlid() });
+    expect(registered.status, await registered.clone().text()).toBe(200);
+    const hashOnly = await graphql({ extensions: { persistedQuery } }, { 'idempotency-key': newUlid() });
+    const refused = (await hashOnly.json()) as { errors: Array<{ extensions: { code: string } }> };
+    expect(refused.errors[0].extensions.code).toBe('idempotency.query_text_required');
+    expect(await db.prisma.providerRoutingRule.count({ where: { tenantId: tenant, residency: 'APQ' } })).toBe(1);
   });
 });
 
