@@ -6,7 +6,9 @@ export interface Clock {
 export const systemClock: Clock = { now: () => new Date() };
 
 /** A clock a test moves by hand. */
-export function manualClock(start: Date | string = '2026-11-21T00:00:00.000Z'): Clock & { advance(ms: number): void; set(at: Date | string): void } {
+export function manualClock(
+  start: Date | string = '2026-11-21T00:00:00.000Z',
+): Clock & { advance(ms: number): void; set(at: Date | string): void } {
   let current = new Date(start).getTime();
   return {
     now: () => new Date(current),

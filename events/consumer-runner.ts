@@ -119,7 +119,10 @@ export async function startConsumer(options: StartConsumerOptions): Promise<Cons
       }),
     });
     stats.deadLettered += 1;
-    logger.error({ subject: message.subject, seq: message.seq, eventId: envelope?.eventId, err: oneLine(error) }, 'event dead-lettered');
+    logger.error(
+      { subject: message.subject, seq: message.seq, eventId: envelope?.eventId, err: oneLine(error) },
+      'event dead-lettered',
+    );
   }
 
   async function deadLetterAndTerm(m: BusMessage, error: unknown, envelope?: Partial<EventEnvelope>): Promise<void> {
@@ -146,9 +149,13 @@ export async function startConsumer(options: StartConsumerOptions): Promise<Cons
     try {
       registry.validateEnvelope(parsed);
       if (parsed.eventType !== options.eventType || parsed.eventVersion !== options.version) {
-        throw new AppError('schema.invalid_event', `Expected ${options.eventType} v${options.version}, got ${parsed.eventType} v${parsed.eventVersion}`, {
-          details: { path: '/eventType', message: 'does not match the consumer' },
-        });
+        throw new AppError(
+          'schema.invalid_event',
+          `Expected ${options.eventType} v${options.version}, got ${parsed.eventType} v${parsed.eventVersion}`,
+          {
+            details: { path: '/eventType', message: 'does not match the consumer' },
+          },
+        );
       }
       registry.validate(parsed.eventType, parsed.eventVersion, parsed.payload, 'consume');
       return parsed;
@@ -169,7 +176,8 @@ export async function startConsumer(options: StartConsumerOptions): Promise<Cons
       let emitted = false;
       const outcome = await db.$transaction(
         async (tx) => {
-          if (!(await recordInbox(tx, { consumer: durable, eventId: envelope.eventId, subject: m.subject }))) return 'duplicate' as const;
+          if (!(await recordInbox(tx, { consumer: durable, eventId: envelope.eventId, subject: m.subject })))
+            return 'duplicate' as const;
           const ctx: EventHandlerContext = {
             eventId: envelope.eventId,
             correlationId: envelope.correlationId,
@@ -178,7 +186,8 @@ export async function startConsumer(options: StartConsumerOptions): Promise<Cons
             deliveryCount: m.deliveryCount,
             logger: logger.child({ eventId: envelope.eventId }),
             emit: async (input) => {
-              if (!options.producer) throw new Error(`consumer ${durable} was started without a producer; ctx.emit is unavailable`);
+              if (!options.producer)
+                throw new Error(`consumer ${durable} was started without a producer; ctx.emit is unavailable`);
               emitted = true;
               return options.producer.emit(tx, {
                 ...input,
@@ -204,7 +213,10 @@ export async function startConsumer(options: StartConsumerOptions): Promise<Cons
         await deadLetterAndTerm(m, error, envelope);
       } else {
         stats.retried += 1;
-        logger.warn({ eventId: envelope.eventId, deliveryCount: m.deliveryCount, err: stats.lastError }, 'event handler failed; will redeliver');
+        logger.warn(
+          { eventId: envelope.eventId, deliveryCount: m.deliveryCount, err: stats.lastError },
+          'event handler failed; will redeliver',
+        );
         m.nak(nakDelay(m.deliveryCount));
       }
     } finally {
@@ -231,7 +243,9 @@ export async function startConsumer(options: StartConsumerOptions): Promise<Cons
         new Error(`max deliveries (${advisory.deliveries}) reached without a handler verdict`),
         envelope,
       );
-    })().catch((error: unknown) => logger.error({ err: oneLine(error), seq: advisory.streamSeq }, 'dead-letter safety net failed'));
+    })().catch((error: unknown) =>
+      logger.error({ err: oneLine(error), seq: advisory.streamSeq }, 'dead-letter safety net failed'),
+    );
   });
 
   const subscription = await bus.consume(

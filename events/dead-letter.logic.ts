@@ -19,7 +19,10 @@ const STACK_MAX = 2_000;
 
 /** Header values are one line: NATS headers end at CR/LF. */
 export function headerValue(text: string, max: number): string {
-  const flat = text.replace(/[\r\n]+\s*/g, ' | ').replace(/\s+/g, ' ').trim();
+  const flat = text
+    .replace(/[\r\n]+\s*/g, ' | ')
+    .replace(/\s+/g, ' ')
+    .trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 

@@ -52,7 +52,11 @@ function describe(message: StoredMessage, dlq: DlqLocation): DeadLetter {
   };
 }
 
-async function matching(bus: EventBus, dlq: DlqLocation, filter: DeadLetterFilter): Promise<Array<{ message: StoredMessage; letter: DeadLetter }>> {
+async function matching(
+  bus: EventBus,
+  dlq: DlqLocation,
+  filter: DeadLetterFilter,
+): Promise<Array<{ message: StoredMessage; letter: DeadLetter }>> {
   const stored = await bus.readStream(dlq.stream, { filterSubject: `${dlq.subjectPrefix}.${filter.subject ?? '>'}` });
   const out: Array<{ message: StoredMessage; letter: DeadLetter }> = [];
   for (const message of stored) {
@@ -89,9 +93,16 @@ export async function replayDeadLetters(
   let replayed = 0;
   for (const { message, letter } of found) {
     try {
-      const headers: Record<string, string> = { 'Content-Type': 'application/json', 'x-replayed-from': 'dlq', 'x-dlq-seq': String(message.seq) };
+      const headers: Record<string, string> = {
+        'Content-Type': 'application/json',
+        'x-replayed-from': 'dlq',
+        'x-dlq-seq': String(message.seq),
+      };
       if (message.headers.traceparent) headers.traceparent = message.headers.traceparent;
-      await bus.publish(letter.originalSubject, message.data, { msgId: `${letter.eventId ?? 'unknown'}.dlq-replay.${newUlid()}`, headers });
+      await bus.publish(letter.originalSubject, message.data, {
+        msgId: `${letter.eventId ?? 'unknown'}.dlq-replay.${newUlid()}`,
+        headers,
+      });
       await bus.deleteMessage(dlq.stream, message.seq);
     } catch (error) {
       throw new AppError('events.replay_failed', `DLQ replay stopped at sequence ${message.seq}: ${oneLine(error)}`, {

@@ -21,6 +21,8 @@ export interface OutboxRelayOptions {
   retryMaxMs?: number;
   /** The relay's transaction spans the batch's publishes. */
   transactionTimeoutMs?: number;
+  /** Prepended to each row's subject, matching `StreamOptions.subjectPrefix` (tests on a shared server). */
+  subjectPrefix?: string;
 }
 
 export interface RelayRun {
@@ -70,19 +72,33 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   async function runOnce(): Promise<RelayRun> {
     const result: RelayRun = await db.$transaction(
       async (tx): Promise<RelayRun> => {
-        const [{ locked }] = await tx.$queryRaw<Array<{ locked: boolean }>>`SELECT pg_try_advisory_xact_lock(${OUTBOX_RELAY_LOCK}) AS locked`;
+        const [{ locked }] = await tx.$queryRaw<
+          Array<{ locked: boolean }>
+        >`SELECT pg_try_advisory_xact_lock(${OUTBOX_RELAY_LOCK}) AS locked`;
         if (!locked) return { locked: false, published: 0 };
         // Ids come from a sequence, so a transaction can take a lower id and commit after a
-        // higher one. Rows are only taken below the oldest transaction still running
-        // (the snapshot's xmin): an uncommitted lower row can never be overtaken, and a row is
-        // taken in id order once everything before it has settled.
+        // higher one. Rows are only taken below the oldest transaction still running (the
+        // snapshot's xmin): an uncommitted lower row can never be overtaken, and a row is taken
+        // in id order once everything before it has settled.
+        //
+        // Transaction ids are cluster-wide, so a long transaction in ANOTHER database of the same
+        // server would hold that horizon back too. Those are left out when pg_stat_activity
+        // proves them foreign; an id it cannot place (already ended, or hidden from this role)
+        // still counts, so the refinement can only make the relay wait, never skip.
         //
         // One replica publishes at a time (the advisory lock) rather than replicas sharing rows
         // with FOR UPDATE SKIP LOCKED: with skipping, replica B would publish row 2 of a course
         // while replica A still holds row 1, and the stream would carry them out of order.
         const rows = await tx.$queryRaw<OutboxRow[]>`
           SELECT id, "eventId", subject, envelope, headers FROM "OutboxEvent"
-          WHERE "publishedAt" IS NULL AND txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+          WHERE "publishedAt" IS NULL AND txid < (
+            SELECT COALESCE(min(xip::text::bigint), min(pg_snapshot_xmax(snap.s)::text::bigint))
+            FROM (SELECT pg_current_snapshot() AS s) snap
+            LEFT JOIN LATERAL pg_snapshot_xip(snap.s) AS xip ON xip::text::bigint % 4294967296 NOT IN (
+              SELECT backend_xid::text::bigint FROM pg_stat_activity
+              WHERE backend_xid IS NOT NULL AND datname IS DISTINCT FROM current_database()
+            )
+          )
           ORDER BY id LIMIT ${batchSize}`;
         const published: bigint[] = [];
         let failed: { row: OutboxRow; error: string } | undefined;
@@ -90,7 +106,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
           try {
             // Nats-Msg-Id = eventId: a row re-sent after a crash between publish and commit is
             // dropped by the stream's duplicate window and reported as a duplicate, i.e. done.
-            await bus.publish(row.subject, Buffer.from(JSON.stringify(row.envelope)), {
+            await bus.publish(`${options.subjectPrefix ?? ''}${row.subject}`, Buffer.from(JSON.stringify(row.envelope)), {
               msgId: row.eventId,
               headers: row.headers ?? {},
             });
@@ -117,7 +133,8 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     );
     status.lastRunAt = clock.now().toISOString();
     status.publishedTotal += result.published;
-    if (result.failed) logger.warn({ eventId: result.failed.eventId, err: result.failed.error }, 'outbox publish failed; the batch waits');
+    if (result.failed)
+      logger.warn({ eventId: result.failed.eventId, err: result.failed.error }, 'outbox publish failed; the batch waits');
     return result;
   }
 
@@ -166,7 +183,13 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
           if (!status.running) break;
           if (outcome === 'more') continue;
           if (outcome === 'failed') {
-            await wait(retryDelayMs(status.consecutiveFailures, { baseMs: options.retryBaseMs ?? 500, maxMs: options.retryMaxMs ?? 30_000 }), false);
+            await wait(
+              retryDelayMs(status.consecutiveFailures, {
+                baseMs: options.retryBaseMs ?? 500,
+                maxMs: options.retryMaxMs ?? 30_000,
+              }),
+              false,
+            );
           } else {
             await wait(pollIntervalMs, true);
           }
@@ -223,6 +246,7 @@ export async function replayFromArchive(
   db: Db,
   bus: EventBus,
   filter: ArchiveFilter,
+  options: { subjectPrefix?: string } = {},
 ): Promise<{ matched: number; replayed: number; eventIds: string[] }> {
   const rows = await db.outboxEvent.findMany({
     where: {
@@ -231,7 +255,9 @@ export async function replayFromArchive(
       ...(filter.tenantId ? { tenantId: filter.tenantId } : {}),
       ...(filter.partitionKey ? { partitionKey: filter.partitionKey } : {}),
       ...(filter.eventIds ? { eventId: { in: filter.eventIds } } : {}),
-      ...(filter.from || filter.to ? { createdAt: { ...(filter.from ? { gte: filter.from } : {}), ...(filter.to ? { lt: filter.to } : {}) } } : {}),
+      ...(filter.from || filter.to
+        ? { createdAt: { ...(filter.from ? { gte: filter.from } : {}), ...(filter.to ? { lt: filter.to } : {}) } }
+        : {}),
     },
     orderBy: { id: 'asc' },
     take: filter.maxCount ?? 1_000,
@@ -239,7 +265,7 @@ export async function replayFromArchive(
   const eventIds: string[] = [];
   for (const row of rows) {
     try {
-      await bus.publish(row.subject, Buffer.from(JSON.stringify(row.envelope)), {
+      await bus.publish(`${options.subjectPrefix ?? ''}${row.subject}`, Buffer.from(JSON.stringify(row.envelope)), {
         msgId: `${row.eventId}.replay.${newUlid()}`,
         headers: { ...((row.headers as Record<string, string> | null) ?? {}), 'x-replayed-from': 'archive' },
       });

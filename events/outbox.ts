@@ -70,7 +70,12 @@ export function createEventProducer(deps: EventProducerDeps): EventProducer {
   return {
     async emit(tx, input) {
       const { payload, payloads, traceparent, headers, ...rest } = input;
-      const required = versionsToPublish(input.eventType, deps.registry.info(input.eventType), deps.clock.now(), deps.dualPublishDays);
+      const required = versionsToPublish(
+        input.eventType,
+        deps.registry.info(input.eventType),
+        deps.clock.now(),
+        deps.dualPublishDays,
+      );
       const byVersion = payloadsFor(input.eventType, required, payload, payloads);
       const envelopes = required.map((eventVersion) =>
         buildEnvelope(deps, { ...rest, eventVersion, payload: byVersion.get(eventVersion)! }),
@@ -82,17 +87,26 @@ export function createEventProducer(deps: EventProducerDeps): EventProducer {
   };
 }
 
-function payloadsFor(eventType: string, required: number[], payload?: object, payloads?: Record<number, object>): Map<number, object> {
+function payloadsFor(
+  eventType: string,
+  required: number[],
+  payload?: object,
+  payloads?: Record<number, object>,
+): Map<number, object> {
   // These are programming errors of the producer, never the client's: 500.
   if (payload && payloads) {
     throw new AppError('events.ambiguous_payload', `Give either payload or payloads for ${eventType}, not both`, { status: 500 });
   }
   if (payload) {
     if (required.length !== 1) {
-      throw new AppError('events.missing_version_payload', `${eventType} is dual-published (v${required.join(', v')}): give one payload per version`, {
-        status: 500,
-        details: { eventType, required },
-      });
+      throw new AppError(
+        'events.missing_version_payload',
+        `${eventType} is dual-published (v${required.join(', v')}): give one payload per version`,
+        {
+          status: 500,
+          details: { eventType, required },
+        },
+      );
     }
     return new Map([[required[0], payload]]);
   }

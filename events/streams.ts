@@ -38,7 +38,11 @@ export function streamSpecs(events: Config['events'], options: StreamOptions = {
   ];
 }
 
-export async function ensureStreams(bus: EventBus, config: Pick<Config, 'events'>, options: StreamOptions = {}): Promise<StreamSpec[]> {
+export async function ensureStreams(
+  bus: EventBus,
+  config: Pick<Config, 'events'>,
+  options: StreamOptions = {},
+): Promise<StreamSpec[]> {
   const specs = streamSpecs(config.events, options);
   for (const spec of specs) await bus.ensureStream(spec);
   return specs;

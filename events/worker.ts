@@ -62,7 +62,7 @@ export async function startEventWorker(options: EventWorkerOptions): Promise<Eve
   const dlq = { stream: config.events.dlqStream, subjectPrefix: dlqSubjectPrefix(config.events, options.streams) };
 
   await ensureStreams(bus, config, options.streams);
-  const relay = createOutboxRelay({ db, bus, logger, clock, ...options.relay });
+  const relay = createOutboxRelay({ db, bus, logger, clock, subjectPrefix: options.streams?.subjectPrefix, ...options.relay });
   relay.start();
   const dlqMonitor = createDlqMonitor({
     depth: () => dlqDepth(bus, dlq),

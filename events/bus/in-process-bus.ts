@@ -203,7 +203,14 @@ export function createInProcessBus(options: { clock?: Clock } = {}): EventBus {
       }
       const seq = ++stream.lastSeq;
       const headers = { ...(opts.headers ?? {}), ...(opts.msgId ? { 'Nats-Msg-Id': opts.msgId } : {}) };
-      stream.messages.set(seq, { stream: stream.spec.name, seq, subject, data: Uint8Array.from(data), headers, time: clock.now() });
+      stream.messages.set(seq, {
+        stream: stream.spec.name,
+        seq,
+        subject,
+        data: Uint8Array.from(data),
+        headers,
+        time: clock.now(),
+      });
       if (opts.msgId) stream.dedup.set(opts.msgId, { seq, at: clock.now().getTime() });
       // Delivery is decoupled from the publisher, as over the network: a publisher holding a
       // database transaction must never wait for a consumer that needs the same database.
@@ -216,7 +223,9 @@ export function createInProcessBus(options: { clock?: Clock } = {}): EventBus {
       const stream = streamOf(spec.stream);
       let consumer = stream.consumers.get(spec.durable);
       if (consumer && consumer.spec.filterSubject !== spec.filterSubject) {
-        throw new Error(`consumer ${spec.durable} exists with filter ${consumer.spec.filterSubject}; delete it to change the filter`);
+        throw new Error(
+          `consumer ${spec.durable} exists with filter ${consumer.spec.filterSubject}; delete it to change the filter`,
+        );
       }
       if (consumer) consumer.spec = { ...spec };
       else {

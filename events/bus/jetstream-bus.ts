@@ -78,7 +78,9 @@ export async function createJetStreamBus(
     try {
       const info = await jsm.consumers.info(spec.stream, spec.durable);
       if (info.config.filter_subject !== spec.filterSubject) {
-        throw new Error(`consumer ${spec.durable} exists with filter ${info.config.filter_subject}; delete it to change the filter`);
+        throw new Error(
+          `consumer ${spec.durable} exists with filter ${info.config.filter_subject}; delete it to change the filter`,
+        );
       }
       await jsm.consumers.update(spec.stream, spec.durable, settings);
     } catch (error) {
@@ -200,7 +202,8 @@ export async function createJetStreamBus(
       try {
         await jsm.consumers.delete(stream, durable);
       } catch (error) {
-        if (!isApiError(error, JetStreamApiCodes.ConsumerNotFound) && !isApiError(error, JetStreamApiCodes.StreamNotFound)) throw error;
+        if (!isApiError(error, JetStreamApiCodes.ConsumerNotFound) && !isApiError(error, JetStreamApiCodes.StreamNotFound))
+          throw error;
       }
     },
     async readStream(stream, opts = {}) {
@@ -262,7 +265,12 @@ export async function createJetStreamBus(
             if (error) return;
             try {
               const body = msg.json<{ stream: string; consumer: string; stream_seq: number; deliveries: number }>();
-              const advisory = { stream: body.stream, consumer: body.consumer, streamSeq: body.stream_seq, deliveries: body.deliveries };
+              const advisory = {
+                stream: body.stream,
+                consumer: body.consumer,
+                streamSeq: body.stream_seq,
+                deliveries: body.deliveries,
+              };
               for (const l of advisoryListeners) l(advisory);
             } catch (parseError) {
               logger.warn({ err: parseError }, 'unreadable MAX_DELIVERIES advisory');

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
-import { RELEASED_FILE, readReleasedFile, readSchemaFiles, loadSchemaRegistry, type ReleasedFile } from './registry.js';
+import path from 'node:path';
+import { SCHEMAS_DIR, readReleasedFile, readSchemaFiles, loadSchemaRegistry, type ReleasedFile } from './registry.js';
 import { checkReleased, formatCheck, releaseCurrent } from './release.logic.js';
 
 /**
@@ -7,16 +8,26 @@ import { checkReleased, formatCheck, releaseCurrent } from './release.logic.js';
  * schema registry rejects breaking schema changes that lack a new version").
  * `--release` records the current files as released (after the same check).
  * `--released-at <ISO date>` dates newly released versions (default: now).
+ * `--dir <folder>` checks another schema folder (with its own released.json); tests use it.
  */
 function main(argv: string[]): number {
-  const files = readSchemaFiles();
-  // Compiling every schema catches a file Ajv refuses before anything is recorded.
-  loadSchemaRegistry();
-  const released = readReleasedFile();
+  const option = (name: string) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
+  const dir = path.resolve(option('--dir') ?? SCHEMAS_DIR);
+  const releasedFile = path.join(dir, 'released.json');
+  let files;
+  try {
+    files = readSchemaFiles(dir);
+    // Compiling every schema catches a file Ajv refuses before anything is recorded.
+    loadSchemaRegistry({ dir });
+  } catch (error) {
+    console.error(`INVALID schema: ${(error as Error).message}`);
+    return 1;
+  }
+  const released = readReleasedFile(releasedFile);
   const check = checkReleased(released.schemas, files);
   const report = formatCheck(check);
   if (argv.includes('--release')) {
-    const at = argv.includes('--released-at') ? new Date(argv[argv.indexOf('--released-at') + 1]) : new Date();
+    const at = new Date(option('--released-at') ?? Date.now());
     if (Number.isNaN(at.getTime())) {
       console.error('--released-at needs an ISO date');
       return 2;
@@ -29,10 +40,11 @@ function main(argv: string[]): number {
       return 1;
     }
     const next: ReleasedFile = {
-      $comment: 'Released event schemas: written by `npm run schemas:check -- --release`, checked by `npm run schemas:check`. Do not edit by hand.',
+      $comment:
+        'Released event schemas: written by `npm run schemas:check -- --release`, checked by `npm run schemas:check`. Do not edit by hand.',
       schemas,
     };
-    fs.writeFileSync(RELEASED_FILE, `${JSON.stringify(next, null, 2)}\n`);
+    fs.writeFileSync(releasedFile, `${JSON.stringify(next, null, 2)}\n`);
     console.log(`released.json now records ${schemas.length} schema versions`);
     return 0;
   }

@@ -58,7 +58,12 @@ const HANDLED = new Set<string>([
 
 export function breakingChanges(oldSchema: JsonSchema, newSchema: JsonSchema): BreakingChange[] {
   const out: BreakingChange[] = [];
-  compare(deref(oldSchema, oldSchema), deref(newSchema, newSchema), '', { oldRoot: oldSchema, newRoot: newSchema, out, depth: 0 });
+  compare(deref(oldSchema, oldSchema), deref(newSchema, newSchema), '', {
+    oldRoot: oldSchema,
+    newRoot: newSchema,
+    out,
+    depth: 0,
+  });
   return out;
 }
 
@@ -98,7 +103,8 @@ function compare(oldNode: unknown, newNode: unknown, path: string, ctx: Ctx): vo
   if (ctx.depth > 64) return;
   if (!isSchemaObject(oldNode) || !isSchemaObject(newNode)) {
     if (!same(oldNode, newNode)) {
-      if (newNode === false || (oldNode === true && isSchemaObject(newNode))) report('constraint_tightened', 'schema now rejects values it accepted');
+      if (newNode === false || (oldNode === true && isSchemaObject(newNode)))
+        report('constraint_tightened', 'schema now rejects values it accepted');
       else if (!(newNode === true)) report('retyped', 'schema replaced');
     }
     return;
@@ -109,7 +115,8 @@ function compare(oldNode: unknown, newNode: unknown, path: string, ctx: Ctx): vo
   const oldTypes = typesOf(oldNode);
   const newTypes = typesOf(newNode);
   if (newTypes && !oldTypes) report('constraint_tightened', `type ${newTypes.join('|')} added`);
-  else if (oldTypes && newTypes && !same(oldTypes, newTypes)) report('retyped', `type changed from ${oldTypes.join('|')} to ${newTypes.join('|')}`);
+  else if (oldTypes && newTypes && !same(oldTypes, newTypes))
+    report('retyped', `type changed from ${oldTypes.join('|')} to ${newTypes.join('|')}`);
 
   const oldEnum = enumOf(oldNode);
   const newEnum = enumOf(newNode);
@@ -123,15 +130,20 @@ function compare(oldNode: unknown, newNode: unknown, path: string, ctx: Ctx): vo
 
   for (const key of LOWER_BOUNDS) {
     const [o, n] = [oldNode[key], newNode[key]];
-    if (typeof n === 'number' && (typeof o !== 'number' || n > o)) report('constraint_tightened', `${key} raised from ${o ?? 'none'} to ${n}`);
+    if (typeof n === 'number' && (typeof o !== 'number' || n > o))
+      report('constraint_tightened', `${key} raised from ${o ?? 'none'} to ${n}`);
   }
   for (const key of UPPER_BOUNDS) {
     const [o, n] = [oldNode[key], newNode[key]];
-    if (typeof n === 'number' && (typeof o !== 'number' || n < o)) report('constraint_tightened', `${key} lowered from ${o ?? 'none'} to ${n}`);
+    if (typeof n === 'number' && (typeof o !== 'number' || n < o))
+      report('constraint_tightened', `${key} lowered from ${o ?? 'none'} to ${n}`);
   }
   for (const key of CHANGED_IS_TIGHTER) {
     if (newNode[key] !== undefined && !same(oldNode[key], newNode[key])) {
-      report('constraint_tightened', `${key} changed from ${JSON.stringify(oldNode[key] ?? null)} to ${JSON.stringify(newNode[key])}`);
+      report(
+        'constraint_tightened',
+        `${key} changed from ${JSON.stringify(oldNode[key] ?? null)} to ${JSON.stringify(newNode[key])}`,
+      );
     }
   }
   if (newNode.uniqueItems === true && oldNode.uniqueItems !== true) report('constraint_tightened', 'uniqueItems required');
@@ -139,7 +151,10 @@ function compare(oldNode: unknown, newNode: unknown, path: string, ctx: Ctx): vo
   const oldAdditional = oldNode.additionalProperties ?? true;
   const newAdditional = newNode.additionalProperties ?? true;
   if (oldAdditional === true && newAdditional !== true) {
-    report('constraint_tightened', newAdditional === false ? 'additionalProperties changed from true to false' : 'additionalProperties now constrained');
+    report(
+      'constraint_tightened',
+      newAdditional === false ? 'additionalProperties changed from true to false' : 'additionalProperties now constrained',
+    );
   } else if (isSchemaObject(oldAdditional) && newAdditional !== true) {
     nested(oldAdditional, newAdditional, `${path}/{*}`);
   }
@@ -182,8 +197,7 @@ function compareProperties(
   for (const from of removed) {
     const to = added.find(
       (name) =>
-        ![...renamedTo.values()].includes(name) &&
-        same(deref(oldProps[from], ctx.oldRoot), deref(newProps[name], ctx.newRoot)),
+        ![...renamedTo.values()].includes(name) && same(deref(oldProps[from], ctx.oldRoot), deref(newProps[name], ctx.newRoot)),
     );
     if (to) renamedTo.set(from, to);
   }
@@ -196,7 +210,8 @@ function compareProperties(
     if (newRequired.has(name) && ![...renamedTo.values()].includes(name)) report('added_required', name, 'required field added');
   }
   for (const name of newRequired) {
-    if (name in oldProps && name in newProps && !oldRequired.has(name)) report('required_changed', name, 'changed from optional to required');
+    if (name in oldProps && name in newProps && !oldRequired.has(name))
+      report('required_changed', name, 'changed from optional to required');
     if (!(name in newProps) && !oldRequired.has(name)) report('added_required', name, 'required field added');
   }
   for (const name of oldRequired) {

@@ -115,7 +115,10 @@ export function readReleasedFile(file: string = RELEASED_FILE): ReleasedFile {
 /** The registry over the committed schema files and release dates. */
 export function loadSchemaRegistry(options: { dir?: string; releasedFile?: string } = {}): SchemaRegistry {
   const dir = options.dir ?? SCHEMAS_DIR;
-  return createSchemaRegistry(readSchemaFiles(dir), readReleasedFile(options.releasedFile ?? path.join(dir, 'released.json')).schemas);
+  return createSchemaRegistry(
+    readSchemaFiles(dir),
+    readReleasedFile(options.releasedFile ?? path.join(dir, 'released.json')).schemas,
+  );
 }
 
 export function createSchemaRegistry(files: SchemaFile[], released: ReleasedEntry[] = []): SchemaRegistry {

@@ -21,11 +21,19 @@ export function checkReleased(released: ReleasedEntry[], current: SchemaFile[]):
     const file = byKey.get(key(entry.eventType, entry.version));
     const id = { eventType: entry.eventType, version: entry.version };
     if (canonicalDigest(entry.schema) !== entry.digest) {
-      result.breaking.push({ ...id, changes: [{ kind: 'unsupported_change', path: '/', message: 'released.json was edited: its digest does not match its schema' }] });
+      result.breaking.push({
+        ...id,
+        changes: [
+          { kind: 'unsupported_change', path: '/', message: 'released.json was edited: its digest does not match its schema' },
+        ],
+      });
       continue;
     }
     if (!file) {
-      result.breaking.push({ ...id, changes: [{ kind: 'version_removed', path: '/', message: 'a released version has no schema file any more' }] });
+      result.breaking.push({
+        ...id,
+        changes: [{ kind: 'version_removed', path: '/', message: 'a released version has no schema file any more' }],
+      });
       continue;
     }
     if (canonicalDigest(file.schema) === entry.digest) continue;
@@ -60,10 +68,14 @@ export function releaseCurrent(released: ReleasedEntry[], current: SchemaFile[],
 export function formatCheck(check: ReleaseCheck): string {
   const lines: string[] = [];
   for (const item of check.breaking) {
-    lines.push(`BREAKING ${item.eventType} v${item.version}: a released version changed incompatibly; add v${item.version + 1} instead`);
+    lines.push(
+      `BREAKING ${item.eventType} v${item.version}: a released version changed incompatibly; add v${item.version + 1} instead`,
+    );
     for (const change of item.changes) lines.push(`  - ${change.kind} at ${change.path}: ${change.message}`);
   }
-  for (const item of check.compatible) lines.push(`compatible change in ${item.eventType} v${item.version} (record it with --release)`);
-  for (const item of check.unreleased) lines.push(`unreleased: ${item.eventType} v${item.version} (record it with --release when it ships)`);
+  for (const item of check.compatible)
+    lines.push(`compatible change in ${item.eventType} v${item.version} (record it with --release)`);
+  for (const item of check.unreleased)
+    lines.push(`unreleased: ${item.eventType} v${item.version} (record it with --release when it ships)`);
   return lines.join('\n');
 }

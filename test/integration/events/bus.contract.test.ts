@@ -60,7 +60,11 @@ describe.each(busFactories())('EventBus contract: $name', (factory) => {
       results.push(
         await bus.publish(`${prefix}.order.v1`, bytes(`m${i}`), {
           msgId: `id-${run}-${i}`,
-          headers: { traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`, 'Content-Type': 'application/json', 'x-extra': `e${i}` },
+          headers: {
+            traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`,
+            'Content-Type': 'application/json',
+            'x-extra': `e${i}`,
+          },
         }),
       );
     }

@@ -4,7 +4,12 @@ import { newId } from '../../../platform/ids.js';
 import { silentLogger } from '../../../platform/logger.js';
 import type { EventBus } from '../../../events/bus/event-bus.js';
 import { systemClock } from '../../../events/clock.js';
-import { startConsumer, type ConsumerHandle, type EventHandler } from '../../../events/consumer-runner.js';
+import {
+  startConsumer,
+  type ConsumerHandle,
+  type EventHandler,
+  type StartConsumerOptions,
+} from '../../../events/consumer-runner.js';
 import { dlqDepth, listDeadLetters, replayDeadLetters } from '../../../events/dlq.js';
 import { buildEnvelope, subjectFor, type EventEnvelope } from '../../../events/envelope.js';
 import { createEventProducer } from '../../../events/outbox.js';
@@ -51,7 +56,13 @@ describe.each(stacks())('consumer runner, inbox and dead letters: $name', (stack
     /** Every dead letter, as a DLQ consumer sees it. */
     const deadLetters = recorder<{ subject: string; headers: Record<string, string>; body: string }>();
     const watch = await bus.consume(
-      { stream: dlq.stream, durable: `dlq_watch_${token}`, filterSubject: `${dlq.subjectPrefix}.>`, ackWaitMs: 5_000, maxDeliver: 1 },
+      {
+        stream: dlq.stream,
+        durable: `dlq_watch_${token}`,
+        filterSubject: `${dlq.subjectPrefix}.>`,
+        ackWaitMs: 5_000,
+        maxDeliver: 1,
+      },
       async (m) => {
         deadLetters.push({ subject: m.subject, headers: m.headers, body: text(m.data) });
         m.ack();
@@ -65,7 +76,7 @@ describe.each(stacks())('consumer runner, inbox and dead letters: $name', (stack
         headers: { traceparent: `00-${'c'.repeat(32)}-${'d'.repeat(16)}-01`, 'Content-Type': 'application/json' },
       });
 
-    const consumer = (handle: EventHandler): Promise<ConsumerHandle> =>
+    const consumer = (handle: EventHandler, overrides: Partial<StartConsumerOptions> = {}): Promise<ConsumerHandle> =>
       startConsumer({
         bus,
         db: db.prisma,
@@ -83,6 +94,7 @@ describe.each(stacks())('consumer runner, inbox and dead letters: $name', (stack
         nakDelayMs: () => 20,
         dlq,
         handle,
+        ...overrides,
       });
     return { config, dlq, subject, deadLetters, publish, consumer, token };
   }
@@ -108,7 +120,11 @@ describe.each(stacks())('consumer runner, inbox and dead letters: $name', (stack
     const calls = recorder<string>();
     const handle = await consumer(async (tx, env, ctx) => {
       const courseId = newId('course');
-      await ctx.emit({ ...courseEmit(env.tenantId, courseId), eventType: 'catalog.course.registered', payload: courseRegisteredPayload(courseId) });
+      await ctx.emit({
+        ...courseEmit(env.tenantId, courseId),
+        eventType: 'catalog.course.registered',
+        payload: courseRegisteredPayload(courseId),
+      });
       calls.push(env.eventId);
     });
     const event = envelope();
@@ -121,7 +137,10 @@ describe.each(stacks())('consumer runner, inbox and dead letters: $name', (stack
     await handle.stop();
     expect(calls.items.filter((id) => id === event.eventId)).toHaveLength(1);
     expect(handle.stats()).toMatchObject({ processed: 2, duplicates: 1, deadLettered: 0 });
-    const rows = await db.prisma.outboxEvent.findMany({ where: { eventType: 'catalog.course.registered' }, orderBy: { id: 'asc' } });
+    const rows = await db.prisma.outboxEvent.findMany({
+      where: { eventType: 'catalog.course.registered' },
+      orderBy: { id: 'asc' },
+    });
     const emitted = rows.map((r) => r.envelope as unknown as EventEnvelope);
     expect(emitted.filter((e) => e.causationId === event.eventId)).toHaveLength(1);
     expect(emitted.find((e) => e.causationId === event.eventId)).toMatchObject({ correlationId: event.correlationId });
@@ -135,7 +154,11 @@ describe.each(stacks())('consumer runner, inbox and dead letters: $name', (stack
     const handle = await consumer(async (_tx, env) => {
       seen.push((env.payload.playPackage as { format: string }).format);
     });
-    const event = envelope(playPackageBuiltPayload(tenantId, { playPackage: { playPackageId: newId('playPackage'), sha256: 'e'.repeat(64), format: 'v3' } }));
+    const event = envelope(
+      playPackageBuiltPayload(tenantId, {
+        playPackage: { playPackageId: newId('playPackage'), sha256: 'e'.repeat(64), format: 'v3' },
+      }),
+    );
     await publish(JSON.stringify(event), event.eventId);
     await seen.until((items) => items.length === 1, 'the widened event');
     await handle.stop();
@@ -155,9 +178,9 @@ describe.each(stacks())('consumer runner, inbox and dead letters: $name', (stack
     const event = envelope();
     const body = JSON.stringify(event);
     await publish(body, event.eventId);
-    const [letter] = (await deadLetters.until((items) => items.some((d) => d.headers['x-event-id'] === event.eventId), 'the dead letter')).filter(
-      (d) => d.headers['x-event-id'] === event.eventId,
-    );
+    const [letter] = (
+      await deadLetters.until((items) => items.some((d) => d.headers['x-event-id'] === event.eventId), 'the dead letter')
+    ).filter((d) => d.headers['x-event-id'] === event.eventId);
     expect(deliveries.items).toEqual([1, 2, 3, 4, 5, 6]);
     expect(letter.subject).toBe(`${dlq.subjectPrefix}.${subject}`);
     expect(letter.body).toBe(body);
@@ -174,7 +197,11 @@ describe.each(stacks())('consumer runner, inbox and dead letters: $name', (stack
     expect(letter.headers['x-dead-lettered-at']).toMatch(/Z$/);
 
     const dry = await replayDeadLetters(bus, dlq, { eventIds: [event.eventId], dryRun: true });
-    expect(dry).toMatchObject({ matched: 1, replayed: 0, letters: [{ eventId: event.eventId, retries: 5, originalSubject: subject }] });
+    expect(dry).toMatchObject({
+      matched: 1,
+      replayed: 0,
+      letters: [{ eventId: event.eventId, retries: 5, originalSubject: subject }],
+    });
     expect(await dlqDepth(bus, dlq)).toBeGreaterThan(0);
 
     healed = true;
@@ -206,19 +233,97 @@ describe.each(stacks())('consumer runner, inbox and dead letters: $name', (stack
     const wrongType = { ...envelope(), eventType: 'content.play_package.removed' };
     await publish(JSON.stringify(wrongType), wrongType.eventId);
     const letters = await deadLetters.until(
-      (items) => items.filter((d) => [invalid.eventId, wrongType.eventId].includes(d.headers['x-event-id']) || d.body === '{not json').length === 3,
+      (items) =>
+        items.filter((d) => [invalid.eventId, wrongType.eventId].includes(d.headers['x-event-id']) || d.body === '{not json')
+          .length === 3,
       'three dead letters',
     );
     const byId = (id: string) => letters.find((d) => d.headers['x-event-id'] === id)!;
     expect(byId(invalid.eventId).headers).toMatchObject({ 'x-retries': '0', 'x-deliveries': '1' });
-    expect(byId(invalid.eventId).headers['x-error']).toBe('schema.invalid_event: Invalid content.play_package.built v1 payload: /durationMinutes must be >= 0');
+    expect(byId(invalid.eventId).headers['x-error']).toBe(
+      'schema.invalid_event: Invalid content.play_package.built v1 payload: /durationMinutes must be >= 0',
+    );
     expect(byId(wrongType.eventId).headers['x-error']).toMatch(/^schema.invalid_event: Expected content.play_package.built v1/);
-    expect(letters.find((d) => d.body === '{not json')!.headers).toMatchObject({ 'x-retries': '0', 'x-original-subject': subject });
+    expect(letters.find((d) => d.body === '{not json')!.headers).toMatchObject({
+      'x-retries': '0',
+      'x-original-subject': subject,
+    });
     const valid = envelope();
     await publish(JSON.stringify(valid), valid.eventId);
     await calls.until((ids) => ids.includes(valid.eventId), 'the valid event');
     await handle.stop();
     expect(calls.items).toEqual([valid.eventId]);
     expect(handle.stats()).toMatchObject({ deadLettered: 3, retried: 0, processed: 1 });
+  });
+
+  it('keeps a long-running message with working() instead of letting the ack wait redeliver it', async () => {
+    const { publish, consumer } = await fixture();
+    const ackWaitMs = stack.bus.ackWaitMs;
+    let keepAlives = 0;
+    const beats = recorder<number>();
+    const counting: EventBus = {
+      ...bus,
+      consume: (spec, handler) =>
+        bus.consume(spec, (m) =>
+          handler({
+            ...m,
+            working: () => {
+              m.working();
+              beats.push(++keepAlives);
+            },
+          }),
+        ),
+    };
+    const deliveries = recorder<number>();
+    const handle = await consumer(
+      async (_tx, _env, ctx) => {
+        deliveries.push(ctx.deliveryCount);
+        // Three keep-alives at half the ack wait each: well past one ack wait in total.
+        await beats.until((items) => items.length >= 3, 'three keep-alives');
+      },
+      { bus: counting, ackWaitMs },
+    );
+    const event = envelope();
+    await publish(JSON.stringify(event), event.eventId);
+    await deliveries.until((items) => items.length >= 1, 'the delivery');
+    const sentinel = envelope();
+    await publish(JSON.stringify(sentinel), sentinel.eventId);
+    await deliveries.until((items) => items.length >= 2, 'the sentinel');
+    await handle.stop();
+    expect(deliveries.items).toEqual([1, 1]);
+    expect(handle.stats()).toMatchObject({ processed: 2, duplicates: 0 });
+  });
+
+  it('dead-letters through the MAX_DELIVERIES safety net when the last attempt could not', async () => {
+    const { publish, consumer, deadLetters, dlq } = await fixture();
+    let refusals = 0;
+    // The runner's own dead letter on the last delivery fails, as if the process died there;
+    // the safety net's later attempt goes through.
+    const flaky: EventBus = {
+      ...bus,
+      publish: (subject, data, options) =>
+        subject.startsWith(`${dlq.subjectPrefix}.`) && refusals++ === 0
+          ? Promise.reject(new Error('nats: timeout'))
+          : bus.publish(subject, data, options),
+    };
+    const deliveries = recorder<number>();
+    const handle = await consumer(
+      async (_tx, _env, ctx) => {
+        deliveries.push(ctx.deliveryCount);
+        throw new Error('still failing');
+      },
+      { bus: flaky, maxDeliver: 2 },
+    );
+    const event = envelope();
+    await publish(JSON.stringify(event), event.eventId);
+    const letters = await deadLetters.until(
+      (items) => items.some((d) => d.headers['x-event-id'] === event.eventId),
+      'the safety-net dead letter',
+    );
+    await handle.stop();
+    expect(deliveries.items).toEqual([1, 2]);
+    expect(refusals).toBe(2);
+    const letter = letters.find((d) => d.headers['x-event-id'] === event.eventId)!;
+    expect(letter.headers).toMatchObject({ 'x-retries': '1', 'x-error': 'max deliveries (2) reached without a handler verdict' });
   });
 });

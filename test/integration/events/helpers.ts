@@ -89,7 +89,10 @@ export interface Stack {
 /** In-process bus + PGlite always; JetStream + Postgres when NATS_URL and DATABASE_URL are both set. */
 export function stacks(): Stack[] {
   const out: Stack[] = [];
-  const [inProcess, jetstream] = [busFactories().find((f) => f.name === 'in-process')!, busFactories().find((f) => f.name === 'jetstream')];
+  const [inProcess, jetstream] = [
+    busFactories().find((f) => f.name === 'in-process')!,
+    busFactories().find((f) => f.name === 'jetstream'),
+  ];
   out.push({ name: 'in-process bus + PGlite', bus: inProcess, db: 'pglite', subjectPrefix: '' });
   if (jetstream && realService('DATABASE_URL')) {
     out.push({ name: 'JetStream + Postgres', bus: jetstream, db: 'postgres', subjectPrefix: `t${uniqueToken()}.` });

@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AppError } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
@@ -109,7 +110,10 @@ describe.each(databaseKinds())('outbox and relay on %s', (kind) => {
       attempts: 0,
     });
     expect(row.headers).toEqual({ 'Content-Type': 'application/json', traceparent: `00-${'1'.repeat(32)}-${'2'.repeat(16)}-01` });
-    expect(row.envelope).toMatchObject({ eventId: envelope.eventId, schemaUri: registry.schemaUri('catalog.course_version.published', 1) });
+    expect(row.envelope).toMatchObject({
+      eventId: envelope.eventId,
+      schemaUri: registry.schemaUri('catalog.course_version.published', 1),
+    });
     expect(row.txid).toBeGreaterThan(0n);
   });
 
@@ -123,7 +127,10 @@ describe.each(databaseKinds())('outbox and relay on %s', (kind) => {
     const sent = await publishedEnvelopes(bus);
     expect(sent.map((s) => s.envelope.eventId)).toEqual(written.map((e) => e.eventId));
     expect(sent.map((s) => s.msgId)).toEqual(written.map((e) => e.eventId));
-    expect(sent[0].headers).toMatchObject({ traceparent: `00-${'1'.repeat(32)}-${'2'.repeat(16)}-01`, 'Content-Type': 'application/json' });
+    expect(sent[0].headers).toMatchObject({
+      traceparent: `00-${'1'.repeat(32)}-${'2'.repeat(16)}-01`,
+      'Content-Type': 'application/json',
+    });
     const rows = await db.prisma.outboxEvent.findMany({ orderBy: { id: 'asc' } });
     expect(rows.every((r) => r.publishedAt?.toISOString() === clock.now().toISOString())).toBe(true);
     await bus.close();
@@ -216,6 +223,25 @@ describe.each(databaseKinds())('outbox and relay on %s', (kind) => {
       await bus.close();
     });
 
+    it('is not held back by a transaction running in another database of the same server', async () => {
+      const { bus } = await openBus();
+      const relay = createOutboxRelay({ db: db.prisma, bus, logger: silentLogger, clock });
+      const elsewhere = new pg.Client({ connectionString: process.env.DATABASE_URL });
+      await elsewhere.connect();
+      try {
+        await elsewhere.query('BEGIN');
+        await elsewhere.query('SELECT pg_current_xact_id()');
+        // Committed after the foreign transaction took its id: a plain xmin rule would wait for it.
+        const [event] = await db.prisma.$transaction((tx) => emitPublished(tx));
+        expect(await relay.runOnce()).toEqual({ locked: true, published: 1 });
+        expect((await publishedEnvelopes(bus)).map((s) => s.envelope.eventId)).toEqual([event.eventId]);
+      } finally {
+        await elsewhere.query('ROLLBACK');
+        await elsewhere.end();
+        await bus.close();
+      }
+    });
+
     it('lets only one relay replica publish at a time', async () => {
       const { bus, state } = await openBus();
       await db.prisma.$transaction((tx) => emitPublished(tx));
@@ -267,21 +293,36 @@ describe.each(databaseKinds())('outbox and relay on %s', (kind) => {
     const recent = (await db.prisma.$transaction((tx) => emitPublished(tx)))[0];
     const registered = (
       await db.prisma.$transaction((tx) =>
-        producer.emit(tx, { ...courseEmit(tenantId, newId('course')), eventType: 'catalog.course.registered', payload: courseRegisteredPayload() }),
+        producer.emit(tx, {
+          ...courseEmit(tenantId, newId('course')),
+          eventType: 'catalog.course.registered',
+          payload: courseRegisteredPayload(),
+        }),
       )
     )[0];
     const pending = (await db.prisma.$transaction((tx) => emitPublished(tx)))[0];
     await relay.runOnce();
-    await db.prisma.outboxEvent.update({ where: { eventId: pending.eventId }, data: { publishedAt: null, createdAt: new Date('2020-01-01') } });
-    await db.prisma.outboxEvent.update({ where: { eventId: old.eventId }, data: { publishedAt: new Date('2025-09-20T00:00:00Z') } });
-    await db.prisma.outboxEvent.update({ where: { eventId: recent.eventId }, data: { publishedAt: new Date('2025-11-22T00:00:00Z') } });
+    await db.prisma.outboxEvent.update({
+      where: { eventId: pending.eventId },
+      data: { publishedAt: null, createdAt: new Date('2020-01-01') },
+    });
+    await db.prisma.outboxEvent.update({
+      where: { eventId: old.eventId },
+      data: { publishedAt: new Date('2025-09-20T00:00:00Z') },
+    });
+    await db.prisma.outboxEvent.update({
+      where: { eventId: recent.eventId },
+      data: { publishedAt: new Date('2025-11-22T00:00:00Z') },
+    });
 
     const replay = await replayFromArchive(db.prisma, bus, { eventType: 'catalog.course_version.published' });
     expect(replay).toEqual({ matched: 2, replayed: 2, eventIds: [old.eventId, recent.eventId] });
     const sent = await publishedEnvelopes(bus);
     const replayed = sent.slice(-2);
     expect(replayed.map((s) => s.envelope.eventId)).toEqual([old.eventId, recent.eventId]);
-    expect(replayed.every((s) => s.msgId !== s.envelope.eventId && s.msgId.startsWith(`${s.envelope.eventId}.replay.`))).toBe(true);
+    expect(replayed.every((s) => s.msgId !== s.envelope.eventId && s.msgId.startsWith(`${s.envelope.eventId}.replay.`))).toBe(
+      true,
+    );
     expect(replayed[0].headers['x-replayed-from']).toBe('archive');
 
     expect(await purgeArchive(db.prisma, clock.now(), 13)).toBe(1);

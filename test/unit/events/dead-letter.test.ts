@@ -1,0 +1,139 @@
+import { describe, expect, it, vi } from 'vitest';
+import { silentLogger } from '../../../platform/logger.js';
+import { AppError } from '../../../platform/errors.js';
+import { manualClock } from '../../../events/clock.js';
+import { deadLetterHeaders, deadLetterMsgId, deadLetterSubject, headerValue } from '../../../events/dead-letter.logic.js';
+import { createDlqMonitor } from '../../../events/dlq.js';
+import { initialDlqAlertState, nextDlqAlertState } from '../../../events/dlq-monitor.logic.js';
+import { retryDelayMs } from '../../../events/retry.logic.js';
+import { isValidSubject, subjectMatches } from '../../../events/bus/subject.logic.js';
+
+describe('dead-letter headers', () => {
+  const base = {
+    originalSubject: 'content.play_package.built.v1',
+    originalStream: 'CONTENT',
+    originalSeq: 42,
+    consumer: 'catalog-svc-play-package-built',
+    now: new Date('2026-11-21T10:00:00.000Z'),
+  };
+
+  it('carries the four spec headers, counting redeliveries in x-retries', () => {
+    const error = new AppError('events.permanent_failure', 'course\nnot found');
+    const headers = deadLetterHeaders({
+      ...base,
+      deliveryCount: 6,
+      error,
+      eventId: 'E1',
+      eventType: 'content.play_package.built',
+      traceparent: 'tp',
+    });
+    expect(headers).toMatchObject({
+      'x-original-subject': 'content.play_package.built.v1',
+      'x-error': 'events.permanent_failure: course | not found',
+      'x-retries': '5',
+      'x-deliveries': '6',
+      'x-dead-lettered-at': '2026-11-21T10:00:00.000Z',
+      'x-event-id': 'E1',
+      'x-event-type': 'content.play_package.built',
+      'x-consumer': 'catalog-svc-play-package-built',
+      'x-original-stream': 'CONTENT',
+      'x-original-seq': '42',
+      traceparent: 'tp',
+    });
+    expect(headers['x-stack']).toMatch(/^AppError: course \| not found \| at /);
+    expect(Object.values(headers).every((v) => !/[\r\n]/.test(v))).toBe(true);
+    expect(deadLetterHeaders({ ...base, deliveryCount: 1, error: 'boom' })).toMatchObject({
+      'x-retries': '0',
+      'x-error': 'boom',
+    });
+  });
+
+  it('truncates long values', () => {
+    const headers = deadLetterHeaders({ ...base, deliveryCount: 1, error: new Error('x'.repeat(5_000)) });
+    expect(headers['x-error']).toHaveLength(500);
+    expect(headers['x-error'].endsWith('…')).toBe(true);
+    expect(headers['x-stack'].length).toBeLessThanOrEqual(2_000);
+    expect(headerValue('a\r\n  b', 10)).toBe('a | b');
+  });
+
+  it('names the DLQ subject and message id', () => {
+    expect(deadLetterSubject('CATALOG.dlq', 'content.play_package.built.v1')).toBe('CATALOG.dlq.content.play_package.built.v1');
+    expect(deadLetterMsgId('c', 'CONTENT', 7)).toBe('dlq.CONTENT.c.7');
+  });
+});
+
+describe('DLQ alert', () => {
+  const tenMinutes = 10 * 60_000;
+
+  it('raises once after depth stayed above zero for longer than the threshold, and clears at zero', () => {
+    const t0 = new Date('2026-11-21T10:00:00Z');
+    const plus = (min: number) => new Date(t0.getTime() + min * 60_000);
+    let step = nextDlqAlertState(initialDlqAlertState, 2, t0, tenMinutes);
+    expect(step).toEqual({ state: { depth: 2, nonZeroSince: t0.toISOString(), alerting: false }, transition: undefined });
+    step = nextDlqAlertState(step.state, 3, plus(10), tenMinutes);
+    expect(step.transition).toBeUndefined();
+    step = nextDlqAlertState(step.state, 1, plus(10.01), tenMinutes);
+    expect(step).toMatchObject({ state: { alerting: true }, transition: 'raised' });
+    step = nextDlqAlertState(step.state, 1, plus(30), tenMinutes);
+    expect(step).toMatchObject({ state: { alerting: true }, transition: undefined });
+    step = nextDlqAlertState(step.state, 0, plus(31), tenMinutes);
+    expect(step).toEqual({ state: { depth: 0, alerting: false }, transition: 'cleared' });
+  });
+
+  it('restarts the clock when the depth drops to zero in between', () => {
+    const t0 = new Date('2026-11-21T10:00:00Z');
+    let step = nextDlqAlertState(initialDlqAlertState, 1, t0, tenMinutes);
+    step = nextDlqAlertState(step.state, 0, new Date(t0.getTime() + 5 * 60_000), tenMinutes);
+    step = nextDlqAlertState(step.state, 1, new Date(t0.getTime() + 6 * 60_000), tenMinutes);
+    step = nextDlqAlertState(step.state, 1, new Date(t0.getTime() + 12 * 60_000), tenMinutes);
+    expect(step.state.alerting).toBe(false);
+  });
+
+  it('monitor logs at error level once and exposes alerting, driven by a clock', async () => {
+    const clock = manualClock('2026-11-21T10:00:00Z');
+    let depth = 1;
+    const logger = silentLogger.child({});
+    const error = vi.spyOn(logger, 'error');
+    const monitor = createDlqMonitor({ depth: async () => depth, alertAfterMs: tenMinutes, logger, clock });
+    await monitor.check();
+    clock.advance(11 * 60_000);
+    await monitor.check();
+    clock.advance(60_000);
+    await monitor.check();
+    expect(monitor.alerting).toBe(true);
+    expect(error).toHaveBeenCalledTimes(1);
+    expect(error.mock.calls[0][0]).toMatchObject({ alert: 'dlq_depth', depth: 1 });
+    depth = 0;
+    await monitor.check();
+    expect(monitor.alerting).toBe(false);
+    expect(monitor.state()).toEqual({ depth: 0, alerting: false });
+  });
+});
+
+describe('retry delay', () => {
+  it('doubles per attempt up to the cap, with jitter in the upper half', () => {
+    const opts = { baseMs: 1_000, maxMs: 60_000 };
+    expect([1, 2, 3, 4].map((n) => retryDelayMs(n, opts, () => 0))).toEqual([500, 1_000, 2_000, 4_000]);
+    expect([1, 2, 3, 4].map((n) => retryDelayMs(n, opts, () => 1))).toEqual([1_000, 2_000, 4_000, 8_000]);
+    expect(retryDelayMs(30, opts, () => 1)).toBe(60_000);
+  });
+});
+
+describe('subjects', () => {
+  it('matches NATS wildcards', () => {
+    expect(subjectMatches('catalog.>', 'catalog.course.registered.v1')).toBe(true);
+    expect(subjectMatches('catalog.>', 'catalog')).toBe(false);
+    expect(subjectMatches('catalog.*.registered.v1', 'catalog.course.registered.v1')).toBe(true);
+    expect(subjectMatches('catalog.*', 'catalog.course.registered')).toBe(false);
+    expect(subjectMatches('CATALOG.dlq.>', 'catalog.dlq.x')).toBe(false);
+    expect(subjectMatches('a.b', 'a.b')).toBe(true);
+    expect(subjectMatches('a.b', 'a.b.c')).toBe(false);
+  });
+
+  it('knows legal subjects: catalog.>.dlq is not one', () => {
+    expect(isValidSubject('CATALOG.dlq.>', true)).toBe(true);
+    expect(isValidSubject('catalog.>.dlq', true)).toBe(false);
+    expect(isValidSubject('catalog.*', false)).toBe(false);
+    expect(isValidSubject('catalog..x')).toBe(false);
+  });
+});
