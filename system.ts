@@ -10,6 +10,9 @@ import { startGateway, type ReadinessReport } from './gateway/server.js';
 import { createRestCompat } from './rest-compat/wire.js';
 import { gatewayOpsFromConfig, serverOpsFromConfig, subgraphChecks } from './gateway/ops.js';
 import { createMetrics } from './platform/metrics.js';
+import { createEventBus } from './events/bus/create-bus.js';
+import { startEventWorker, type EventWorker } from './events/worker.js';
+import { catalogConsumers } from './subgraphs/catalog/consumers.js';
 
 export interface System {
   platform: Platform;
@@ -34,17 +37,28 @@ export async function startSystem(config: Config): Promise<System> {
   const ops = serverOpsFromConfig(config, metrics);
 
   const servers: RunningServer[] = [];
+  const bus = await createEventBus(config, logger);
+  let worker: EventWorker | undefined;
   try {
-    const catalog = await startCatalogSubgraph({ config, db, verifier, logger, ops });
+    worker = await startEventWorker({
+      bus,
+      db,
+      logger,
+      config,
+      consumers: catalogConsumers({ events: config.events, gdprZeroingRetentionClasses: config.gdprZeroingRetentionClasses }),
+    });
+    const relay = worker.relay;
+    const catalog = await startCatalogSubgraph({ config, db, verifier, logger, ops, bus, afterEventsCommitted: () => relay.notify() });
     servers.push(catalog);
     const ai = await startAiSubgraph({ config, db, verifier, logger, ops, redis });
     servers.push(ai);
     const readiness = async (): Promise<ReadinessReport> => {
       const checks: ReadinessReport['checks'] = {};
       checks.database = await probe(() => db.$queryRawUnsafe('SELECT 1'), true);
+      checks.events = eventsCheck(worker!);
       if (redis) checks.redis = await probe(() => redis.ping(), false, 'quota falls back to a local request cap; token budgets fail closed');
       Object.assign(checks, await subgraphChecks({ catalog: catalog.url, ai: ai.url }));
-      return { ready: Object.values(checks).every((c) => c.status === 'up' || !c.required), checks };
+      return { ready: Object.values(checks).every((c) => c.status !== 'down' || !c.required), checks };
     };
     const gateway = await startGateway({
       host: config.host,
@@ -66,16 +80,31 @@ export async function startSystem(config: Config): Promise<System> {
       stop: async () => {
         // Stop taking requests first (gateway, then subgraphs), then release the dependencies.
         for (const server of servers) await server.close().catch((error) => logger.error({ err: error }, 'close failed'));
+        // In-flight messages finish (ack or are left for redelivery), then the outbox is flushed.
+        await worker?.stop().catch((error) => logger.error({ err: error }, 'worker stop failed'));
+        await bus.close().catch(() => undefined);
         redis?.disconnect();
         await database.close();
       },
     };
   } catch (error) {
     for (const server of servers) await server.close().catch(() => undefined);
+    await worker?.stop().catch(() => undefined);
+    await bus.close().catch(() => undefined);
     redis?.disconnect();
     await database.close();
     throw error;
   }
+}
+
+/** The bus is required; a DLQ alert or a failing relay shows as degraded without failing readiness. */
+function eventsCheck(worker: EventWorker): ReadinessReport['checks'][string] {
+  const health = worker.health();
+  const detail = [
+    health.relay.consecutiveFailures > 0 ? `outbox relay failing (${health.relay.consecutiveFailures} attempts)` : undefined,
+    health.dlq.alerting ? 'DLQ depth above 0 for longer than the alert window' : undefined,
+  ].filter(Boolean);
+  return { status: detail.length ? 'degraded' : 'up', required: true, ...(detail.length ? { detail: detail.join('; ') } : {}) };
 }
 
 async function probe(check: () => Promise<unknown>, required: boolean, degradedDetail?: string) {

@@ -34,9 +34,10 @@ export async function openDatabase(options: {
     return { prisma, url: options.databaseUrl, kind: 'postgres', close: () => prisma.$disconnect() };
   }
   const embedded = await startEmbeddedPostgres(path.join(options.dataDir, 'pglite'), options.logger);
-  // PGlite runs one statement at a time; pglite-socket multiplexes connections and keeps an open
-  // transaction's statements together, so a small pool is enough and avoids long queues.
-  const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: embedded.url, max: 4 }) });
+  // One connection: pglite-socket interleaves the extended-protocol messages of concurrent
+  // connections outside a transaction (electric-sql/pglite#1046, "bind message supplies 8
+  // parameters, but prepared statement requires 3"). PGlite runs one statement at a time anyway.
+  const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: embedded.url, max: 1 }) });
   return {
     prisma,
     url: embedded.url,

@@ -21,7 +21,8 @@ export async function createTestDatabase(kind: 'pglite' | 'postgres', options: {
   if (kind === 'pglite') {
     const embedded = await startEmbeddedPostgres(undefined, silentLogger);
     await applyMigrations(embedded.url);
-    const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: embedded.url, max: 4 }) });
+    // One connection, as in platform/db/database.ts (electric-sql/pglite#1046).
+    const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: embedded.url, max: 1 }) });
     return {
       kind,
       url: embedded.url,

@@ -1,0 +1,28 @@
+// `npm run start:worker`: the event worker as its own process — the outbox relay (which publishes
+// every service's outbox rows, the AI audit events included), the catalog's durable consumers and
+// the DLQ monitor. Replicas are safe: consumers share durables, and only one relay holds the lock.
+import 'reflect-metadata';
+import { createEventBus } from '../../events/bus/create-bus.js';
+import { startEventWorker } from '../../events/worker.js';
+import { openPlatform } from '../../platform/bootstrap.js';
+import { configOrExit, exitOnSignals } from '../../platform/entrypoint.js';
+import { catalogConsumers } from './consumers.js';
+
+const config = configOrExit();
+const platform = await openPlatform(config, 'worker');
+if (!config.natsUrl) {
+  platform.logger.warn('NATS_URL is not set: this worker uses an in-process bus no other process can reach');
+}
+const bus = await createEventBus(config, platform.logger);
+const worker = await startEventWorker({
+  bus,
+  db: platform.database.prisma,
+  logger: platform.logger,
+  config,
+  consumers: catalogConsumers({ events: config.events, gdprZeroingRetentionClasses: config.gdprZeroingRetentionClasses }),
+});
+exitOnSignals(platform.logger, async () => {
+  await worker.stop();
+  await bus.close();
+  await platform.database.close();
+});
