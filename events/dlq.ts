@@ -38,7 +38,7 @@ export interface DeadLetter {
   retries?: number;
 }
 
-function describe(message: StoredMessage, dlq: DlqLocation): DeadLetter {
+function toDeadLetter(message: StoredMessage, dlq: DlqLocation): DeadLetter {
   const h = message.headers;
   return {
     seq: message.seq,
@@ -61,7 +61,7 @@ async function matching(
   const out: Array<{ message: StoredMessage; letter: DeadLetter }> = [];
   for (const message of stored) {
     if (filter.maxCount !== undefined && out.length >= filter.maxCount) break;
-    const letter = describe(message, dlq);
+    const letter = toDeadLetter(message, dlq);
     const at = new Date(letter.deadLetteredAt).getTime();
     if (filter.eventType && letter.eventType !== filter.eventType) continue;
     if (filter.eventIds && (!letter.eventId || !filter.eventIds.includes(letter.eventId))) continue;

@@ -52,6 +52,16 @@ describe.each(busFactories())('EventBus contract: $name', (factory) => {
     return { name, prefix, consumer };
   }
 
+  /** Subscribes, recording every message and giving it `verdict` (ack by default). */
+  async function recordAll(consumer: DurableConsumerSpec, verdict: (m: BusMessage) => void = (m) => m.ack()) {
+    const got = recorder<Seen>();
+    const sub = await bus.consume(consumer, async (m) => {
+      got.push(seen(m));
+      verdict(m);
+    });
+    return { got, sub };
+  }
+
   it('publishes and consumes with subject, body and headers', async () => {
     const { name, prefix, consumer } = await fixture();
     const got = recorder<Seen>();
@@ -99,11 +109,7 @@ describe.each(busFactories())('EventBus contract: $name', (factory) => {
     const again = await bus.publish(`${prefix}.x`, bytes('once'), { msgId: `dup-${run}` });
     await bus.publish(`${prefix}.x`, bytes('sentinel'), { msgId: `sentinel-${run}` });
     expect(again).toEqual({ stream: name, seq: first.seq, duplicate: true });
-    const got = recorder<Seen>();
-    const sub = await bus.consume(consumer, async (m) => {
-      got.push(seen(m));
-      m.ack();
-    });
+    const { got, sub } = await recordAll(consumer);
     await got.until((items) => items.some((s) => s.body === 'sentinel'), 'the sentinel');
     await sub.stop();
     expect(got.items.map((s) => s.body)).toEqual(['once', 'sentinel']);
@@ -113,9 +119,7 @@ describe.each(busFactories())('EventBus contract: $name', (factory) => {
   it('redelivers after a nak with delay, counting deliveries', async () => {
     const { prefix, consumer } = await fixture();
     await bus.publish(`${prefix}.x`, bytes('retry-me'));
-    const got = recorder<Seen>();
-    const sub = await bus.consume(consumer, async (m) => {
-      got.push(seen(m));
+    const { got, sub } = await recordAll(consumer, (m) => {
       if (m.deliveryCount === 1) m.nak(50);
       else m.ack();
     });
@@ -130,9 +134,7 @@ describe.each(busFactories())('EventBus contract: $name', (factory) => {
   it('redelivers a message that was neither acked nor naked once the ack wait passes', async () => {
     const { prefix, consumer } = await fixture();
     await bus.publish(`${prefix}.x`, bytes('silent'));
-    const got = recorder<Seen>();
-    const sub = await bus.consume(consumer, async (m) => {
-      got.push(seen(m));
+    const { got, sub } = await recordAll(consumer, (m) => {
       if (m.deliveryCount > 1) m.ack();
     });
     await got.until((items) => items.length === 2, 'the ack-wait redelivery');
@@ -147,9 +149,7 @@ describe.each(busFactories())('EventBus contract: $name', (factory) => {
       if (a.stream === name) advisories.push(a);
     });
     await bus.publish(`${prefix}.poison`, bytes('poison'));
-    const got = recorder<Seen>();
-    const sub = await bus.consume(consumer, async (m) => {
-      got.push(seen(m));
+    const { got, sub } = await recordAll(consumer, (m) => {
       if (m.subject.endsWith('.poison')) m.nak();
       else m.ack();
     });
@@ -166,9 +166,7 @@ describe.each(busFactories())('EventBus contract: $name', (factory) => {
     const { prefix, consumer } = await fixture();
     await bus.publish(`${prefix}.x`, bytes('terminate-me'));
     await bus.publish(`${prefix}.x`, bytes('sentinel'));
-    const got = recorder<Seen>();
-    const sub = await bus.consume({ ...consumer, maxAckPending: 1 }, async (m) => {
-      got.push(seen(m));
+    const { got, sub } = await recordAll({ ...consumer, maxAckPending: 1 }, (m) => {
       if (text(m.data) === 'terminate-me') m.term('test');
       else m.ack();
     });
@@ -186,11 +184,7 @@ describe.each(busFactories())('EventBus contract: $name', (factory) => {
       await bus.publish(`${prefix}.a`, bytes(`a${i}`));
       await bus.publish(`${prefix}.b`, bytes(`b${i}`));
     }
-    const got = recorder<Seen>();
-    const sub = await bus.consume(consumer, async (m) => {
-      got.push(seen(m));
-      m.ack();
-    });
+    const { got, sub } = await recordAll(consumer);
     await got.until((items) => items.length === 40, 'forty messages');
     await sub.stop();
     const order = (s: string) => got.items.filter((m) => m.subject === `${prefix}.${s}`).map((m) => m.body);
@@ -201,19 +195,11 @@ describe.each(busFactories())('EventBus contract: $name', (factory) => {
   it('resumes a durable consumer where it stopped', async () => {
     const { prefix, consumer } = await fixture();
     for (const i of [1, 2, 3]) await bus.publish(`${prefix}.x`, bytes(`first${i}`));
-    const before = recorder<Seen>();
-    const first = await bus.consume(consumer, async (m) => {
-      before.push(seen(m));
-      m.ack();
-    });
+    const { got: before, sub: first } = await recordAll(consumer);
     await before.until((items) => items.length === 3, 'the first three');
     await first.stop();
     for (const i of [4, 5]) await bus.publish(`${prefix}.x`, bytes(`later${i}`));
-    const after = recorder<Seen>();
-    const second = await bus.consume(consumer, async (m) => {
-      after.push(seen(m));
-      m.ack();
-    });
+    const { got: after, sub: second } = await recordAll(consumer);
     await after.until((items) => items.length === 2, 'the two published while stopped');
     await bus.publish(`${prefix}.x`, bytes('sentinel'));
     await after.until((items) => items.some((s) => s.body === 'sentinel'), 'the sentinel');
@@ -248,11 +234,7 @@ describe.each(busFactories())('EventBus contract: $name', (factory) => {
     await stopping;
     expect(got.items.map((s) => s.body)).toEqual(['slow']);
     // Acked before the stop completed: a new subscription sees only what comes next.
-    const after = recorder<Seen>();
-    const again = await bus.consume(consumer, async (m) => {
-      after.push(seen(m));
-      m.ack();
-    });
+    const { got: after, sub: again } = await recordAll(consumer);
     await bus.publish(`${prefix}.x`, bytes('next'));
     await after.until((items) => items.length >= 1, 'the next message');
     await again.stop();

@@ -56,7 +56,7 @@ export function uniqueToken(): string {
 
 export interface BusFactory {
   name: 'in-process' | 'jetstream';
-  /** Short timings keep redelivery tests quick; JetStream's ack wait has a 1 s floor in practice. */
+  /** Short, to keep redelivery tests quick; 1 s on JetStream so network and pull timing cannot cause a spurious redelivery. */
   ackWaitMs: number;
   open(): Promise<EventBus>;
 }

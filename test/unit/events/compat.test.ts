@@ -18,9 +18,11 @@ const base: JsonSchema = {
   $defs: { localeMap: { type: 'object', additionalProperties: { type: 'string' } } },
 };
 
+type Editable = JsonSchema & { properties: Record<string, JsonSchema>; required: string[] };
+
 /** `base` with `edit` applied to a deep copy. */
-function changed(edit: (s: JsonSchema & { properties: Record<string, JsonSchema>; required: string[] }) => void): JsonSchema {
-  const copy = structuredClone(base) as JsonSchema & { properties: Record<string, JsonSchema>; required: string[] };
+function changed(edit: (s: Editable) => unknown): JsonSchema {
+  const copy = structuredClone(base) as Editable;
   edit(copy);
   return copy;
 }
@@ -78,50 +80,20 @@ describe('schema compatibility within one version', () => {
     expect(kinds(changed((s) => (s.required = ['id', 'format'])))).toEqual(['required_changed /count']);
   });
 
-  it.each([
-    [
-      'minimum up',
-      (s: JsonSchema & { properties: Record<string, JsonSchema> }) => (s.properties.count.minimum = 1),
-      'constraint_tightened /count',
-    ],
-    [
-      'maximum down',
-      (s: JsonSchema & { properties: Record<string, JsonSchema> }) => (s.properties.count.maximum = 99),
-      'constraint_tightened /count',
-    ],
-    [
-      'minItems up',
-      (s: JsonSchema & { properties: Record<string, JsonSchema> }) => (s.properties.tags.minItems = 2),
-      'constraint_tightened /tags',
-    ],
-    [
-      'maxLength down',
-      (s: JsonSchema & { properties: Record<string, JsonSchema> }) => (s.properties.note.maxLength = 100),
-      'constraint_tightened /note',
-    ],
-    [
-      'maxLength added',
-      (s: JsonSchema & { properties: Record<string, JsonSchema> }) => (s.properties.id.maxLength = 30),
-      'constraint_tightened /id',
-    ],
-    [
-      'pattern changed',
-      (s: JsonSchema & { properties: Record<string, JsonSchema> }) => (s.properties.id.pattern = '^x_[0-9]{2}$'),
-      'constraint_tightened /id',
-    ],
-    [
-      'format added',
-      (s: JsonSchema & { properties: Record<string, JsonSchema> }) => (s.properties.note.format = 'email'),
-      'constraint_tightened /note',
-    ],
-    ['additionalProperties true to false', (s: JsonSchema) => (s.additionalProperties = false), 'constraint_tightened /'],
-    [
-      'array item constraint',
-      (s: JsonSchema & { properties: Record<string, JsonSchema> }) => ((s.properties.tags.items as JsonSchema).minLength = 1),
-      'constraint_tightened /tags/[]',
-    ],
-  ])('rejects a tightened constraint: %s', (_name, edit, expected) => {
-    expect(kinds(changed(edit as never))).toEqual([expected]);
+  const tightenings: Array<[string, (s: Editable) => unknown, string]> = [
+    ['minimum up', (s) => (s.properties.count.minimum = 1), 'constraint_tightened /count'],
+    ['maximum down', (s) => (s.properties.count.maximum = 99), 'constraint_tightened /count'],
+    ['minItems up', (s) => (s.properties.tags.minItems = 2), 'constraint_tightened /tags'],
+    ['maxLength down', (s) => (s.properties.note.maxLength = 100), 'constraint_tightened /note'],
+    ['maxLength added', (s) => (s.properties.id.maxLength = 30), 'constraint_tightened /id'],
+    ['pattern changed', (s) => (s.properties.id.pattern = '^x_[0-9]{2}$'), 'constraint_tightened /id'],
+    ['format added', (s) => (s.properties.note.format = 'email'), 'constraint_tightened /note'],
+    ['additionalProperties true to false', (s) => (s.additionalProperties = false), 'constraint_tightened /'],
+    ['array item constraint', (s) => ((s.properties.tags.items as JsonSchema).minLength = 1), 'constraint_tightened /tags/[]'],
+  ];
+
+  it.each(tightenings)('rejects a tightened constraint: %s', (_name, edit, expected) => {
+    expect(kinds(changed(edit))).toEqual([expected]);
   });
 
   it('refuses to judge keywords it does not understand', () => {
