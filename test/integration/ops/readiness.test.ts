@@ -1,0 +1,127 @@
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateEd25519 } from '../../../platform/auth/dev-keys.js';
+import { loadConfig } from '../../../platform/config/config.js';
+import { startSystem, type System } from '../../../system.js';
+import { createTestDatabase, type TestDatabase } from '../../support/database.js';
+
+/**
+ * /readyz of the whole system while its required database goes away and comes back: a TCP proxy
+ * between the process and the database is cut and restored.
+ */
+interface Proxy {
+  url: string;
+  cut(): void;
+  restore(): void;
+  close(): Promise<void>;
+}
+
+async function startProxy(target: URL): Promise<Proxy> {
+  let down = false;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    if (down) return client.destroy();
+    const upstream = net.connect(Number(target.port), target.hostname);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => undefined);
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = new URL(target.toString());
+  url.port = String((server.address() as net.AddressInfo).port);
+  return {
+    url: url.toString(),
+    cut() {
+      down = true;
+      for (const socket of sockets) socket.destroy();
+    },
+    restore() {
+      down = false;
+    },
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+interface Report {
+  ready: boolean;
+  checks: Record<string, { status: string; required: boolean; detail?: string }>;
+}
+
+let db: TestDatabase;
+let proxy: Proxy;
+let system: System;
+let dataDir: string;
+
+async function readiness(): Promise<{ status: number; report: Report }> {
+  const response = await fetch(`${system.gatewayUrl}/readyz`);
+  return { status: response.status, report: (await response.json()) as Report };
+}
+
+async function readinessUntil(status: number): Promise<{ status: number; report: Report }> {
+  const deadline = Date.now() + 20_000;
+  let last = await readiness();
+  while (last.status !== status && Date.now() < deadline) last = await readiness();
+  return last;
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase('pglite');
+  proxy = await startProxy(new URL(db.url));
+  dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'readiness-'));
+  const keys = await generateEd25519();
+  const config = loadConfig({
+    HOST: '127.0.0.1',
+    PORT: '0',
+    CATALOG_PORT: '0',
+    AI_PORT: '0',
+    DATA_DIR: dataDir,
+    DATABASE_URL: proxy.url,
+    DB_POOL_SIZE: '2',
+    AUTH_PUBLIC_KEY: JSON.stringify(keys.publicJwk),
+    LOG_LEVEL: 'silent',
+  });
+  system = await startSystem(config);
+});
+
+afterAll(async () => {
+  proxy?.restore();
+  await system?.stop();
+  await proxy?.close();
+  await db?.close();
+  if (dataDir) await fs.rm(dataDir, { recursive: true, force: true });
+});
+
+describe('/readyz', () => {
+  it('is ready with every dependency listed as up, each saying whether it is required', async () => {
+    const { status, report } = await readiness();
+    expect(status).toBe(200);
+    expect(report.ready).toBe(true);
+    expect(report.checks.database).toEqual({ status: 'up', required: true });
+    expect(report.checks['subgraph:catalog']).toEqual({ status: 'up', required: false });
+    expect(report.checks['subgraph:ai']).toEqual({ status: 'up', required: false });
+  });
+
+  it('turns unready (503) while the required database is down, and ready again when it is back', async () => {
+    proxy.cut();
+    const down = await readinessUntil(503);
+    expect(down.status).toBe(503);
+    expect(down.report.ready).toBe(false);
+    expect(down.report.checks.database).toMatchObject({ status: 'down', required: true, detail: expect.any(String) });
+    // The process itself is alive and says so.
+    expect((await fetch(`${system.gatewayUrl}/healthz`)).status).toBe(200);
+
+    proxy.restore();
+    const up = await readinessUntil(200);
+    expect(up.status).toBe(200);
+    expect(up.report.checks.database).toEqual({ status: 'up', required: true });
+  });
+});
