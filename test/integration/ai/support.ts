@@ -4,8 +4,6 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { PrismaPg } from '@prisma/adapter-pg';
-import { PrismaClient } from '../../../prisma/generated/client.js';
 import { generateEd25519, mintToken, type DevKeyPair } from '../../../platform/auth/dev-keys.js';
 import { createTokenVerifier } from '../../../platform/auth/verifier.js';
 import { loadConfig, type Config } from '../../../platform/config/config.js';
@@ -190,10 +188,6 @@ export async function startAiHarness(
       },
     }),
   });
-  // pglite-socket interleaves the extended-protocol messages of concurrent connections
-  // (electric-sql/pglite#1046): on PGlite the subgraph gets a one-connection pool.
-  const serving =
-    kind === 'pglite' ? new PrismaClient({ adapter: new PrismaPg({ connectionString: db.url, max: 1 }) }) : db.prisma;
   await seedBaseline(db.prisma, { hostedModel: config.providers.openaiModel, logger });
   const keys = await generateEd25519();
   const verifier = await createTokenVerifier({
@@ -201,7 +195,7 @@ export async function startAiHarness(
     maxTokenLifetimeSeconds: 900,
     clockToleranceSeconds: 30,
   });
-  const server = await startAiSubgraph({ config, db: serving, verifier, logger, ...overrides }, 0);
+  const server = await startAiSubgraph({ config, db: db.prisma, verifier, logger, ...overrides }, 0);
   const responses: string[] = [];
   const token = (tenantId: string, scope = 'ai.assist ai.admin', sub = 'svc-consumer') =>
     mintToken(keys.privateJwk, { sub, tid: tenantId, scope });
@@ -232,7 +226,6 @@ export async function startAiHarness(
     },
     async close() {
       await server.close();
-      if (serving !== db.prisma) await serving.$disconnect();
       await db.close();
       await fs.rm(dataDir, { recursive: true, force: true });
     },
