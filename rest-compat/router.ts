@@ -66,15 +66,15 @@ export function createRestRouter(deps: RestRouterDeps): RestRouter {
       }
       const { entry } = chosen;
       const { route } = entry;
-      const requestId = info?.requestId ?? header(req, 'x-request-id') ?? '';
-      const traceparent = info?.traceparent ?? String(res.getHeader('traceparent') ?? '');
+      const { requestId, traceparent } = info;
 
       if (route.public) {
         const result = await route.run(
           await parseRequest(req, entry, chosen.params, gateway.maxBodyBytes),
           routeContext(undefined),
         );
-        return (reply(res, toStored(result)), true);
+        reply(res, toStored(result));
+        return true;
       }
 
       const principal = await authenticateRequest(gateway.verifier, {
@@ -104,7 +104,10 @@ export function createRestRouter(deps: RestRouterDeps): RestRouter {
           throw error;
         }
       };
-      if (key === undefined) return (reply(res, await execute()), true);
+      if (key === undefined) {
+        reply(res, await execute());
+        return true;
+      }
       const result = await runIdempotent(
         deps.idempotency,
         {
