@@ -13,6 +13,8 @@ import { createMetrics } from './platform/metrics.js';
 import { createEventBus } from './events/bus/create-bus.js';
 import { startEventWorker, type EventWorker } from './events/worker.js';
 import { catalogConsumers } from './subgraphs/catalog/consumers.js';
+import { feedWorkerMetrics } from './events/worker-metrics.js';
+import { feedAiMetrics } from './subgraphs/ai/ops-metrics.js';
 
 export interface System {
   platform: Platform;
@@ -48,15 +50,19 @@ export async function startSystem(config: Config): Promise<System> {
       consumers: catalogConsumers({ events: config.events, gdprZeroingRetentionClasses: config.gdprZeroingRetentionClasses }),
     });
     const relay = worker.relay;
+    feedWorkerMetrics(metrics, worker, { db, dlqStream: config.events.dlqStream });
     const catalog = await startCatalogSubgraph({ config, db, verifier, logger, ops, bus, afterEventsCommitted: () => relay.notify() });
     servers.push(catalog);
-    const ai = await startAiSubgraph({ config, db, verifier, logger, ops, redis });
+    const ai = await startAiSubgraph({ config, db, verifier, logger, ops, redis, metrics });
     servers.push(ai);
+    feedAiMetrics(metrics, ai.services, db);
     const readiness = async (): Promise<ReadinessReport> => {
       const checks: ReadinessReport['checks'] = {};
       checks.database = await probe(() => db.$queryRawUnsafe('SELECT 1'), true);
       checks.events = eventsCheck(worker!);
-      if (redis) checks.redis = await probe(() => redis.ping(), false, 'quota falls back to a local request cap; token budgets fail closed');
+      // Redis down degrades quotas (local request cap, token budgets fail closed) but serves the rest.
+      const quota = await ai.services.quota.health();
+      checks.quota = { status: quota.status, required: false, detail: `${quota.store} store${quota.detail ? `: ${quota.detail}` : ''}` };
       Object.assign(checks, await subgraphChecks({ catalog: catalog.url, ai: ai.url }));
       return { ready: Object.values(checks).every((c) => c.status !== 'down' || !c.required), checks };
     };
