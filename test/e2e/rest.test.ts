@@ -572,9 +572,12 @@ describe('fuzz: malformed requests', () => {
     body?: Record<string, unknown>;
     fields?: Record<string, 'string' | 'object' | 'array' | 'integer' | 'boolean'>;
     required?: string[];
+    /** Public routes have no credentials to get wrong. */
+    public?: boolean;
   };
   const courseId = newId('course');
   const routes: Route[] = [
+    { method: 'GET', path: '/v1/ai/health', public: true },
     { method: 'GET', path: '/api/v1/courses' },
     { method: 'GET', path: `/api/v1/courses/${courseId}` },
     {
@@ -661,7 +664,7 @@ describe('fuzz: malformed requests', () => {
           label,
         }),
       );
-    const options: Array<fc.Arbitrary<Attempt>> = [
+    const credentials: Array<fc.Arbitrary<Attempt>> = [
       base('no token', (a) => ({ ...a, headers: { ...a.headers, authorization: '' } })),
       fc.string({ maxLength: 60 }).map((junk) => ({
         method: route.method,
@@ -675,6 +678,9 @@ describe('fuzz: malformed requests', () => {
         const { ['x-tenant-id']: _omit, ...headers } = a.headers;
         return { ...a, headers };
       }),
+    ];
+    const options: Array<fc.Arbitrary<Attempt>> = [
+      ...(route.public ? [] : credentials),
       fc
         .constantFrom('DELETE', 'PUT', route.method === 'GET' ? 'POST' : 'GET')
         .map((method) => ({ method, path: route.path, headers: withAuth(route), label: `method ${method}` })),
