@@ -1,6 +1,7 @@
 import type { Db, Tx } from '../platform/db/database.js';
 import { AppError, isAppError } from '../platform/errors.js';
 import type { Logger } from '../platform/logger.js';
+import { withMessageSpan } from '../platform/telemetry.js';
 import type { BusMessage, EventBus } from './bus/event-bus.js';
 import { systemClock, type Clock } from './clock.js';
 import { deadLetterHeaders, deadLetterMsgId, deadLetterSubject } from './dead-letter.logic.js';
@@ -257,7 +258,8 @@ export async function startConsumer(options: StartConsumerOptions): Promise<Cons
       maxDeliver: options.maxDeliver,
       maxAckPending: options.maxAckPending,
     },
-    onMessage,
+    // One span per delivery, under the producer's trace (its traceparent header).
+    (m) => withMessageSpan({ subject: m.subject, headers: m.headers, deliveryCount: m.deliveryCount, consumer: durable }, () => onMessage(m)),
   );
   logger.info({ stream: options.stream, subject: options.subject }, 'consumer started');
 

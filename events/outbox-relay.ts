@@ -2,6 +2,7 @@ import { Prisma, type Db } from '../platform/db/database.js';
 import { AppError } from '../platform/errors.js';
 import { newUlid } from '../platform/ids.js';
 import type { Logger } from '../platform/logger.js';
+import { extractContextFromHeaders, injectTraceHeaders, SpanKind, withSpan } from '../platform/telemetry.js';
 import type { EventBus } from './bus/event-bus.js';
 import { systemClock, type Clock } from './clock.js';
 import { retryDelayMs } from './retry.logic.js';
@@ -106,10 +107,15 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
           try {
             // Nats-Msg-Id = eventId: a row re-sent after a crash between publish and commit is
             // dropped by the stream's duplicate window and reported as a duplicate, i.e. done.
-            await bus.publish(`${options.subjectPrefix ?? ''}${row.subject}`, Buffer.from(JSON.stringify(row.envelope)), {
-              msgId: row.eventId,
-              headers: row.headers ?? {},
-            });
+            // A producer span in the trace of the request that wrote the row; consumers continue from it.
+            const attributes = { 'messaging.system': 'nats', 'messaging.destination.name': row.subject, 'messaging.message.id': row.eventId };
+            await withSpan(`publish ${row.subject}`, attributes, () =>
+              bus.publish(`${options.subjectPrefix ?? ''}${row.subject}`, Buffer.from(JSON.stringify(row.envelope)), {
+                msgId: row.eventId,
+                headers: injectTraceHeaders({ ...(row.headers ?? {}) }),
+              }),
+              { kind: SpanKind.PRODUCER, parent: extractContextFromHeaders(row.headers ?? {}) },
+            );
             published.push(row.id);
           } catch (error) {
             // Later rows wait: publishing past a failed row would reorder its partition.

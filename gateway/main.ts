@@ -3,11 +3,20 @@
 import 'reflect-metadata';
 import { openPlatform } from '../platform/bootstrap.js';
 import { configOrExit, exitOnSignals } from '../platform/entrypoint.js';
+import { createMetrics } from '../platform/metrics.js';
+import { createRedis } from '../platform/redis.js';
+import { createRestCompat } from '../rest-compat/wire.js';
+import { startTelemetry, telemetryOptions } from '../platform/telemetry.js';
+import { gatewayOpsFromConfig } from './ops.js';
 import { startGateway, type ReadinessReport } from './server.js';
 
 const config = configOrExit();
+const telemetry = startTelemetry(telemetryOptions(config, 'gateway'));
 const platform = await openPlatform(config, 'gateway');
 const subgraphUrls = { catalog: config.catalogUrl, ai: config.aiUrl };
+// Persisted queries and Idempotency-Key records are shared between gateway replicas through Redis
+// when there is one (else idempotency records live in the database table).
+const redis = config.redisUrl ? createRedis(config.redisUrl, platform.logger) : undefined;
 
 async function readiness(): Promise<ReadinessReport> {
   const checks: ReadinessReport['checks'] = {};
@@ -28,8 +37,16 @@ const gateway = await startGateway({
   logger: platform.logger,
   maxBodyBytes: config.maxBodyBytes,
   readiness,
+  ops: gatewayOpsFromConfig(config, { metrics: createMetrics(), redis }),
+  ...createRestCompat({ config, redis, db: platform.database.prisma, logger: platform.logger, aiUrl: config.aiUrl }),
 });
-exitOnSignals(platform.logger, async () => {
-  await gateway.close();
-  await platform.database.close();
-});
+exitOnSignals(
+  platform.logger,
+  async () => {
+    await gateway.close();
+    redis?.disconnect();
+    await platform.database.close();
+    await telemetry.shutdown();
+  },
+  config.ops.shutdownTimeoutMs,
+);

@@ -4,12 +4,14 @@ import type { ApolloServerPlugin, BaseContext } from '@apollo/server';
 import { GraphQLError } from 'graphql';
 import { operationObserver } from '../platform/graphql/operation-observer.js';
 import type { Config } from '../platform/config/config.js';
-import { observeServer, type ObservedServer, type ServerOps } from '../platform/http/observed-server.js';
+import { drainBound, observeServer, serverOpsFromConfig, type ObservedServer } from '../platform/http/observed-server.js';
 import type { Logger } from '../platform/logger.js';
 import { serveMetrics, type Metrics } from '../platform/metrics.js';
 import { redisKeyValueCache, type StringKeyValueCache } from '../platform/redis-kv-cache.js';
 import { injectTraceHeaders, SpanKind, withSpan } from '../platform/telemetry.js';
 import { graphiqlRoute } from './graphiql.js';
+
+export { serverOpsFromConfig };
 import { queryLimitsPlugin, type QueryLimits } from './limits.js';
 import type { ReadinessReport } from './server.js';
 
@@ -119,16 +121,6 @@ export function gatewayOpsFromConfig(config: Config, deps: { metrics: Metrics; r
     graphiql: config.ops.graphiql,
     drainMs: drainBound(config),
   };
-}
-
-/** Subgraph servers: metrics and the same drain bound. */
-export function serverOpsFromConfig(config: Config, metrics: Metrics): ServerOps {
-  return { metrics, drainMs: drainBound(config) };
-}
-
-/** Draining gets the shutdown bound minus a margin for closing pools and flushing traces. */
-function drainBound(config: Config): number {
-  return Math.max(1_000, config.ops.shutdownTimeoutMs - 5_000);
 }
 
 /**

@@ -1,4 +1,5 @@
-import type http from 'node:http';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { AppError } from './errors.js';
 import { send } from './http/http.js';
@@ -66,6 +67,8 @@ export interface Metrics {
    * counted in metrics_source_errors_total.
    */
   feed(gauge: FedGauge, source: GaugeSource): () => void;
+  /** Runs `fn` before each scrape, e.g. to turn a component's cumulative stats into counter increments. */
+  onScrape(fn: () => void | Promise<void>): () => void;
   render(): Promise<{ contentType: string; body: string }>;
 }
 
@@ -85,7 +88,10 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
   // report an outbox backlog of 0 while the worker process holds the real one.
   const fed = new Map<FedGauge, { gauge: Gauge<string>; sources: Set<GaugeSource> }>();
 
+  const scrapeHooks = new Set<() => void | Promise<void>>();
+
   const refreshFed = async () => {
+    for (const hook of scrapeHooks) await Promise.resolve().then(hook).catch(() => feedErrors.inc({ gauge: 'on_scrape' }));
     for (const [name, { gauge, sources }] of fed) {
       gauge.reset();
       for (const source of sources) {
@@ -190,6 +196,10 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
         }
       };
     },
+    onScrape(fn) {
+      scrapeHooks.add(fn);
+      return () => scrapeHooks.delete(fn);
+    },
     async render() {
       await refreshFed();
       return { contentType: registry.contentType, body: await registry.metrics() };
@@ -217,4 +227,25 @@ export async function serveMetrics(req: http.IncomingMessage, res: http.ServerRe
   if (req.method !== 'GET') throw new AppError('METHOD_NOT_ALLOWED', 'Use GET for /metrics', { headers: { allow: 'GET' } });
   const { contentType, body } = await metrics.render();
   send(res, 200, body, { 'content-type': contentType, 'cache-control': 'no-store' });
+}
+
+/**
+ * A process without an HTTP server of its own (the event worker) serves GET /metrics on its own
+ * port; /healthz answers too, for a liveness probe.
+ */
+export async function startMetricsServer(options: { host: string; port: number; metrics: Metrics }): Promise<{ port: number; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (path === '/healthz') return send(res, 200, '{"status":"ok"}', { 'content-type': 'application/json' });
+    if (path !== '/metrics') return send(res, 404, 'Not Found', { 'content-type': 'text/plain' });
+    serveMetrics(req, res, options.metrics).catch(() => send(res, 500, 'metrics failed', { 'content-type': 'text/plain' }));
+  });
+  await new Promise<void>((resolve) => server.listen(options.port, options.host, resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }

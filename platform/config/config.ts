@@ -70,6 +70,8 @@ export interface OpsConfig {
   /** SIGTERM/SIGINT: in-flight work gets this long before the process gives up and exits 1. */
   shutdownTimeoutMs: number;
   graphiql: boolean;
+  /** GET /metrics of a process without an HTTP server of its own (the event worker). */
+  metricsPort: number;
   limits: { maxDepth: number; maxCost: number; defaultListSize: number };
   /** Automatic persisted queries: entry lifetime (Apollo's bounded in-memory LRU, or Redis when REDIS_URL is set). */
   apqTtlSeconds: number;
@@ -307,6 +309,7 @@ export function loadConfig(env: Env = process.env): Config {
       },
       shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 1_000, 600_000),
       graphiql: bool(env, 'GRAPHIQL_ENABLED', true),
+      metricsPort: int(env, 'METRICS_PORT', 9464, 0, 65535),
       limits: {
         maxDepth: int(env, 'QUERY_MAX_DEPTH', 12, 1, 100),
         maxCost: int(env, 'QUERY_MAX_COST', 5_000, 1, 10_000_000),

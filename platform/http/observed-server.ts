@@ -1,5 +1,6 @@
 import type http from 'node:http';
 import { SpanStatusCode } from '@opentelemetry/api';
+import type { Config } from '../config/config.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { newId } from '../ids.js';
@@ -21,6 +22,16 @@ export interface ServerOps {
   metrics?: Metrics;
   /** How long shutdown waits for in-flight requests before cutting connections. */
   drainMs?: number;
+}
+
+/** Subgraph and gateway servers of a process: its metrics and the drain bound of the configuration. */
+export function serverOpsFromConfig(config: Config, metrics: Metrics): ServerOps {
+  return { metrics, drainMs: drainBound(config) };
+}
+
+/** Draining gets the shutdown bound minus a margin for stopping the worker, closing pools and flushing traces. */
+export function drainBound(config: Config): number {
+  return Math.max(1_000, config.ops.shutdownTimeoutMs - 5_000);
 }
 
 export interface ObservedServer {

@@ -3,10 +3,12 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../../platform/config/config.js';
 import type { Db } from '../../platform/db/database.js';
 import type { Logger } from '../../platform/logger.js';
+import type { Metrics } from '../../platform/metrics.js';
 import { systemClock } from '../../events/clock.js';
 import { createEventProducer, type EventProducer } from '../../events/outbox.js';
 import { loadSchemaRegistry } from '../../events/schemas/registry.js';
 import { createAssistService, type AssistService, type Moderator } from './assist/assist.service.js';
+import { countQuotaRejections, observeProviders } from './ops-metrics.js';
 import { SnapshotCache } from './assist/assist.repo.js';
 import { outboxAuditSink, type AuditSink } from './audit/audit.sink.js';
 import { Breakers } from './providers/breakers.js';
@@ -38,6 +40,8 @@ export interface AiServiceDeps {
   now?: () => Date;
   random?: () => number;
   sleep?: (ms: number) => Promise<void>;
+  /** Provider, quota and HITL pass-through metrics (ops-metrics.ts). */
+  metrics?: Metrics;
 }
 
 export interface AiServices {
@@ -68,15 +72,18 @@ export function createAiServices(deps: AiServiceDeps): AiServices {
     ttlMs: config.ai.vaultCacheSeconds * 1000,
     now: nowMs,
   });
-  const registry = (deps.providers ?? ((s) => providersFromConfig(config, s)))(secrets);
+  const registry = observeProviders((deps.providers ?? ((s) => providersFromConfig(config, s)))(secrets), deps.metrics);
   const breakers = new Breakers({ failureThreshold: config.ai.breakerFailures, cooldownMs: config.ai.breakerCooldownMs }, nowMs);
   const quotaStore = deps.quotaStore ?? (deps.redis ? createRedisQuotaStore(deps.redis) : createMemoryQuotaStore());
-  const quota = createQuotaService({
-    store: quotaStore,
-    fallbackRpmPercent: config.ai.quotaFallbackRpmPercent,
-    now: nowMs,
-    logger,
-  });
+  const quota = countQuotaRejections(
+    createQuotaService({
+      store: quotaStore,
+      fallbackRpmPercent: config.ai.quotaFallbackRpmPercent,
+      now: nowMs,
+      logger,
+    }),
+    deps.metrics,
+  );
   const audit =
     deps.audit ??
     outboxAuditSink(
@@ -111,6 +118,7 @@ export function createAiServices(deps: AiServiceDeps): AiServices {
       clock: now,
       monotonic: () => performance.now(),
       logger,
+      metrics: deps.metrics,
     }),
     routingAdmin: createRoutingAdmin({ db, audit, knownProviders: () => registry.known, onChange, logger }),
     templateAdmin: createTemplateAdmin({ db, audit, maxChars: config.ai.maxPromptChars, onChange, logger }),

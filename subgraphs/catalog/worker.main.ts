@@ -6,9 +6,13 @@ import { createEventBus } from '../../events/bus/create-bus.js';
 import { startEventWorker } from '../../events/worker.js';
 import { openPlatform } from '../../platform/bootstrap.js';
 import { configOrExit, exitOnSignals } from '../../platform/entrypoint.js';
+import { feedWorkerMetrics } from '../../events/worker-metrics.js';
+import { createMetrics, startMetricsServer } from '../../platform/metrics.js';
+import { startTelemetry, telemetryOptions } from '../../platform/telemetry.js';
 import { catalogConsumers } from './consumers.js';
 
 const config = configOrExit();
+const telemetry = startTelemetry(telemetryOptions(config, 'worker'));
 const platform = await openPlatform(config, 'worker');
 if (!config.natsUrl) {
   platform.logger.warn('NATS_URL is not set: this worker uses an in-process bus no other process can reach');
@@ -21,8 +25,17 @@ const worker = await startEventWorker({
   config,
   consumers: catalogConsumers({ events: config.events, gdprZeroingRetentionClasses: config.gdprZeroingRetentionClasses }),
 });
-exitOnSignals(platform.logger, async () => {
-  await worker.stop();
-  await bus.close();
-  await platform.database.close();
-});
+const metrics = createMetrics();
+feedWorkerMetrics(metrics, worker, { db: platform.database.prisma, dlqStream: config.events.dlqStream });
+const metricsServer = await startMetricsServer({ host: config.host, port: config.ops.metricsPort, metrics });
+exitOnSignals(
+  platform.logger,
+  async () => {
+    await worker.stop();
+    await bus.close();
+    await metricsServer.close();
+    await platform.database.close();
+    await telemetry.shutdown();
+  },
+  config.ops.shutdownTimeoutMs,
+);

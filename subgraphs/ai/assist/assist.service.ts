@@ -3,6 +3,7 @@ import type { Db } from '../../../platform/db/database.js';
 import { AppError, isAppError } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
 import type { Logger } from '../../../platform/logger.js';
+import type { Metrics } from '../../../platform/metrics.js';
 import type { AuditSink } from '../audit/audit.sink.js';
 import { callWithFallbacks, type AttemptRecord, type CallEngineDeps, type CallResult } from '../providers/caller.js';
 import type { ProviderRegistry } from '../providers/registry.js';
@@ -76,6 +77,7 @@ export interface AssistDeps {
   /** Monotonic milliseconds for timings. */
   monotonic: () => number;
   logger: Logger;
+  metrics?: Metrics;
 }
 
 export interface AssistService {
@@ -331,6 +333,7 @@ export function createAssistService(deps: AssistDeps): AssistService {
         row.heldTextExpiresAt = heldTextExpiry(createdAt, settings.reviewTextRetentionHours);
       }
       if (release.bypassed) {
+        deps.metrics?.hitlPassthrough.inc({ feature: parsed.featureKey });
         caller.logger.warn(
           { provenanceId: row.id, featureKey: parsed.featureKey, alert: 'ai.safety_control_bypassed' },
           'review or moderation is switched off by flag; output released unreviewed',
