@@ -56,8 +56,6 @@ export interface Config {
   /** How long an unfinished request holds its key; a crashed request frees it after this. */
   idempotencyLeaseSeconds: number;
   maxBodyBytes: number;
-  /** Starts the introspecting gateway instead of the committed supergraph (development only). */
-  gatewayIntrospect: boolean;
   /** The AI gateway's assist pipeline (subgraphs/ai). */
   ai: AiConfig;
   /** Traces, shutdown, the schema explorer and the gateway's query limits (README "Operations"). */
@@ -279,7 +277,6 @@ export function loadConfig(env: Env = process.env): Config {
     idempotencyTtlSeconds: int(env, 'IDEMPOTENCY_TTL_SECONDS', 24 * 3600, 60, 7 * 24 * 3600),
     idempotencyLeaseSeconds: int(env, 'IDEMPOTENCY_LEASE_SECONDS', 120, 5, 3600),
     maxBodyBytes: int(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
-    gatewayIntrospect: bool(env, 'GATEWAY_INTROSPECT', false),
     ai: {
       timeoutMs: { mock: int(env, 'MOCK_TIMEOUT_MS', 5_000, 1, 600_000), openai: int(env, 'OPENAI_TIMEOUT_MS', 30_000, 1, 600_000) },
       providerRetries: int(env, 'AI_PROVIDER_RETRIES', 1, 0, 5),

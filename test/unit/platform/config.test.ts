@@ -17,7 +17,7 @@ describe('configuration', () => {
     ['NATS_URL', 'not a url', /NATS_URL must be a URL/],
     ['REDIS_URL', 'http://x', /REDIS_URL must use redis: or rediss:/],
     ['CATALOG_DLQ_STREAM', 'CATALOG.dlq', /CATALOG_DLQ_STREAM is not a valid JetStream stream name/],
-    ['GATEWAY_INTROSPECT', 'maybe', /GATEWAY_INTROSPECT must be true or false/],
+    ['MOCK_FAULT_INJECTION', 'maybe', /MOCK_FAULT_INJECTION must be true or false/],
   ])('names %s when its value %s is invalid', (variable, value, message) => {
     expect(() => loadConfig({ [variable]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [variable]: value })).toThrow(message);
