@@ -10,10 +10,15 @@ const OUTBOX_CACHE_MS = 5_000;
  * DLQ depth and alert state (the DLQ monitor's last sample), and consumer redeliveries (the
  * handler failures that sent a message back, per durable).
  */
-export function feedWorkerMetrics(metrics: Metrics, worker: Pick<EventWorker, 'health'>, deps: { db: Db; dlqStream: string }): () => void {
+export function feedWorkerMetrics(
+  metrics: Metrics,
+  worker: Pick<EventWorker, 'health'>,
+  deps: { db: Db; dlqStream: string; cacheMs?: number },
+): () => void {
+  const cacheMs = deps.cacheMs ?? OUTBOX_CACHE_MS;
   let cached: { at: number; row: Promise<{ backlog: number; lag: number }> } | undefined;
   const outbox = () => {
-    if (!cached || Date.now() - cached.at > OUTBOX_CACHE_MS) {
+    if (!cached || Date.now() - cached.at >= cacheMs) {
       const row = deps.db
         .$queryRaw<Array<{ backlog: number; lag: number | null }>>`
           SELECT count(*)::int AS backlog, EXTRACT(EPOCH FROM (now() - min("createdAt")))::float8 AS lag

@@ -80,13 +80,19 @@ const HITL_CACHE_MS = 15_000;
  * read from the database, at most every 15 s per process; every replica reports the same value, so
  * aggregate it with max().
  */
-export function feedAiMetrics(metrics: Metrics, services: Pick<AiServices, 'breakers' | 'registry'>, db: Db): () => void {
+export function feedAiMetrics(
+  metrics: Metrics,
+  services: Pick<AiServices, 'breakers' | 'registry'>,
+  db: Db,
+  options: { cacheMs?: number } = {},
+): () => void {
+  const cacheMs = options.cacheMs ?? HITL_CACHE_MS;
   const removeBreakers = metrics.feed('provider_breaker_state', () =>
     [...services.registry.providers.keys()].map((provider) => ({ labels: { provider }, value: BREAKER_STATE[services.breakers.state(provider)] })),
   );
   let cached: { at: number; rows: Promise<Array<{ queue: string; depth: number; oldest: number }>> } | undefined;
   const pending = () => {
-    if (!cached || Date.now() - cached.at > HITL_CACHE_MS) {
+    if (!cached || Date.now() - cached.at >= cacheMs) {
       const rows = db.$queryRaw<Array<{ queue: string; depth: number; oldest: number }>>`
         SELECT COALESCE("facilityId", '-') || '/' || COALESCE("specialty", '-') AS queue,
                count(*)::int AS depth,

@@ -1,0 +1,124 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../../events/clock.js';
+import { createEventProducer } from '../../../events/outbox.js';
+import { loadSchemaRegistry } from '../../../events/schemas/registry.js';
+import { feedWorkerMetrics } from '../../../events/worker-metrics.js';
+import type { EventWorkerHealth } from '../../../events/worker.js';
+import { newId } from '../../../platform/ids.js';
+import { createMetrics, type Metrics } from '../../../platform/metrics.js';
+import { countQuotaRejections, feedAiMetrics } from '../../../subgraphs/ai/ops-metrics.js';
+import { quotaExceeded, type QuotaService } from '../../../subgraphs/ai/quota/quota.service.js';
+import { createTestDatabase, type TestDatabase } from '../../support/database.js';
+import { courseEmit, playPackageBuiltPayload, testSource } from '../../unit/events/fixtures.js';
+import { ASSIST, assistInput, startAiHarness, TENANT_B, type AiHarness } from '../ai/support.js';
+
+/** The metrics the event worker and the AI gateway feed, read through /metrics' text format. */
+async function scrape(metrics: Metrics): Promise<string> {
+  return (await metrics.render()).body;
+}
+
+function value(text: string, series: string): number | undefined {
+  const escaped = series.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const match = new RegExp(`^${escaped} (\\S+)$`, 'm').exec(text);
+  return match ? Number(match[1]) : undefined;
+}
+
+describe('event worker metrics', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase('pglite');
+  });
+  afterAll(async () => db?.close());
+
+  it('report outbox backlog and lag, DLQ depth and alert, and consumer redeliveries', async () => {
+    const metrics = createMetrics({ defaultMetrics: false });
+    const health: Pick<EventWorkerHealth, 'dlq' | 'consumers'> = {
+      dlq: { depth: 3, alerting: true, nonZeroSince: new Date().toISOString() },
+      consumers: [{ durable: 'catalog-svc-play-package-built', processed: 10, duplicates: 0, retried: 2, deadLettered: 0 }],
+    };
+    feedWorkerMetrics(metrics, { health: () => health as EventWorkerHealth }, { db: db.prisma, dlqStream: 'CATALOG_DLQ', cacheMs: 0 });
+
+    let text = await scrape(metrics);
+    expect(value(text, 'outbox_backlog')).toBe(0);
+    expect(value(text, 'outbox_lag_seconds')).toBe(0);
+    expect(value(text, 'dlq_depth{stream="CATALOG_DLQ"}')).toBe(3);
+    expect(value(text, 'dlq_alert{stream="CATALOG_DLQ"}')).toBe(1);
+    expect(value(text, 'consumer_redeliveries_total{consumer="catalog-svc-play-package-built"}')).toBe(2);
+
+    const producer = createEventProducer({ registry: loadSchemaRegistry(), clock: systemClock, source: testSource, dualPublishDays: 30 });
+    const tenantId = newId('tenant');
+    for (let i = 0; i < 2; i++) {
+      await db.prisma.$transaction((tx) =>
+        producer.emit(tx, { ...courseEmit(tenantId, `draft-${i}`), eventType: 'content.play_package.built', payload: playPackageBuiltPayload(tenantId) }),
+      );
+    }
+    await db.prisma.$executeRawUnsafe(`UPDATE "OutboxEvent" SET "createdAt" = now() - interval '90 seconds'`);
+    health.consumers[0].retried = 5;
+    health.dlq = { depth: 0, alerting: false };
+    text = await scrape(metrics);
+    expect(value(text, 'outbox_backlog')).toBe(2);
+    expect(value(text, 'outbox_lag_seconds')).toBeGreaterThanOrEqual(90);
+    expect(value(text, 'dlq_alert{stream="CATALOG_DLQ"}')).toBe(0);
+    // A counter grows by what happened since the last scrape.
+    expect(value(text, 'consumer_redeliveries_total{consumer="catalog-svc-play-package-built"}')).toBe(5);
+  });
+});
+
+describe('AI gateway metrics', () => {
+  let ai: AiHarness;
+  const metrics = createMetrics({ defaultMetrics: false });
+
+  beforeAll(async () => {
+    ai = await startAiHarness('pglite', { MOCK_FAULT_INJECTION: 'true', AI_PROVIDER_RETRIES: '0' }, { metrics });
+    feedAiMetrics(metrics, ai.services, ai.db.prisma, { cacheMs: 0 });
+  });
+  afterAll(async () => ai?.close());
+
+  const note = (extra: Record<string, unknown> = {}) => assistInput('patient_chart.note_summary', { note: 'BP 150/95', ...extra });
+
+  it('time each provider attempt by outcome, count its errors by kind, and report each breaker', async () => {
+    expect((await ai.gql(ASSIST, note())).errors).toBeUndefined();
+    await ai.gql(ASSIST, note({ __mock: { status: 500 } }));
+    const text = await scrape(metrics);
+    expect(value(text, 'provider_request_duration_seconds_count{provider="mock",outcome="ok"}')).toBeGreaterThanOrEqual(1);
+    expect(value(text, 'provider_request_duration_seconds_count{provider="mock",outcome="error"}')).toBeGreaterThanOrEqual(1);
+    expect(value(text, 'provider_errors_total{provider="mock",code="server_error"}')).toBeGreaterThanOrEqual(1);
+    expect(value(text, 'provider_breaker_state{provider="mock"}')).toBe(0);
+  });
+
+  it('report the HITL queue, and count outputs passed through while review is switched off', async () => {
+    await ai.db.prisma.hITLPolicy.create({
+      data: { id: newId('hitlPolicy'), tenantId: TENANT_B, featureKey: 'patient_chart.note_summary', mode: 'required', updatedBy: newId('user') },
+    });
+    const held = await ai.gql<{ assist: { status: string } }>(ASSIST, note(), { tenantId: TENANT_B });
+    expect(held.data?.assist.status).toBe('pending_review');
+    let text = await scrape(metrics);
+    expect(value(text, 'hitl_queue_depth{queue="fac-001/cardiology"}')).toBe(1);
+    expect(value(text, 'hitl_queue_oldest_age_seconds{queue="fac-001/cardiology"}')).toBeGreaterThanOrEqual(0);
+    expect(value(text, 'hitl_passthrough_total{feature="patient_chart.note_summary"}')).toBeUndefined();
+
+    await ai.db.prisma.featureFlag.create({
+      data: { tenantId: TENANT_B, featureKey: '*', flag: 'hitl.enabled', enabled: false, updatedBy: newId('user') },
+    });
+    const released = await ai.gql<{ assist: { reviewState: string } }>(ASSIST, note(), { tenantId: TENANT_B });
+    expect(released.data?.assist.reviewState).toBe('bypassed_by_flag');
+    text = await scrape(metrics);
+    expect(value(text, 'hitl_passthrough_total{feature="patient_chart.note_summary"}')).toBe(1);
+  });
+
+  it('count quota rejections by limit, and passes every other outcome through untouched', async () => {
+    const counting = createMetrics({ defaultMetrics: false });
+    const refusing: QuotaService = {
+      reserve: async () => {
+        throw quotaExceeded('requests_per_minute', 12);
+      },
+      settle: async () => {},
+      health: async () => ({ status: 'up', store: 'memory' }),
+    };
+    const quota = countQuotaRejections(refusing, counting);
+    await expect(quota.reserve('ten_x', { enabled: true } as never, 10)).rejects.toMatchObject({ code: 'QUOTA_EXCEEDED' });
+    await expect(quota.reserve('ten_x', { enabled: true } as never, 10)).rejects.toMatchObject({ code: 'QUOTA_EXCEEDED' });
+    expect(await quota.health()).toEqual({ status: 'up', store: 'memory' });
+    expect(value(await scrape(counting), 'quota_rejections_total{limit="requests_per_minute"}')).toBe(2);
+  });
+});
