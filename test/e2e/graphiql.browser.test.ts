@@ -32,12 +32,17 @@ const external: string[] = [];
 // The headers editor; the variables one next to it is hidden while the Headers tab is open.
 const HEADERS = '.graphiql-editor-tool .graphiql-editor:not(.hidden)';
 
+/** What the page functions use of the browser (the test compiles without DOM types). */
+interface BrowserWindow {
+  document: { querySelector(selector: string): { CodeMirror: { setValue(value: string): void; getValue(): string } } | null };
+}
+
 /** The CodeMirror 5 instance inside `selector` (GraphiQL 3's editors). */
 async function setEditor(selector: string, value: string): Promise<void> {
   await page.locator(`${selector} .CodeMirror`).first().waitFor();
   await page.evaluate(
     ([sel, text]) => {
-      const element = document.querySelector(`${sel} .CodeMirror`) as (Element & { CodeMirror: { setValue(v: string): void } }) | null;
+      const element = (globalThis as unknown as BrowserWindow).document.querySelector(`${sel} .CodeMirror`);
       if (!element) throw new Error(`no editor at ${sel}`);
       element.CodeMirror.setValue(text);
     },
@@ -47,7 +52,7 @@ async function setEditor(selector: string, value: string): Promise<void> {
 
 async function editorText(selector: string): Promise<string> {
   return page.evaluate((sel) => {
-    const element = document.querySelector(`${sel} .CodeMirror`) as (Element & { CodeMirror: { getValue(): string } }) | null;
+    const element = (globalThis as unknown as BrowserWindow).document.querySelector(`${sel} .CodeMirror`);
     return element?.CodeMirror.getValue() ?? '';
   }, selector);
 }
