@@ -19,11 +19,12 @@ export function feedWorkerMetrics(
   let cached: { at: number; row: Promise<{ backlog: number; lag: number }> } | undefined;
   const outbox = () => {
     if (!cached || Date.now() - cached.at >= cacheMs) {
-      const row = deps.db
-        .$queryRaw<Array<{ backlog: number; lag: number | null }>>`
+      const row = deps.db.$queryRaw<Array<{ backlog: number; lag: number | null }>>`
           SELECT count(*)::int AS backlog, EXTRACT(EPOCH FROM (now() - min("createdAt")))::float8 AS lag
-            FROM "OutboxEvent" WHERE "publishedAt" IS NULL`
-        .then(([first]) => ({ backlog: first?.backlog ?? 0, lag: Math.max(0, first?.lag ?? 0) }));
+            FROM "OutboxEvent" WHERE "publishedAt" IS NULL`.then(([first]) => ({
+        backlog: first?.backlog ?? 0,
+        lag: Math.max(0, first?.lag ?? 0),
+      }));
       cached = { at: Date.now(), row };
       row.catch(() => (cached = undefined));
     }

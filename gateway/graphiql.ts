@@ -133,14 +133,22 @@ export function graphiqlRoute(): GraphiqlRoute {
       }
       const name = pathname.slice(`${GRAPHIQL_PATH}/assets/`.length);
       if (name === 'init.js') {
-        send(res, 200, INIT, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache', ...SECURITY_HEADERS });
+        send(res, 200, INIT, {
+          'content-type': 'text/javascript; charset=utf-8',
+          'cache-control': 'no-cache',
+          ...SECURITY_HEADERS,
+        });
         return true;
       }
       if (!pathname.startsWith(`${GRAPHIQL_PATH}/assets/`) || !Object.hasOwn(ASSETS, name)) {
         send(res, 404, 'Not Found', { 'content-type': 'text/plain' });
         return true;
       }
-      send(res, 200, await read(name), { 'content-type': ASSETS[name].type, 'cache-control': 'public, max-age=3600', ...SECURITY_HEADERS });
+      send(res, 200, await read(name), {
+        'content-type': ASSETS[name].type,
+        'cache-control': 'public, max-age=3600',
+        ...SECURITY_HEADERS,
+      });
       return true;
     },
   };

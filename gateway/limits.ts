@@ -56,7 +56,9 @@ export function measureOperation(
   const root = schema.getRootType(operation.operation);
   if (!root) return { depth: 0, cost: 0 };
 
-  const sizeOf = (args: readonly { name: { value: string }; value: import('graphql').ValueNode }[] | undefined): number | undefined => {
+  const sizeOf = (
+    args: readonly { name: { value: string }; value: import('graphql').ValueNode }[] | undefined,
+  ): number | undefined => {
     for (const arg of args ?? []) {
       if (!SIZE_ARGUMENTS.includes(arg.name.value)) continue;
       const value = valueFromASTUntyped(arg.value, variables);
@@ -66,7 +68,12 @@ export function measureOperation(
   };
 
   // Returns [depth, cost of one resolution of this selection set].
-  const walk = (selectionSet: SelectionSetNode, parent: GraphQLCompositeType, pendingSize: number | undefined, seen: Set<string>): [number, number] => {
+  const walk = (
+    selectionSet: SelectionSetNode,
+    parent: GraphQLCompositeType,
+    pendingSize: number | undefined,
+    seen: Set<string>,
+  ): [number, number] => {
     let depth = 0;
     let cost = 0;
     for (const selection of selectionSet.selections) {
@@ -124,10 +131,14 @@ function fieldOf(parent: GraphQLCompositeType, name: string): GraphQLField<unkno
 /** Checks a measured operation against the limits; the error says by how much it is over. */
 export function checkLimits(measure: OperationMeasure, limits: QueryLimits): AppError | undefined {
   if (measure.depth > limits.maxDepth) {
-    return new AppError('QUERY_TOO_DEEP', `The operation is nested ${measure.depth} levels deep; at most ${limits.maxDepth} are allowed`, {
-      status: 400,
-      details: { depth: measure.depth, maxDepth: limits.maxDepth },
-    });
+    return new AppError(
+      'QUERY_TOO_DEEP',
+      `The operation is nested ${measure.depth} levels deep; at most ${limits.maxDepth} are allowed`,
+      {
+        status: 400,
+        details: { depth: measure.depth, maxDepth: limits.maxDepth },
+      },
+    );
   }
   if (measure.cost > limits.maxCost) {
     return new AppError(
@@ -143,7 +154,10 @@ export function checkLimits(measure: OperationMeasure, limits: QueryLimits): App
  * Refuses an operation over the limits after it is parsed and validated, before it is planned or
  * sent to any subgraph: HTTP 400 with `extensions.code` QUERY_TOO_DEEP or QUERY_TOO_COSTLY.
  */
-export function queryLimitsPlugin<TContext extends BaseContext>(limits: QueryLimits, metrics?: Metrics): ApolloServerPlugin<TContext> {
+export function queryLimitsPlugin<TContext extends BaseContext>(
+  limits: QueryLimits,
+  metrics?: Metrics,
+): ApolloServerPlugin<TContext> {
   return {
     async requestDidStart() {
       return {

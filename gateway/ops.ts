@@ -31,7 +31,12 @@ export interface GatewayOps {
 }
 
 export function defaultGatewayOps(): GatewayOps {
-  return { limits: { maxDepth: 12, maxCost: 5_000, defaultListSize: 10 }, apq: { ttlSeconds: 24 * 3600 }, graphiql: true, drainMs: 20_000 };
+  return {
+    limits: { maxDepth: 12, maxCost: 5_000, defaultListSize: 10 },
+    apq: { ttlSeconds: 24 * 3600 },
+    graphiql: true,
+    drainMs: 20_000,
+  };
 }
 
 /** The Apollo Server options the operations bundle contributes. */
@@ -116,7 +121,9 @@ export function gatewayOpsFromConfig(config: Config, deps: { metrics: Metrics; r
     limits: config.ops.limits,
     apq: {
       ttlSeconds: config.ops.apqTtlSeconds,
-      cache: deps.redis ? redisKeyValueCache(deps.redis, { prefix: 'apq:', defaultTtlSeconds: config.ops.apqTtlSeconds }) : undefined,
+      cache: deps.redis
+        ? redisKeyValueCache(deps.redis, { prefix: 'apq:', defaultTtlSeconds: config.ops.apqTtlSeconds })
+        : undefined,
     },
     graphiql: config.ops.graphiql,
     drainMs: drainBound(config),
@@ -139,7 +146,11 @@ export async function subgraphChecks(urls: Record<string, string>): Promise<Read
           : { status: 'down', required: false, detail: `health check answered ${response.status}` };
       } catch (error) {
         const reason = (error as Error).name === 'TimeoutError' ? `no answer within ${Date.now() - started} ms` : 'unreachable';
-        checks[`subgraph:${name}`] = { status: 'down', required: false, detail: `${reason}; its fields answer SUBGRAPH_UNAVAILABLE` };
+        checks[`subgraph:${name}`] = {
+          status: 'down',
+          required: false,
+          detail: `${reason}; its fields answer SUBGRAPH_UNAVAILABLE`,
+        };
       }
     }),
   );

@@ -41,7 +41,10 @@ const SENSITIVE_KEYS = new Set(SENSITIVE_KEY_NAMES.map(normaliseKey));
 
 const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
-export const REDACTED_PATHS = [...new Set(SENSITIVE_KEY_NAMES.flatMap((key) => [key, snake(key)]))].flatMap((key) => [key, `*.${key}`]);
+export const REDACTED_PATHS = [...new Set(SENSITIVE_KEY_NAMES.flatMap((key) => [key, snake(key)]))].flatMap((key) => [
+  key,
+  `*.${key}`,
+]);
 
 const CENSOR = '[redacted]';
 
@@ -74,7 +77,8 @@ export function scrubValue(value: unknown, depth = 0): unknown {
   if (Buffer.isBuffer(value) || value instanceof Date) return value;
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
-    out[key] = SENSITIVE_KEYS.has(normaliseKey(key)) && item !== undefined && item !== null ? CENSOR : scrubValue(item, depth + 1);
+    out[key] =
+      SENSITIVE_KEYS.has(normaliseKey(key)) && item !== undefined && item !== null ? CENSOR : scrubValue(item, depth + 1);
   }
   return out;
 }

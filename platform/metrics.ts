@@ -36,10 +36,19 @@ const FED_GAUGES: Record<FedGauge, { help: string; labelNames: string[] }> = {
   outbox_backlog: { help: 'Outbox events not yet published to the broker.', labelNames: [] },
   outbox_lag_seconds: { help: 'Age of the oldest unpublished outbox event (0 when the outbox is empty).', labelNames: [] },
   dlq_depth: { help: 'Messages in the dead-letter stream.', labelNames: ['stream'] },
-  dlq_alert: { help: 'Dead-letter alert: 1 when the DLQ has been non-empty longer than DLQ_ALERT_MINUTES.', labelNames: ['stream'] },
-  provider_breaker_state: { help: 'Circuit breaker per model provider: 0 closed, 1 half-open, 2 open.', labelNames: ['provider'] },
+  dlq_alert: {
+    help: 'Dead-letter alert: 1 when the DLQ has been non-empty longer than DLQ_ALERT_MINUTES.',
+    labelNames: ['stream'],
+  },
+  provider_breaker_state: {
+    help: 'Circuit breaker per model provider: 0 closed, 1 half-open, 2 open.',
+    labelNames: ['provider'],
+  },
   hitl_queue_depth: { help: 'AI outputs waiting for human review, per reviewer queue.', labelNames: ['queue'] },
-  hitl_queue_oldest_age_seconds: { help: 'Age of the oldest output waiting for review, per reviewer queue.', labelNames: ['queue'] },
+  hitl_queue_oldest_age_seconds: {
+    help: 'Age of the oldest output waiting for review, per reviewer queue.',
+    labelNames: ['queue'],
+  },
 };
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -76,7 +85,6 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
   const registry = new Registry();
   if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
   const registers = [registry];
-  const sources = new Map<FedGauge, Set<GaugeSource>>();
   const feedErrors = new Counter({
     name: 'metrics_source_errors_total',
     help: 'Gauge sources that failed or timed out during a scrape (the gauge is left out).',
@@ -91,7 +99,10 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
   const scrapeHooks = new Set<() => void | Promise<void>>();
 
   const refreshFed = async () => {
-    for (const hook of scrapeHooks) await Promise.resolve().then(hook).catch(() => feedErrors.inc({ gauge: 'on_scrape' }));
+    for (const hook of scrapeHooks)
+      await Promise.resolve()
+        .then(hook)
+        .catch(() => feedErrors.inc({ gauge: 'on_scrape' }));
     for (const [name, { gauge, sources }] of fed) {
       gauge.reset();
       for (const source of sources) {
@@ -121,7 +132,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       buckets: LATENCY_BUCKETS,
       registers,
     }),
-    httpInFlight: new Gauge({ name: 'http_requests_in_flight', help: 'HTTP requests being served.', labelNames: ['service'], registers }),
+    httpInFlight: new Gauge({
+      name: 'http_requests_in_flight',
+      help: 'HTTP requests being served.',
+      labelNames: ['service'],
+      registers,
+    }),
     graphqlDuration: new Histogram({
       name: 'graphql_operation_duration_seconds',
       help: 'GraphQL operation latency by operation name and outcome (ok or error).',
@@ -222,7 +238,11 @@ export function operationLabel(name: string | null | undefined): string {
 }
 
 /** `GET /metrics`: Prometheus text format. */
-export async function serveMetrics(req: http.IncomingMessage, res: http.ServerResponse, metrics: Metrics | undefined): Promise<void> {
+export async function serveMetrics(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  metrics: Metrics | undefined,
+): Promise<void> {
   if (!metrics) throw new AppError('NOT_FOUND', 'Metrics are not enabled in this process');
   if (req.method !== 'GET') throw new AppError('METHOD_NOT_ALLOWED', 'Use GET for /metrics', { headers: { allow: 'GET' } });
   const { contentType, body } = await metrics.render();
@@ -233,7 +253,11 @@ export async function serveMetrics(req: http.IncomingMessage, res: http.ServerRe
  * A process without an HTTP server of its own (the event worker) serves GET /metrics on its own
  * port; /healthz answers too, for a liveness probe.
  */
-export async function startMetricsServer(options: { host: string; port: number; metrics: Metrics }): Promise<{ port: number; close(): Promise<void> }> {
+export async function startMetricsServer(options: {
+  host: string;
+  port: number;
+  metrics: Metrics;
+}): Promise<{ port: number; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (path === '/healthz') return send(res, 200, '{"status":"ok"}', { 'content-type': 'application/json' });

@@ -16,7 +16,12 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, NodeTracerProvider, ParentBasedSampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-node';
+import {
+  BatchSpanProcessor,
+  NodeTracerProvider,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+} from '@opentelemetry/sdk-trace-node';
 import { PrismaInstrumentation } from '@prisma/instrumentation';
 import type { Config } from './config/config.js';
 
@@ -152,18 +157,28 @@ export interface SpanOptions {
  * Runs `fn` inside a new active span, ending it when `fn` settles; a thrown error marks the span
  * failed (with the exception's type, never its message, which may carry user text) and is rethrown.
  */
-export async function withSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T> | T, options: SpanOptions = {}): Promise<T> {
+export async function withSpan<T>(
+  name: string,
+  attributes: Attributes,
+  fn: (span: Span) => Promise<T> | T,
+  options: SpanOptions = {},
+): Promise<T> {
   const parent = options.parent ?? context.active();
-  return tracer().startActiveSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes, links: options.links }, parent, async (span) => {
-    try {
-      return await fn(span);
-    } catch (error) {
-      markFailed(span, error);
-      throw error;
-    } finally {
-      span.end();
-    }
-  });
+  return tracer().startActiveSpan(
+    name,
+    { kind: options.kind ?? SpanKind.INTERNAL, attributes, links: options.links },
+    parent,
+    async (span) => {
+      try {
+        return await fn(span);
+      } catch (error) {
+        markFailed(span, error);
+        throw error;
+      } finally {
+        span.end();
+      }
+    },
+  );
 }
 
 export function markFailed(span: Span, error: unknown): void {

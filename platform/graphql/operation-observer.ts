@@ -6,7 +6,10 @@ import { operationLabel, type Metrics } from '../metrics.js';
  * Apollo plugin recording each GraphQL operation: latency and outcome per operation name, the
  * codes of the errors it returned, and the operation's name and type on the request's server span.
  */
-export function operationObserver<TContext extends BaseContext>(service: string, metrics: Metrics | undefined): ApolloServerPlugin<TContext> {
+export function operationObserver<TContext extends BaseContext>(
+  service: string,
+  metrics: Metrics | undefined,
+): ApolloServerPlugin<TContext> {
   return {
     async requestDidStart() {
       const startedAt = process.hrtime.bigint();

@@ -69,7 +69,12 @@ export function observeServer(server: http.Server, options: ObservedServerOption
     const path = pathOf(req);
     if (draining) {
       res.setHeader('connection', 'close');
-      sendJson(res, 503, { errors: [{ message: 'The server is shutting down', extensions: { code: 'SERVICE_UNAVAILABLE', status: 503 } }] }, { 'retry-after': '1' });
+      sendJson(
+        res,
+        503,
+        { errors: [{ message: 'The server is shutting down', extensions: { code: 'SERVICE_UNAVAILABLE', status: 503 } }] },
+        { 'retry-after': '1' },
+      );
       return;
     }
     const requestId = header(req, 'x-request-id') ?? newId('request');

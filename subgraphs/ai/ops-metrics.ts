@@ -40,7 +40,12 @@ function observeProvider(provider: ModelProvider, metrics: Metrics | undefined):
             metrics?.providerDuration.observe({ provider: name, outcome: 'ok' }, seconds());
             span.setAttributes({
               'gen_ai.response.model': response.model,
-              ...(response.usage ? { 'gen_ai.usage.input_tokens': response.usage.inputTokens, 'gen_ai.usage.output_tokens': response.usage.outputTokens } : {}),
+              ...(response.usage
+                ? {
+                    'gen_ai.usage.input_tokens': response.usage.inputTokens,
+                    'gen_ai.usage.output_tokens': response.usage.outputTokens,
+                  }
+                : {}),
             });
             return response;
           } catch (error) {
@@ -64,7 +69,8 @@ export function countQuotaRejections(quota: QuotaService, metrics: Metrics | und
       try {
         return await quota.reserve(tenantId, tenantQuota, tokens);
       } catch (error) {
-        if (isAppError(error) && error.code === 'QUOTA_EXCEEDED') metrics.quotaRejections.inc({ limit: String(error.details?.limit ?? 'unknown') });
+        if (isAppError(error) && error.code === 'QUOTA_EXCEEDED')
+          metrics.quotaRejections.inc({ limit: String(error.details?.limit ?? 'unknown') });
         else if (isAppError(error) && error.code === 'quota.unavailable') metrics.quotaRejections.inc({ limit: 'unavailable' });
         throw error;
       }
@@ -88,7 +94,10 @@ export function feedAiMetrics(
 ): () => void {
   const cacheMs = options.cacheMs ?? HITL_CACHE_MS;
   const removeBreakers = metrics.feed('provider_breaker_state', () =>
-    [...services.registry.providers.keys()].map((provider) => ({ labels: { provider }, value: BREAKER_STATE[services.breakers.state(provider)] })),
+    [...services.registry.providers.keys()].map((provider) => ({
+      labels: { provider },
+      value: BREAKER_STATE[services.breakers.state(provider)],
+    })),
   );
   let cached: { at: number; rows: Promise<Array<{ queue: string; depth: number; oldest: number }>> } | undefined;
   const pending = () => {
@@ -104,7 +113,9 @@ export function feedAiMetrics(
     }
     return cached.rows;
   };
-  const removeDepth = metrics.feed('hitl_queue_depth', async () => (await pending()).map((r) => ({ labels: { queue: r.queue }, value: r.depth })));
+  const removeDepth = metrics.feed('hitl_queue_depth', async () =>
+    (await pending()).map((r) => ({ labels: { queue: r.queue }, value: r.depth })),
+  );
   const removeAge = metrics.feed('hitl_queue_oldest_age_seconds', async () =>
     (await pending()).map((r) => ({ labels: { queue: r.queue }, value: Math.max(0, r.oldest) })),
   );

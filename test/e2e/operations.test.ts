@@ -41,11 +41,20 @@ describe('traces', () => {
     expect(response.headers.get('traceparent')).toContain(traceId);
 
     const isDbQueryUnder = (spans: ReceivedSpan[]) =>
-      spans.some((s) => s.traceId === traceId && s.name === 'prisma:client:db_query' && ancestors(s, spans).some((a) => a.kind === SERVER && a.attributes['service.component'] === 'catalog'));
+      spans.some(
+        (s) =>
+          s.traceId === traceId &&
+          s.name === 'prisma:client:db_query' &&
+          ancestors(s, spans).some((a) => a.kind === SERVER && a.attributes['service.component'] === 'catalog'),
+      );
     const spans = (await otlp.waitFor(isDbQueryUnder, 30_000)).filter((s) => s.traceId === traceId);
 
     const gatewayServer = spans.find((s) => s.kind === SERVER && s.attributes['service.component'] === 'gateway');
-    expect(gatewayServer).toMatchObject({ name: 'GET /api/v1/courses', parentSpanId: callerSpan, attributes: { 'http.route': '/api/v1/courses', 'http.response.status_code': 200 } });
+    expect(gatewayServer).toMatchObject({
+      name: 'GET /api/v1/courses',
+      parentSpanId: callerSpan,
+      attributes: { 'http.route': '/api/v1/courses', 'http.response.status_code': 200 },
+    });
     const fetchSpan = spans.find((s) => s.kind === CLIENT && s.name === 'subgraph catalog');
     expect(fetchSpan).toBeDefined();
     expect(ancestors(fetchSpan!, spans).map((s) => s.spanId)).toContain(gatewayServer!.spanId);
@@ -73,7 +82,11 @@ describe('logs', () => {
         'idempotency-key': newUlid(),
         'content-type': 'application/json',
       },
-      body: JSON.stringify({ featureKey: 'portal.triage', variables: { message: PROMPT }, context: { facilityId: 'fac-1', specialty: 'gp' } }),
+      body: JSON.stringify({
+        featureKey: 'portal.triage',
+        variables: { message: PROMPT },
+        context: { facilityId: 'fac-1', specialty: 'gp' },
+      }),
     });
     const body = (await response.json()) as { text?: string; provenanceId?: string };
     expect(response.status, JSON.stringify(body)).toBe(200);
@@ -94,7 +107,13 @@ describe('logs', () => {
     const mine = lines().filter((l) => l.requestId === requestId);
     const gatewayLine = mine.find((l) => l.msg === 'request' && l.subgraph === undefined);
     const aiLine = mine.find((l) => l.msg === 'request' && l.subgraph === 'ai');
-    expect(gatewayLine).toMatchObject({ tenantId: tenant, method: 'POST', route: '/v1/ai/assist', status: 200, traceId: expect.stringMatching(/^[0-9a-f]{32}$/) });
+    expect(gatewayLine).toMatchObject({
+      tenantId: tenant,
+      method: 'POST',
+      route: '/v1/ai/assist',
+      status: 200,
+      traceId: expect.stringMatching(/^[0-9a-f]{32}$/),
+    });
     expect(aiLine).toMatchObject({ tenantId: tenant, traceId: gatewayLine!.traceId, route: '/graphql', status: 200 });
 
     const output = system.output();
@@ -118,7 +137,8 @@ describe('readiness', () => {
 
   it('serves Prometheus metrics of all three servers of the process', async () => {
     const text = await (await fetch(`${system.baseUrl}/metrics`)).text();
-    for (const service of ['gateway', 'catalog', 'ai']) expect(text).toMatch(new RegExp(`^http_requests_total\\{service="${service}",`, 'm'));
+    for (const service of ['gateway', 'catalog', 'ai'])
+      expect(text).toMatch(new RegExp(`^http_requests_total\\{service="${service}",`, 'm'));
     expect(text).toMatch(/^process_cpu_seconds_total /m);
   });
 });

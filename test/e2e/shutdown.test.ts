@@ -71,7 +71,11 @@ function slowAssist(): Promise<Outcome> {
 }
 
 function read(): Promise<Outcome> {
-  return request('/graphql', { method: 'POST', headers: headers(), body: JSON.stringify({ query: '{ courses(first: 3) { edges { node { courseId } } } }' }) });
+  return request('/graphql', {
+    method: 'POST',
+    headers: headers(),
+    body: JSON.stringify({ query: '{ courses(first: 3) { edges { node { courseId } } } }' }),
+  });
 }
 
 /** Assists in flight: only they reach the AI subgraph, so its in-flight gauge counts them alone. */
@@ -126,7 +130,9 @@ describe('graceful shutdown', () => {
 
     // Nothing accepted was lost: one provenance row per answered assist, no row without an answer.
     const rows = await db.prisma.aIProvenance.findMany({ where: { tenantId: tenant }, select: { id: true, status: true } });
-    const answeredIds = slowOutcomes.map((o) => (JSON.parse((o as { body: string }).body) as { provenanceId: string }).provenanceId);
+    const answeredIds = slowOutcomes.map(
+      (o) => (JSON.parse((o as { body: string }).body) as { provenanceId: string }).provenanceId,
+    );
     expect(rows.map((r) => r.id).sort()).toEqual([...answeredIds].sort());
     expect(rows.every((r) => r.status === 'completed')).toBe(true);
   });

@@ -75,7 +75,10 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
               kind: Number(span.kind),
               service,
               attributes: attributes(span.attributes as never),
-              links: ((span.links as Array<{ traceId: string; spanId: string }> | undefined) ?? []).map((l) => ({ traceId: l.traceId, spanId: l.spanId })),
+              links: ((span.links as Array<{ traceId: string; spanId: string }> | undefined) ?? []).map((l) => ({
+                traceId: l.traceId,
+                spanId: l.spanId,
+              })),
             });
           }
         }

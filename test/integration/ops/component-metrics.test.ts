@@ -36,7 +36,11 @@ describe('event worker metrics', () => {
       dlq: { depth: 3, alerting: true, nonZeroSince: new Date().toISOString() },
       consumers: [{ durable: 'catalog-svc-play-package-built', processed: 10, duplicates: 0, retried: 2, deadLettered: 0 }],
     };
-    feedWorkerMetrics(metrics, { health: () => health as EventWorkerHealth }, { db: db.prisma, dlqStream: 'CATALOG_DLQ', cacheMs: 0 });
+    feedWorkerMetrics(
+      metrics,
+      { health: () => health as EventWorkerHealth },
+      { db: db.prisma, dlqStream: 'CATALOG_DLQ', cacheMs: 0 },
+    );
 
     let text = await scrape(metrics);
     expect(value(text, 'outbox_backlog')).toBe(0);
@@ -45,11 +49,20 @@ describe('event worker metrics', () => {
     expect(value(text, 'dlq_alert{stream="CATALOG_DLQ"}')).toBe(1);
     expect(value(text, 'consumer_redeliveries_total{consumer="catalog-svc-play-package-built"}')).toBe(2);
 
-    const producer = createEventProducer({ registry: loadSchemaRegistry(), clock: systemClock, source: testSource, dualPublishDays: 30 });
+    const producer = createEventProducer({
+      registry: loadSchemaRegistry(),
+      clock: systemClock,
+      source: testSource,
+      dualPublishDays: 30,
+    });
     const tenantId = newId('tenant');
     for (let i = 0; i < 2; i++) {
       await db.prisma.$transaction((tx) =>
-        producer.emit(tx, { ...courseEmit(tenantId, `draft-${i}`), eventType: 'content.play_package.built', payload: playPackageBuiltPayload(tenantId) }),
+        producer.emit(tx, {
+          ...courseEmit(tenantId, `draft-${i}`),
+          eventType: 'content.play_package.built',
+          payload: playPackageBuiltPayload(tenantId),
+        }),
       );
     }
     await db.prisma.$executeRawUnsafe(`UPDATE "OutboxEvent" SET "createdAt" = now() - interval '90 seconds'`);
@@ -74,7 +87,8 @@ describe('AI gateway metrics', () => {
   });
   afterAll(async () => ai?.close());
 
-  const note = (extra: Record<string, unknown> = {}) => assistInput('patient_chart.note_summary', { note: 'BP 150/95', ...extra });
+  const note = (extra: Record<string, unknown> = {}) =>
+    assistInput('patient_chart.note_summary', { note: 'BP 150/95', ...extra });
 
   it('time each provider attempt by outcome, count its errors by kind, and report each breaker', async () => {
     expect((await ai.gql(ASSIST, note())).errors).toBeUndefined();
@@ -88,7 +102,13 @@ describe('AI gateway metrics', () => {
 
   it('report the HITL queue, and count outputs passed through while review is switched off', async () => {
     await ai.db.prisma.hITLPolicy.create({
-      data: { id: newId('hitlPolicy'), tenantId: TENANT_B, featureKey: 'patient_chart.note_summary', mode: 'required', updatedBy: newId('user') },
+      data: {
+        id: newId('hitlPolicy'),
+        tenantId: TENANT_B,
+        featureKey: 'patient_chart.note_summary',
+        mode: 'required',
+        updatedBy: newId('user'),
+      },
     });
     const held = await ai.gql<{ assist: { status: string } }>(ASSIST, note(), { tenantId: TENANT_B });
     expect(held.data?.assist.status).toBe('pending_review');

@@ -55,7 +55,12 @@ describe('event traces', () => {
     const request = await withSpan('request', {}, async () => {
       const current = activeTraceparent()!;
       await db.prisma.$transaction((tx) =>
-        producer.emit(tx, { ...courseEmit(tenantId, 'draft-1'), eventType: EVENT, payload: playPackageBuiltPayload(tenantId), traceparent: current.traceparent }),
+        producer.emit(tx, {
+          ...courseEmit(tenantId, 'draft-1'),
+          eventType: EVENT,
+          payload: playPackageBuiltPayload(tenantId),
+          traceparent: current.traceparent,
+        }),
       );
       return { traceId: current.traceId, spanId: current.traceparent.split('-')[2] };
     });
@@ -89,7 +94,9 @@ describe('event traces', () => {
     // Flushes the batch exporter, as shutdown does.
     await shutdownTelemetry();
 
-    const spans = (await otlp.waitFor((all) => all.some((s) => s.kind === CONSUMER), 20_000)).filter((s) => s.traceId === request.traceId);
+    const spans = (await otlp.waitFor((all) => all.some((s) => s.kind === CONSUMER), 20_000)).filter(
+      (s) => s.traceId === request.traceId,
+    );
     const publish = spans.find((s) => s.kind === PRODUCER);
     expect(publish).toMatchObject({ name: `publish ${subjectFor(EVENT, 1)}`, parentSpanId: request.spanId });
     const consume = spans.find((s) => s.kind === CONSUMER);
@@ -99,7 +106,9 @@ describe('event traces', () => {
       links: [{ traceId: request.traceId, spanId: publish!.spanId }],
       attributes: { 'messaging.consumer.group.name': 'trace-test', 'messaging.delivery.count': 1 },
     });
-    const handlerQuery = spans.find((s) => s.name === 'prisma:client:db_query' && String(s.attributes['db.query.text']).includes('42'));
+    const handlerQuery = spans.find(
+      (s) => s.name === 'prisma:client:db_query' && String(s.attributes['db.query.text']).includes('42'),
+    );
     expect(handlerQuery).toBeDefined();
     expect(ancestors(handlerQuery!, spans)).toContainEqual(consume);
   });

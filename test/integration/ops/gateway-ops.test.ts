@@ -83,18 +83,31 @@ async function graphql(base: string, body: unknown, headers: Record<string, stri
     headers: { authorization: `Bearer ${token}`, 'x-tenant-id': TENANT, 'content-type': 'application/json', ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
-  return { status: response.status, body: (await response.json()) as { data?: Record<string, unknown> | null; errors?: Array<{ message: string; extensions?: Record<string, unknown> }> } };
+  return {
+    status: response.status,
+    body: (await response.json()) as {
+      data?: Record<string, unknown> | null;
+      errors?: Array<{ message: string; extensions?: Record<string, unknown> }>;
+    },
+  };
 }
 
 beforeAll(async () => {
   startTelemetry({ serviceName: 'gateway-ops-test' });
   db = await createTestDatabase('pglite');
   const keys = await generateEd25519();
-  verifier = await createTokenVerifier({ publicKey: JSON.stringify(keys.publicJwk), maxTokenLifetimeSeconds: 900, clockToleranceSeconds: 5 });
+  verifier = await createTokenVerifier({
+    publicKey: JSON.stringify(keys.publicJwk),
+    maxTokenLifetimeSeconds: 900,
+    clockToleranceSeconds: 5,
+  });
   token = await mintToken(keys.privateJwk, { sub: 'svc:ops-test', tid: TENANT, scope: 'catalog.read ai.assist' });
   metrics = createMetrics({ defaultMetrics: false });
   const config = loadConfig({ HOST: '127.0.0.1', DATA_DIR: '.data/ops-test' });
-  catalog = await startCatalogSubgraph({ config, db: db.prisma, verifier, logger: createLogger({ level: 'silent' }), ops: { metrics } }, 0);
+  catalog = await startCatalogSubgraph(
+    { config, db: db.prisma, verifier, logger: createLogger({ level: 'silent' }), ops: { metrics } },
+    0,
+  );
   deadAiUrl = await closedPortUrl();
   gateway = await startTestGateway(opsWith());
 });
@@ -125,7 +138,10 @@ describe('query limits', () => {
 
   it('refuses a body over MAX_BODY_BYTES with 413 PAYLOAD_TOO_LARGE', async () => {
     const padding = ' '.repeat(5000);
-    const { status, body } = await graphql(gateway.url, `{"query":"{ courses(first: 1) { edges { node { courseId } } } }"${padding}}`);
+    const { status, body } = await graphql(
+      gateway.url,
+      `{"query":"{ courses(first: 1) { edges { node { courseId } } } }"${padding}}`,
+    );
     expect(status).toBe(413);
     expect(body.errors?.[0].extensions).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
   });
@@ -181,7 +197,8 @@ describe('automatic persisted queries', () => {
 
 describe('a subgraph down', () => {
   it('still answers the fields of the subgraph that is up, with SUBGRAPH_UNAVAILABLE for the rest', async () => {
-    const query = '{ courses(first: 1) { edges { node { courseId } } } provenance(provenanceId: "prv_01JD0000000000000000000000") { provenanceId } }';
+    const query =
+      '{ courses(first: 1) { edges { node { courseId } } } provenance(provenanceId: "prv_01JD0000000000000000000000") { provenanceId } }';
     const { status, body } = await graphql(gateway.url, { query });
     expect(status).toBe(200);
     expect(body.data).toEqual({ courses: { edges: [] }, provenance: null });
@@ -194,10 +211,17 @@ describe('a subgraph down', () => {
 
   it('reports it on /readyz without turning the gateway unready', async () => {
     const response = await fetch(`${gateway.url}/readyz`);
-    const report = (await response.json()) as { ready: boolean; checks: Record<string, { status: string; required: boolean; detail?: string }> };
+    const report = (await response.json()) as {
+      ready: boolean;
+      checks: Record<string, { status: string; required: boolean; detail?: string }>;
+    };
     expect(response.status).toBe(200);
     expect(report.checks['subgraph:catalog']).toEqual({ status: 'up', required: false });
-    expect(report.checks['subgraph:ai']).toMatchObject({ status: 'down', required: false, detail: expect.stringContaining('SUBGRAPH_UNAVAILABLE') });
+    expect(report.checks['subgraph:ai']).toMatchObject({
+      status: 'down',
+      required: false,
+      detail: expect.stringContaining('SUBGRAPH_UNAVAILABLE'),
+    });
   });
 });
 
@@ -210,12 +234,18 @@ describe('metrics and logs', () => {
     const text = await response.text();
     expect(text).toMatch(/^http_requests_total\{service="gateway",method="POST",route="\/graphql",status="200"\} \d+$/m);
     expect(text).toMatch(/^http_requests_total\{service="gateway",method="POST",route="\/graphql",status="413"\} 1$/m);
-    expect(text).toMatch(/^http_request_duration_seconds_count\{service="catalog",method="POST",route="\/graphql",status="200"\} \d+$/m);
-    expect(text).toMatch(/^graphql_operation_duration_seconds_count\{service="gateway",operation="MetricsProbe",type="query",outcome="ok"\} 1$/m);
+    expect(text).toMatch(
+      /^http_request_duration_seconds_count\{service="catalog",method="POST",route="\/graphql",status="200"\} \d+$/m,
+    );
+    expect(text).toMatch(
+      /^graphql_operation_duration_seconds_count\{service="gateway",operation="MetricsProbe",type="query",outcome="ok"\} 1$/m,
+    );
     expect(text).toMatch(/^subgraph_fetch_duration_seconds_count\{subgraph="catalog",outcome="ok"\} \d+$/m);
     expect(text).toMatch(/^subgraph_fetch_duration_seconds_count\{subgraph="ai",outcome="unavailable"\} \d+$/m);
     expect(text).toMatch(/^graphql_limit_rejections_total\{limit="depth"\} 1$/m);
-    expect(text).toMatch(/^graphql_operation_errors_total\{service="gateway",operation="anonymous",code="SUBGRAPH_UNAVAILABLE"\} 1$/m);
+    expect(text).toMatch(
+      /^graphql_operation_errors_total\{service="gateway",operation="anonymous",code="SUBGRAPH_UNAVAILABLE"\} 1$/m,
+    );
   });
 
   it('logs each request with its request id, trace id and tenant, and never the token, prompt or secret it carried', async () => {
@@ -227,7 +257,11 @@ describe('metrics and logs', () => {
       { 'x-request-id': requestId, traceparent: `00-${traceId}-b7ad6b7169203331-01`, 'x-api-key': SECRET },
     );
     // A request that fails authentication still leaves its access line, without the token.
-    await graphql(gateway.url, { query: '{ courses(first: 1) { edges { node { courseId } } } }' }, { authorization: `Bearer ${token}x` });
+    await graphql(
+      gateway.url,
+      { query: '{ courses(first: 1) { edges { node { courseId } } } }' },
+      { authorization: `Bearer ${token}x` },
+    );
     const lines = logLines.map((line) => JSON.parse(line) as Record<string, unknown>);
     const access = lines.find((line) => line.msg === 'request' && line.requestId === requestId);
     expect(access).toMatchObject({ requestId, traceId, tenantId: TENANT, method: 'POST', route: '/graphql' });

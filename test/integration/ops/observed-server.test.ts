@@ -38,7 +38,11 @@ describe('observeServer drain', () => {
   it('lets in-flight requests finish completely, refuses new connections, then resolves', async () => {
     const { observed, base, releases, nextArrival } = await slowServer();
     const arrivals = Promise.all([nextArrival()]);
-    const inFlight = fetch(`${base}/slow`).then(async (r) => ({ status: r.status, connection: r.headers.get('connection'), body: await r.text() }));
+    const inFlight = fetch(`${base}/slow`).then(async (r) => ({
+      status: r.status,
+      connection: r.headers.get('connection'),
+      body: await r.text(),
+    }));
     await arrivals;
     expect(observed.inFlight()).toBe(1);
 
@@ -102,9 +106,18 @@ describe('observeServer records', () => {
     const deadline = Date.now() + 2_000;
     while (!lines.some((l) => l.includes('req_given')) && Date.now() < deadline) await new Promise((r) => setImmediate(r));
     const line = JSON.parse(lines.find((l) => l.includes('req_given'))!) as Record<string, unknown>;
-    expect(line).toMatchObject({ msg: 'request', requestId: 'req_given', tenantId: 'ten_x', method: 'GET', route: '/fast', status: 200 });
+    expect(line).toMatchObject({
+      msg: 'request',
+      requestId: 'req_given',
+      tenantId: 'ten_x',
+      method: 'GET',
+      route: '/fast',
+      status: 200,
+    });
     expect(line.traceId).toMatch(/^[0-9a-f]{32}$/);
-    expect((await metrics.render()).body).toMatch(/^http_requests_total\{service="test",method="GET",route="\/fast",status="200"\} 1$/m);
+    expect((await metrics.render()).body).toMatch(
+      /^http_requests_total\{service="test",method="GET",route="\/fast",status="200"\} 1$/m,
+    );
     await observed.drain(1_000);
   });
 

@@ -32,7 +32,8 @@ describe('measureOperation', () => {
   });
 
   it('leaves introspection free, so schema explorers are never refused', () => {
-    const introspection = '{ __schema { types { fields { type { ofType { ofType { ofType { ofType { ofType { ofType { ofType { name } } } } } } } } } } } }';
+    const introspection =
+      '{ __schema { types { fields { type { ofType { ofType { ofType { ofType { ofType { ofType { ofType { name } } } } } } } } } } } }';
     expect(measure(introspection)).toEqual({ depth: 0, cost: 0 });
     expect(measure('{ __typename course(id: "1") { __typename id } }')).toEqual({ depth: 2, cost: 2 });
   });

@@ -69,12 +69,21 @@ describe('createLogger', () => {
 
   it('adds the request id, trace id and tenant of the request being served to every line', () => {
     const { logger, lines } = capture();
-    const span = trace.wrapSpanContext({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: 1 });
+    const span = trace.wrapSpanContext({
+      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+      spanId: '00f067aa0ba902b7',
+      traceFlags: 1,
+    });
     const scoped = withRequestScope(trace.setSpan(ROOT_CONTEXT, span), { requestId: 'req_1', tenantId: 'ten_1' });
     context.with(scoped, () => logger.info({ step: 'inside' }, 'in request'));
     logger.info('outside any request');
     const [inside, outside] = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(inside).toMatchObject({ requestId: 'req_1', tenantId: 'ten_1', traceId: '4bf92f3577b34da6a3ce929d0e0e4736', step: 'inside' });
+    expect(inside).toMatchObject({
+      requestId: 'req_1',
+      tenantId: 'ten_1',
+      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+      step: 'inside',
+    });
     expect(outside.requestId).toBeUndefined();
     // A child logger that already binds the ids keeps one copy of each key.
     const child = capture();

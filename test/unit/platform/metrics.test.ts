@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { BREAKER_STATE, createMetrics, operationLabel } from '../../../platform/metrics.js';
 
-const FED = ['outbox_backlog', 'outbox_lag_seconds', 'dlq_depth', 'dlq_alert', 'provider_breaker_state', 'hitl_queue_depth', 'hitl_queue_oldest_age_seconds'] as const;
+const FED = [
+  'outbox_backlog',
+  'outbox_lag_seconds',
+  'dlq_depth',
+  'dlq_alert',
+  'provider_breaker_state',
+  'hitl_queue_depth',
+  'hitl_queue_oldest_age_seconds',
+] as const;
 
 const REQUIRED = [
   'http_requests_total',
@@ -36,7 +44,9 @@ describe('createMetrics', () => {
     const a = createMetrics({ defaultMetrics: false });
     const b = createMetrics({ defaultMetrics: false });
     a.httpRequests.inc({ service: 'gateway', method: 'GET', route: '/healthz', status: '200' });
-    expect((await a.render()).body).toContain('http_requests_total{service="gateway",method="GET",route="/healthz",status="200"} 1');
+    expect((await a.render()).body).toContain(
+      'http_requests_total{service="gateway",method="GET",route="/healthz",status="200"} 1',
+    );
     expect((await b.render()).body).not.toContain('route="/healthz"');
   });
 
