@@ -34,6 +34,14 @@ export interface Config {
     openaiModel: string;
     /** Hosts routing rules may send traffic to; an admin field can never point elsewhere. */
     allowedHosts: string[];
+    /** Azure OpenAI (phase 3, regional residency AF): one resource endpoint; routing rules name the deployment. */
+    azureOpenai?: { endpoint: string; apiVersion: string };
+    /** Amazon Bedrock Converse (phase 3, managed cloud): region, and an endpoint override (VPC endpoint, tests). */
+    bedrock?: { region: string; endpoint?: string };
+    /** On-premises inference (phase 3, offline clinics): an OpenAI-compatible server (vLLM, Ollama, ...). */
+    onPremBaseUrl?: string;
+    /** The model the on-prem routing rule names when an admin maps a tenant to it. */
+    onPremModel: string;
   };
   logLevel: string;
   service: { instance: string; commit: string };
@@ -44,6 +52,8 @@ export interface Config {
     authoringStream: string;
     gdprStream: string;
     auditStream: string;
+    /** AI gateway domain events (ai.review.completed.v1). */
+    aiStream: string;
     dualPublishDays: number;
     archiveMonths: number;
     dlqAlertMinutes: number;
@@ -77,7 +87,7 @@ export interface OpsConfig {
 
 export interface AiConfig {
   /** Per-attempt timeout of each provider. */
-  timeoutMs: { mock: number; openai: number };
+  timeoutMs: { mock: number; openai: number; azure: number; bedrock: number; onPrem: number };
   /** Retries of one provider after its first attempt, for retryable failures only. */
   providerRetries: number;
   retryBaseMs: number;
@@ -94,7 +104,7 @@ export interface AiConfig {
   /** How long an output held for human review is kept before it is purged. */
   reviewTextRetentionHours: number;
   /** Residency codes each provider may serve ('*' = any); a provider with none serves only requests without residency. */
-  residencies: { mock: string[]; openai: string[] };
+  residencies: { mock: string[]; openai: string[]; azure: string[]; bedrock: string[]; onPrem: string[] };
   /** Residencies a tenant may use only with a signed data-protection impact assessment on file. */
   assessmentResidencies: string[];
   /** Lets a request drive the mock provider's faults (tests, demos); off in production. */
@@ -103,6 +113,25 @@ export interface AiConfig {
   quotaFallbackRpmPercent: number;
   /** Vault KV path of the openai-compatible provider's secret (field api_key). */
   openaiKeyPath: string;
+  /** Vault KV paths: Azure (field api_key), Bedrock (access_key_id, secret_access_key, session_token), on-prem (api_key; none = no key). */
+  azureKeyPath: string;
+  bedrockKeyPath: string;
+  onPremKeyPath?: string;
+  /** Phase 2: features whose prompts and outputs must pass the classifier, and which classifier judges content. */
+  moderation: {
+    features: string[];
+    classifier: 'local' | 'openai';
+    baseUrl?: string;
+    model: string;
+    keyPath: string;
+    timeoutMs: number;
+  };
+  /** How long a reviewer's claim on a HITL task lasts before another reviewer may take it. */
+  reviewClaimMinutes: number;
+  /** Rollback of phase 1: a consumer's direct provider key stays in the vault this long after its cutover. */
+  keyRetentionDays: number;
+  /** Phase 1 gate: gateway P95 / legacy P95 at most maxRatio, on at least minSamples per side. */
+  shadowParity: { maxRatio: number; minSamples: number };
   vaultCacheSeconds: number;
   /** How long routing rules, templates and tenant settings are cached per process (0 = no cache). */
   configCacheMs: number;
@@ -197,6 +226,31 @@ function ratio(env: Env, name: string, fallback: number): number {
   return value;
 }
 
+function decimal(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = str(env, name);
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!/^\d*\.?\d+$/.test(raw) || value < min || value > max)
+    throw new ConfigError(name, `must be a number between ${min} and ${max}, got "${raw}"`);
+  return value;
+}
+
+function featureKeyList(env: Env, name: string, fallback: string[]): string[] {
+  const values = list(env, name, fallback);
+  for (const value of values) {
+    if (value !== '*' && !/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/.test(value))
+      throw new ConfigError(name, `has an invalid feature key "${value}"`);
+  }
+  return values;
+}
+
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+  const raw = str(env, name) ?? fallback;
+  if (!(values as readonly string[]).includes(raw))
+    throw new ConfigError(name, `must be one of ${values.join(', ')}, got "${raw}"`);
+  return raw as T;
+}
+
 function otelTracesUrl(env: Env): string | undefined {
   if (bool(env, 'OTEL_SDK_DISABLED', false)) return undefined;
   const traces = url(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', ['http:', 'https:']);
@@ -224,6 +278,24 @@ export function loadConfig(env: Env = process.env): Config {
   const openaiBaseUrl = url(env, 'OPENAI_BASE_URL', ['https:', 'http:']);
   const allowed = list(env, 'PROVIDER_ALLOWED_HOSTS', []);
   if (openaiBaseUrl) allowed.push(new URL(openaiBaseUrl).host);
+  const azureEndpoint = url(env, 'AZURE_OPENAI_ENDPOINT', ['https:', 'http:']);
+  const bedrockRegion = str(env, 'BEDROCK_REGION');
+  if (bedrockRegion !== undefined && !/^[a-z]{2}(-[a-z]+)+-\d$/.test(bedrockRegion))
+    throw new ConfigError('BEDROCK_REGION', `is not an AWS region, got "${bedrockRegion}"`);
+  const bedrockEndpoint = url(env, 'BEDROCK_ENDPOINT', ['https:', 'http:']);
+  if (bedrockEndpoint && !bedrockRegion)
+    throw new ConfigError('BEDROCK_ENDPOINT', 'needs BEDROCK_REGION (SigV4 signs for a region)');
+  const onPremBaseUrl = url(env, 'ONPREM_BASE_URL', ['https:', 'http:']);
+  const moderationClassifier = oneOf(env, 'AI_MODERATION_CLASSIFIER', ['local', 'openai'] as const, 'local');
+  const moderationBaseUrl = url(env, 'AI_MODERATION_BASE_URL', ['https:', 'http:']);
+  if (moderationClassifier === 'openai' && !moderationBaseUrl)
+    throw new ConfigError('AI_MODERATION_BASE_URL', 'must be set when AI_MODERATION_CLASSIFIER=openai');
+  // Endpoints named by this configuration are allowed by it; PROVIDER_ALLOWED_HOSTS adds others.
+  if (azureEndpoint) allowed.push(new URL(azureEndpoint).host);
+  if (bedrockRegion)
+    allowed.push(bedrockEndpoint ? new URL(bedrockEndpoint).host : `bedrock-runtime.${bedrockRegion}.amazonaws.com`);
+  if (onPremBaseUrl) allowed.push(new URL(onPremBaseUrl).host);
+  if (moderationBaseUrl) allowed.push(new URL(moderationBaseUrl).host);
 
   return {
     host,
@@ -254,6 +326,12 @@ export function loadConfig(env: Env = process.env): Config {
       openaiBaseUrl,
       openaiModel: str(env, 'OPENAI_MODEL') ?? 'gpt-4o-mini',
       allowedHosts: [...new Set(allowed)],
+      azureOpenai: azureEndpoint
+        ? { endpoint: azureEndpoint, apiVersion: str(env, 'AZURE_OPENAI_API_VERSION') ?? '2024-10-21' }
+        : undefined,
+      bedrock: bedrockRegion ? { region: bedrockRegion, endpoint: bedrockEndpoint } : undefined,
+      onPremBaseUrl,
+      onPremModel: str(env, 'ONPREM_MODEL') ?? 'on-prem-default',
     },
     logLevel: str(env, 'LOG_LEVEL') ?? 'info',
     service: {
@@ -267,6 +345,7 @@ export function loadConfig(env: Env = process.env): Config {
       authoringStream: streamName(env, 'AUTHORING_STREAM', 'AUTHORING'),
       gdprStream: streamName(env, 'GDPR_STREAM', 'GDPR'),
       auditStream: streamName(env, 'AUDIT_STREAM', 'AUDIT'),
+      aiStream: streamName(env, 'AI_STREAM', 'AI'),
       dualPublishDays: int(env, 'DUAL_PUBLISH_DAYS', 30, 0, 365),
       archiveMonths: int(env, 'OUTBOX_ARCHIVE_MONTHS', 13, 1, 120),
       dlqAlertMinutes: int(env, 'DLQ_ALERT_MINUTES', 10, 1, 1440),
@@ -278,7 +357,13 @@ export function loadConfig(env: Env = process.env): Config {
     idempotencyLeaseSeconds: int(env, 'IDEMPOTENCY_LEASE_SECONDS', 120, 5, 3600),
     maxBodyBytes: int(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     ai: {
-      timeoutMs: { mock: int(env, 'MOCK_TIMEOUT_MS', 5_000, 1, 600_000), openai: int(env, 'OPENAI_TIMEOUT_MS', 30_000, 1, 600_000) },
+      timeoutMs: {
+        mock: int(env, 'MOCK_TIMEOUT_MS', 5_000, 1, 600_000),
+        openai: int(env, 'OPENAI_TIMEOUT_MS', 30_000, 1, 600_000),
+        azure: int(env, 'AZURE_OPENAI_TIMEOUT_MS', 30_000, 1, 600_000),
+        bedrock: int(env, 'BEDROCK_TIMEOUT_MS', 60_000, 1, 600_000),
+        onPrem: int(env, 'ONPREM_TIMEOUT_MS', 60_000, 1, 600_000),
+      },
       providerRetries: int(env, 'AI_PROVIDER_RETRIES', 1, 0, 5),
       retryBaseMs: int(env, 'AI_RETRY_BASE_MS', 200, 0, 60_000),
       retryMaxMs: int(env, 'AI_RETRY_MAX_MS', 2_000, 0, 60_000),
@@ -289,11 +374,34 @@ export function loadConfig(env: Env = process.env): Config {
       maxOutputTokens: int(env, 'AI_MAX_OUTPUT_TOKENS', 1024, 1, 1_000_000),
       maxPromptChars: int(env, 'AI_MAX_PROMPT_CHARS', 100_000, 100, 10_000_000),
       reviewTextRetentionHours: int(env, 'AI_REVIEW_TEXT_RETENTION_HOURS', 72, 1, 24 * 365),
-      residencies: { mock: residencyList(env, 'MOCK_RESIDENCIES', ['*']), openai: residencyList(env, 'OPENAI_RESIDENCIES', []) },
+      residencies: {
+        mock: residencyList(env, 'MOCK_RESIDENCIES', ['*']),
+        openai: residencyList(env, 'OPENAI_RESIDENCIES', []),
+        azure: residencyList(env, 'AZURE_OPENAI_RESIDENCIES', ['AF']),
+        bedrock: residencyList(env, 'BEDROCK_RESIDENCIES', []),
+        onPrem: residencyList(env, 'ONPREM_RESIDENCIES', ['ON_PREM']),
+      },
       assessmentResidencies: residencyList(env, 'AI_ASSESSMENT_RESIDENCIES', ['AF']),
       mockFaultInjection: bool(env, 'MOCK_FAULT_INJECTION', false),
       quotaFallbackRpmPercent: int(env, 'QUOTA_FALLBACK_RPM_PERCENT', 25, 1, 100),
       openaiKeyPath: str(env, 'OPENAI_KEY_PATH') ?? 'ai/providers/openai-compatible',
+      azureKeyPath: str(env, 'AZURE_OPENAI_KEY_PATH') ?? 'ai/providers/azure-openai',
+      bedrockKeyPath: str(env, 'BEDROCK_KEY_PATH') ?? 'ai/providers/bedrock',
+      onPremKeyPath: str(env, 'ONPREM_KEY_PATH'),
+      moderation: {
+        features: featureKeyList(env, 'AI_MODERATION_FEATURES', ['patient_chart.note_summary']),
+        classifier: moderationClassifier,
+        baseUrl: moderationBaseUrl,
+        model: str(env, 'AI_MODERATION_MODEL') ?? 'omni-moderation-latest',
+        keyPath: str(env, 'AI_MODERATION_KEY_PATH') ?? 'ai/moderation/openai',
+        timeoutMs: int(env, 'AI_MODERATION_TIMEOUT_MS', 5_000, 1, 120_000),
+      },
+      reviewClaimMinutes: int(env, 'AI_REVIEW_CLAIM_MINUTES', 15, 1, 24 * 60),
+      keyRetentionDays: int(env, 'PROVIDER_KEY_RETENTION_DAYS', 30, 0, 3650),
+      shadowParity: {
+        maxRatio: decimal(env, 'SHADOW_PARITY_MAX_RATIO', 1.1, 0.01, 100),
+        minSamples: int(env, 'SHADOW_PARITY_MIN_SAMPLES', 20, 1, 1_000_000),
+      },
       vaultCacheSeconds: int(env, 'VAULT_CACHE_SECONDS', 60, 0, 3600),
       configCacheMs: int(env, 'AI_CONFIG_CACHE_MS', 2_000, 0, 600_000),
     },

@@ -20,34 +20,69 @@ export interface OpenAiCompatibleOptions {
  * and a model, never a URL.
  */
 export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions): ModelProvider {
-  const base = new URL(options.baseUrl);
-  if (!options.allowedHosts.includes(base.host)) {
+  const base = requireAllowedHost(options.baseUrl, options.allowedHosts);
+  const endpoint = new URL(`${base.pathname.replace(/\/$/, '')}/chat/completions`, base).toString();
+  return createChatCompletionsProvider({
+    name: options.name ?? 'openai-compatible',
+    residencies: options.residencies,
+    timeoutMs: options.timeoutMs,
+    endpoint: () => endpoint,
+    modelInBody: true,
+    authHeaders: async (): Promise<Record<string, string>> => {
+      const key = await options.apiKey();
+      return key ? { authorization: `Bearer ${key}` } : {};
+    },
+    fetch: options.fetch,
+    now: options.now,
+  });
+}
+
+/** The base URL, parsed, when its host is on the allow-list (config.providers.allowedHosts). */
+export function requireAllowedHost(baseUrl: string, allowedHosts: readonly string[]): URL {
+  const base = new URL(baseUrl);
+  if (!allowedHosts.includes(base.host)) {
     throw new Error(`Provider host ${base.host} is not in PROVIDER_ALLOWED_HOSTS`);
   }
-  const endpoint = new URL(`${base.pathname.replace(/\/$/, '')}/chat/completions`, base).toString();
+  return base;
+}
+
+export interface ChatCompletionsOptions {
+  name: string;
+  residencies: readonly string[];
+  timeoutMs: number;
+  /** The URL of a call for `model` (Azure puts the deployment in the path). */
+  endpoint: (model: string) => string;
+  /** Whether the body names the model; Azure takes it from the path instead. */
+  modelInBody: boolean;
+  /** Auth headers of one call, the key read through the vault cache; a throw means the key is unavailable. */
+  authHeaders: () => Promise<Record<string, string>>;
+  fetch?: typeof fetch;
+  now?: () => number;
+}
+
+/** The chat completions protocol shared by OpenAI, OpenAI-compatible servers and Azure OpenAI. */
+export function createChatCompletionsProvider(options: ChatCompletionsOptions): ModelProvider {
   const doFetch = options.fetch ?? fetch;
   const now = options.now ?? Date.now;
   return {
-    name: options.name ?? 'openai-compatible',
+    name: options.name,
     residencies: options.residencies,
     timeoutMs: options.timeoutMs,
     async complete(request) {
       const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
-      let key: string | undefined;
       try {
-        key = await options.apiKey();
+        Object.assign(headers, await options.authHeaders());
       } catch {
         // The vault's error may name paths or carry a response; none of it belongs in provenance.
         throw new ProviderError('not_configured', 'provider key unavailable from the vault');
       }
-      if (key) headers.authorization = `Bearer ${key}`;
       let response: Response;
       try {
-        response = await doFetch(endpoint, {
+        response = await doFetch(options.endpoint(request.model), {
           method: 'POST',
           headers,
           body: JSON.stringify({
-            model: request.model,
+            ...(options.modelInBody ? { model: request.model } : {}),
             messages: [{ role: 'user', content: request.prompt }],
             max_tokens: request.maxOutputTokens,
           }),
