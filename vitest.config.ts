@@ -33,6 +33,20 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
+      {
+        resolve: { alias },
+        test: {
+          name: 'reliability',
+          include: ['test/reliability/**/*.test.ts'],
+          setupFiles: ['reflect-metadata'],
+          // Prints the summary table (faults, events, lost, duplicated, requests, 5xx) at the end.
+          globalSetup: ['test/reliability/global-setup.ts'],
+          testTimeout: 600_000,
+          hookTimeout: 300_000,
+          // Fault, load and soak files start their own processes and services; one at a time.
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });

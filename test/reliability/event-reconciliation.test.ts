@@ -1,0 +1,338 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstreamManager, StorageType, type JetStreamManager } from '@nats-io/jetstream';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EventBus } from '../../events/bus/event-bus.js';
+import { connectJetStreamBus } from '../../events/bus/jetstream-bus.js';
+import { subjectFor, type EventEnvelope } from '../../events/envelope.js';
+import { ensureStreams } from '../../events/streams.js';
+import { loadConfig } from '../../platform/config/config.js';
+import { newId } from '../../platform/ids.js';
+import { silentLogger } from '../../platform/logger.js';
+import { applyMigrations } from '../../prisma/migrate.js';
+import { CATALOG_DURABLES } from '../../subgraphs/catalog/consumers.js';
+import { builtPayload, consumedEnvelope } from '../integration/catalog/harness.js';
+import { spawnEntry, type EntryProcess } from '../support/entry-process.js';
+import {
+  freePort,
+  privateServicesAvailable,
+  startPrivateNats,
+  startPrivatePostgres,
+  type PrivateNats,
+  type PrivatePostgres,
+} from '../support/private-services.js';
+import { recordFigures } from '../support/reliability-figures.js';
+
+/**
+ * Event reconciliation under faults, in the manner of Jepsen's checkers: N play-package-built
+ * events with unique ids go into JetStream while the event worker (its own process, as
+ * `npm run start:worker`) is killed with SIGKILL, NATS is killed and restarted, and Postgres is
+ * stopped with `-m immediate` (a crash: no checkpoint, recovery from the WAL) and restarted — each
+ * at a random point of the processing (a random fraction of N, seeded). Afterwards every input is
+ * classified from what the system holds, not from what it reported: its CourseVersion rows in
+ * Postgres and its `catalog.course_version.published.v1` messages on the CATALOG stream (matched
+ * by causationId = the input's eventId). Exactly one of each is ok; none is lost; more is
+ * duplicated.
+ *
+ * NATS and Postgres are private instances of the machine's binaries (test/support/private-services.ts):
+ * other suites run at the same time against the machine's own services, which must not go down.
+ */
+const N = Number(process.env.RELIABILITY_EVENTS ?? 5_000);
+const COURSES = 50;
+const FAULTS = { 'worker SIGKILL': 8, 'NATS restart': 4, 'Postgres restart': 4 } as const;
+type FaultKind = keyof typeof FAULTS;
+const SEED = Number(process.env.RELIABILITY_SEED ?? Math.floor(Math.random() * 2 ** 31));
+const ACK_WAIT_SECONDS = 10;
+const CONVERGENCE_MS = 240_000;
+const PUBLISHED_SUBJECT = subjectFor('catalog.course_version.published', 1);
+const BUILT_SUBJECT = subjectFor('content.play_package.built', 1);
+
+/** mulberry32: a small seeded generator, so a failing schedule can be run again (RELIABILITY_SEED). */
+function rng(seed: number) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A deliberate outage or a pause between poll rounds; never a stand-in for waiting on an event. */
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until(condition: () => Promise<boolean>, what: string, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await condition()) return true;
+    await pause(200);
+  }
+  console.warn(`[reliability] gave up waiting for ${what} after ${timeoutMs} ms`);
+  return false;
+}
+
+const runs = privateServicesAvailable('event reconciliation under faults', ['nats-server', 'postgres']);
+
+describe.runIf(runs)('event reconciliation under faults', () => {
+  let postgres: PrivatePostgres;
+  let nats: PrivateNats;
+  let bus: EventBus;
+  let inspector: NatsConnection;
+  let jsm: JetStreamManager;
+  let observer: pg.Pool;
+  let dataDir: string;
+  const config = loadConfig({});
+
+  beforeAll(async () => {
+    [postgres, nats] = await Promise.all([startPrivatePostgres(), startPrivateNats()]);
+    await applyMigrations(postgres.url);
+    bus = await connectJetStreamBus(nats.url, { logger: silentLogger });
+    await ensureStreams(bus, config);
+    inspector = await connect({ servers: nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+    jsm = await jetstreamManager(inspector);
+    observer = new pg.Pool({ connectionString: postgres.url, max: 2, connectionTimeoutMillis: 2_000 });
+    // Idle clients die with every Postgres restart; the next query reconnects.
+    observer.on('error', () => undefined);
+    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'reliability-worker-'));
+  });
+
+  afterAll(async () => {
+    await bus?.close().catch(() => undefined);
+    await inspector?.close().catch(() => undefined);
+    await observer?.end().catch(() => undefined);
+    await nats?.destroy();
+    await postgres?.destroy();
+    if (dataDir) await fs.rm(dataDir, { recursive: true, force: true });
+  });
+
+  /** A query that survives Postgres restarts: undefined while the server is down. */
+  async function query<T extends pg.QueryResultRow>(sql: string): Promise<T[] | undefined> {
+    try {
+      return (await observer.query<T>(sql)).rows;
+    } catch {
+      return undefined;
+    }
+  }
+
+  it(`classifies ${N} built events after worker kills, NATS restarts and Postgres restarts: none lost, none duplicated`, async () => {
+    const random = rng(SEED);
+    const tenantId = newId('tenant');
+    const slugs = Array.from({ length: COURSES }, (_, i) => ({ slug: `rel-${i}`, draft: newId('courseDraft') }));
+    // Input i: course i % COURSES, label 1.0.<i / COURSES>: every input asks for a version of its own.
+    const inputs: EventEnvelope[] = Array.from({ length: N }, (_, i) => {
+      const { slug, draft } = slugs[i % COURSES];
+      return consumedEnvelope('built', builtPayload(tenantId, slug, `1.0.${Math.floor(i / COURSES)}`, { courseDraftId: draft }));
+    });
+    const inputIds = new Set(inputs.map((e) => e.eventId));
+    expect(inputIds.size).toBe(N);
+
+    // --- the worker, supervised like a service manager would (restart on any exit) ----------
+    const metricsPort = await freePort();
+    const workerEnv = {
+      DATABASE_URL: postgres.url,
+      NATS_URL: nats.url,
+      DATA_DIR: dataDir,
+      METRICS_PORT: String(metricsPort),
+      DB_POOL_SIZE: '4',
+      CONSUMER_ACK_WAIT_SECONDS: String(ACK_WAIT_SECONDS),
+      OTEL_SDK_DISABLED: 'true',
+    };
+    let worker: EntryProcess | undefined;
+    let supervising = true;
+    let killing = false;
+    let unplannedExits = 0;
+    let starts = 0;
+    const startWorker = () => {
+      const child = spawnEntry('subgraphs/catalog/worker.main.ts', workerEnv);
+      starts += 1;
+      worker = child;
+      void child.exited.then(async () => {
+        if (!supervising || killing || worker !== child) return;
+        // E.g. started while NATS or Postgres was down: it exits, the supervisor starts it again.
+        unplannedExits += 1;
+        await pause(500);
+        if (supervising && worker === child) startWorker();
+      });
+    };
+    startWorker();
+
+    // --- progress, observed in Postgres ----------------------------------------------------
+    let progress = 0;
+    let observing = true;
+    const observing$ = (async () => {
+      while (observing) {
+        const rows = await query<{ n: number }>('SELECT count(*)::int AS n FROM "CourseVersion"');
+        if (rows) progress = rows[0].n;
+        await pause(250);
+      }
+    })();
+
+    // --- the producer: publishes every input until JetStream acknowledged it ----------------
+    const started = Date.now();
+    let publishRetries = 0;
+    const publishing = (async () => {
+      const deadline = Date.now() + CONVERGENCE_MS;
+      for (let at = 0; at < inputs.length; at += 250) {
+        // Keep at most ~1,000 inputs ahead of the worker, so broker restarts also hit the producer.
+        while (at - progress > 1_000 && Date.now() < deadline) await pause(100);
+        let pending = inputs.slice(at, at + 250);
+        while (pending.length) {
+          if (Date.now() > deadline) throw new Error(`could not publish ${pending.length} inputs before the deadline`);
+          const results = await Promise.allSettled(
+            pending.map((e) =>
+              bus.publish(BUILT_SUBJECT, Buffer.from(JSON.stringify(e)), {
+                msgId: e.eventId,
+                headers: { 'Content-Type': 'application/json' },
+              }),
+            ),
+          );
+          pending = pending.filter((_, i) => results[i].status === 'rejected');
+          if (pending.length) {
+            publishRetries += pending.length;
+            await pause(200);
+          }
+        }
+      }
+    })();
+
+    // --- the nemesis: faults at random points of the processing -----------------------------
+    const plan = (Object.entries(FAULTS) as Array<[FaultKind, number]>)
+      .flatMap(([kind, count]) => Array.from({ length: count }, () => ({ kind, at: Math.floor((0.02 + random() * 0.93) * N) })))
+      .sort((a, b) => a.at - b.at);
+    const injected: Array<{ kind: FaultKind; at: number; progress: number; downMs: number }> = [];
+    for (const fault of plan) {
+      await until(async () => progress >= fault.at, `progress ${fault.at}`, CONVERGENCE_MS);
+      await pause(Math.floor(random() * 400));
+      const downMs = Math.floor(200 + random() * 1_800);
+      injected.push({ kind: fault.kind, at: fault.at, progress, downMs: fault.kind === 'worker SIGKILL' ? 0 : downMs });
+      if (fault.kind === 'worker SIGKILL') {
+        killing = true;
+        await worker?.kill('SIGKILL');
+        killing = false;
+        startWorker();
+      } else if (fault.kind === 'NATS restart') {
+        await nats.stop(random() < 0.5 ? 'SIGKILL' : 'SIGTERM');
+        await pause(downMs);
+        await nats.start();
+      } else {
+        await postgres.stop('immediate');
+        await pause(downMs);
+        await postgres.start();
+      }
+    }
+    await publishing;
+    const faultsDoneAt = Date.now();
+
+    // --- convergence: everything processed, relayed and acknowledged ------------------------
+    const consumerState = async () => {
+      try {
+        const info = await jsm.consumers.info(config.events.contentStream, CATALOG_DURABLES.playPackageBuilt);
+        return { pending: info.num_pending, ackPending: info.num_ack_pending, redelivered: info.num_redelivered };
+      } catch {
+        return undefined;
+      }
+    };
+    const converged = await until(
+      async () => {
+        const rows = await query<{ versions: number; unpublished: number }>(
+          `SELECT (SELECT count(*)::int FROM "CourseVersion") AS versions,
+                  (SELECT count(*)::int FROM "OutboxEvent" WHERE "publishedAt" IS NULL) AS unpublished`,
+        );
+        const consumer = await consumerState();
+        return !!rows && rows[0].versions >= N && rows[0].unpublished === 0 && consumer?.pending === 0 && consumer.ackPending === 0;
+      },
+      'the worker to process and relay every input',
+      CONVERGENCE_MS,
+    );
+    const convergedAt = Date.now();
+    supervising = false;
+    observing = false;
+    await observing$;
+    await worker?.kill('SIGTERM');
+
+    // --- classification, from what the system holds ----------------------------------------
+    const versions =
+      (await query<{ id: string; sourceEventId: string | null; courseId: string }>(
+        'SELECT id, "sourceEventId", "courseId" FROM "CourseVersion"',
+      )) ?? [];
+    const inbox = (await query<{ eventId: string }>(
+      `SELECT "eventId" FROM "InboxEvent" WHERE consumer = '${CATALOG_DURABLES.playPackageBuilt}'`,
+    ))!;
+    const published = await bus.readStream(config.events.catalogStream, { filterSubject: PUBLISHED_SUBJECT });
+    const registered = await bus.readStream(config.events.catalogStream, {
+      filterSubject: subjectFor('catalog.course.registered', 1),
+    });
+    const dlq = await bus.streamState(config.events.dlqStream);
+    const consumer = await consumerState();
+    const streamInfo = await jsm.streams.info(config.events.contentStream);
+    const catalogInfo = await jsm.streams.info(config.events.catalogStream);
+
+    const dbByInput = new Map<string, string[]>();
+    for (const v of versions) dbByInput.set(v.sourceEventId ?? '', [...(dbByInput.get(v.sourceEventId ?? '') ?? []), v.id]);
+    const streamByInput = new Map<string, string[]>();
+    for (const m of published) {
+      const envelope = JSON.parse(Buffer.from(m.data).toString('utf8')) as EventEnvelope<{ courseVersionId: string }>;
+      streamByInput.set(envelope.causationId, [...(streamByInput.get(envelope.causationId) ?? []), envelope.payload.courseVersionId]);
+    }
+    let ok = 0;
+    let lost = 0;
+    let duplicated = 0;
+    let mismatched = 0;
+    const examples: string[] = [];
+    for (const id of inputIds) {
+      const inDb = dbByInput.get(id) ?? [];
+      const onStream = streamByInput.get(id) ?? [];
+      if (inDb.length > 1 || onStream.length > 1) {
+        duplicated += 1;
+        if (examples.length < 5) examples.push(`${id}: duplicated db=${inDb.length} stream=${onStream.length}`);
+      } else if (inDb.length === 0 || onStream.length === 0) {
+        lost += 1;
+        if (examples.length < 5) examples.push(`${id}: lost db=${inDb.length} stream=${onStream.length}`);
+      } else if (inDb[0] !== onStream[0]) {
+        mismatched += 1;
+        if (examples.length < 5) examples.push(`${id}: version ${inDb[0]} in db, ${onStream[0]} on the stream`);
+      } else ok += 1;
+    }
+    const strangers = [...dbByInput.keys(), ...streamByInput.keys()].filter((id) => !inputIds.has(id));
+    const registeredCourses = registered.map((m) => (JSON.parse(Buffer.from(m.data).toString('utf8')) as EventEnvelope<{ courseId: string }>).payload.courseId);
+
+    const counts = Object.fromEntries(Object.keys(FAULTS).map((k) => [k, injected.filter((f) => f.kind === k).length]));
+    const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+    recordFigures({
+      suite: 'event reconciliation (faults)',
+      faultsInjected: injected.length,
+      eventsChecked: N,
+      lost,
+      duplicated,
+      requestsTried: 0,
+      serverErrors: 0,
+      notes: [
+        `seed ${SEED}; faults ${Object.entries(counts).map(([k, v]) => `${v}× ${k}`).join(', ')}; worker starts ${starts}, unplanned exits ${unplannedExits}`,
+        `ok ${ok}, lost ${lost}, duplicated ${duplicated}, mismatched ${mismatched}; dead letters ${dlq.messages}; publish retries ${publishRetries}`,
+        `faults over ${seconds(faultsDoneAt - started)}, converged ${converged ? `${seconds(convergedAt - faultsDoneAt)} after the last fault` : 'NOT within the deadline'}`,
+        `streams: ${streamInfo.config.name} ${streamInfo.config.storage} storage × ${streamInfo.config.num_replicas} replica(s), ${catalogInfo.config.name} ${catalogInfo.config.storage} × ${catalogInfo.config.num_replicas}; nats-server ${inspector.info?.version}`,
+      ],
+    });
+    if (examples.length) console.warn(`[reliability] examples:\n${examples.join('\n')}\nlast worker output:\n${worker?.output()}`);
+
+    // Durable configuration: file storage on both the consumed and the published stream.
+    expect(streamInfo.config.storage).toBe(StorageType.File);
+    expect(catalogInfo.config.storage).toBe(StorageType.File);
+    expect(injected.length).toBe(plan.length);
+    expect(converged, `did not converge; worker output:\n${worker?.output()}`).toBe(true);
+    expect({ lost, duplicated, mismatched, strangers: strangers.length }).toEqual({ lost: 0, duplicated: 0, mismatched: 0, strangers: 0 });
+    expect(ok).toBe(N);
+    expect(versions).toHaveLength(N);
+    expect(published).toHaveLength(N);
+    // The inbox holds each input once; each course was registered once.
+    expect(new Set(inbox.map((r) => r.eventId)).size).toBe(N);
+    expect(inbox).toHaveLength(N);
+    expect(new Set(registeredCourses).size).toBe(COURSES);
+    expect(registeredCourses).toHaveLength(COURSES);
+    expect(dlq.messages).toBe(0);
+  });
+});

@@ -1,0 +1,328 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+
+/**
+ * Private instances of the machine's own service binaries (nats-server, Postgres, redis-server),
+ * each on a free loopback port with its data in a temporary directory, for suites that kill and
+ * restart them. Other suites run in parallel against the machine's shared instances, so those are
+ * never touched: a fault suite stops only what it started here.
+ */
+
+export type ServiceBinary = 'nats-server' | 'postgres' | 'redis-server';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function onPath(name: string): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    const candidate = path.join(dir, name);
+    if (dir && fs.existsSync(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+/** The newest /usr/lib/postgresql/<major>/bin holding initdb and pg_ctl, else PATH's. */
+function postgresBinDir(): string | undefined {
+  const root = '/usr/lib/postgresql';
+  const majors = fs.existsSync(root)
+    ? fs
+        .readdirSync(root)
+        .filter((d) => /^\d+$/.test(d))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
+  for (const major of majors) {
+    const dir = path.join(root, major, 'bin');
+    if (fs.existsSync(path.join(dir, 'initdb')) && fs.existsSync(path.join(dir, 'pg_ctl'))) return dir;
+  }
+  const initdb = onPath('initdb');
+  return initdb && onPath('pg_ctl') ? path.dirname(initdb) : undefined;
+}
+
+function binaryPath(name: ServiceBinary): string | undefined {
+  if (name === 'postgres') return postgresBinDir();
+  if (name === 'nats-server') return fs.existsSync('/usr/sbin/nats-server') ? '/usr/sbin/nats-server' : onPath('nats-server');
+  return onPath('redis-server');
+}
+
+/**
+ * Gate for a suite that needs private services. Returns true when every binary is present.
+ * Otherwise: in CI (CI=true) it throws, failing the file with the names of what is missing;
+ * locally it prints one skip line and returns false.
+ */
+export function privateServicesAvailable(suite: string, needed: ServiceBinary[]): boolean {
+  const missing = needed.filter((name) => !binaryPath(name));
+  if (missing.length === 0) return true;
+  const message = `${suite} needs the machine's ${missing.join(', ')} binar${missing.length > 1 ? 'ies' : 'y'} (Debian packages nats-server, postgresql, redis-server)`;
+  if (process.env.CI === 'true' || process.env.CI === '1') throw new Error(`[reliability] ${message}; CI must provide them.`);
+  console.warn(`[skip] ${message}; install them to run it.`);
+  return false;
+}
+
+async function waitUntil(check: () => Promise<boolean>, what: string, timeoutMs: number, output?: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${output ? `\n${output()}` : ''}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+export function portAccepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** A long-running child whose exit is observable; kill() resolves once it has exited. */
+class Child {
+  private log = '';
+  readonly exited: Promise<number | null>;
+  private done = false;
+
+  constructor(readonly process: ChildProcess) {
+    const record = (chunk: Buffer) => {
+      this.log = (this.log + chunk.toString('utf8')).slice(-32 * 1024);
+    };
+    process.stdout?.on('data', record);
+    process.stderr?.on('data', record);
+    this.exited = new Promise((resolve) =>
+      process.once('exit', (code, signal) => {
+        this.done = true;
+        resolve(code ?? (signal ? -1 : null));
+      }),
+    );
+  }
+
+  get running(): boolean {
+    return !this.done;
+  }
+
+  output(): string {
+    return this.log;
+  }
+
+  async kill(signal: NodeJS.Signals): Promise<void> {
+    if (this.done) return;
+    this.process.kill(signal);
+    const bound = setTimeout(() => this.process.kill('SIGKILL'), 15_000);
+    await this.exited;
+    clearTimeout(bound);
+  }
+}
+
+export interface PrivateNats {
+  url: string;
+  port: number;
+  storeDir: string;
+  running(): boolean;
+  /** SIGKILL (a crash) or SIGTERM (a clean stop); the store directory stays. */
+  stop(signal?: 'SIGKILL' | 'SIGTERM'): Promise<void>;
+  /** Starts again on the same port and store, and waits until JetStream is ready. */
+  start(): Promise<void>;
+  /** Stops and removes the store. */
+  destroy(): Promise<void>;
+  output(): string;
+}
+
+/**
+ * `nats-server -js` with file storage in a temporary directory: a restart keeps every stream,
+ * its messages, consumers and their positions, as on a production node with a persistent volume.
+ */
+export async function startPrivateNats(): Promise<PrivateNats> {
+  const binary = binaryPath('nats-server');
+  if (!binary) throw new Error('nats-server not found');
+  const [port, monitorPort] = [await freePort(), await freePort()];
+  const storeDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'reliability-nats-'));
+  let child: Child | undefined;
+  const start = async () => {
+    if (child?.running) return;
+    child = new Child(
+      spawn(binary, ['-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort), '-js', '-sd', storeDir], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
+    const current = child;
+    // /healthz answers 200 only once JetStream has recovered its streams from the store.
+    await waitUntil(
+      async () => {
+        if (!current.running) throw new Error(`nats-server exited:\n${current.output()}`);
+        return fetch(`http://127.0.0.1:${monitorPort}/healthz`).then(
+          (r) => r.ok,
+          () => false,
+        );
+      },
+      'nats-server to be ready',
+      30_000,
+      () => current.output(),
+    );
+  };
+  await start();
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    port,
+    storeDir,
+    running: () => child?.running ?? false,
+    stop: async (signal = 'SIGKILL') => child?.kill(signal),
+    start,
+    destroy: async () => {
+      await child?.kill('SIGKILL');
+      await fsp.rm(storeDir, { recursive: true, force: true });
+    },
+    output: () => child?.output() ?? '',
+  };
+}
+
+export interface PrivatePostgres {
+  /** URL of the database created for the suite. */
+  url: string;
+  port: number;
+  running(): Promise<boolean>;
+  /** `pg_ctl stop -m immediate`: every backend dies at once, no checkpoint (crash recovery on start). */
+  stop(mode?: 'immediate' | 'fast'): Promise<void>;
+  start(): Promise<void>;
+  destroy(): Promise<void>;
+  log(): string;
+}
+
+function asPostgresUser(command: string, args: string[]): { command: string; args: string[] } {
+  // initdb and the postmaster refuse to run as root.
+  return process.getuid?.() === 0 ? { command: 'runuser', args: ['-u', 'postgres', '--', command, ...args] } : { command, args };
+}
+
+function run(command: string, args: string[], what: string): void {
+  const invocation = asPostgresUser(command, args);
+  const result = spawnSync(invocation.command, invocation.args, { encoding: 'utf8', timeout: 120_000 });
+  if (result.status !== 0) throw new Error(`${what} failed (${result.status}): ${result.stderr || result.stdout || result.error}`);
+}
+
+/**
+ * A Postgres cluster of its own (`initdb` into a temporary directory, trust authentication,
+ * socket in that directory, TCP on a free loopback port), with one database for the suite.
+ * Durability settings stay at Postgres' defaults (fsync and synchronous_commit on).
+ */
+export async function startPrivatePostgres(database = 'reliability'): Promise<PrivatePostgres> {
+  const bin = binaryPath('postgres');
+  if (!bin) throw new Error('Postgres binaries (initdb, pg_ctl) not found');
+  const root = await fsp.mkdtemp(path.join(os.tmpdir(), 'reliability-pg-'));
+  if (process.getuid?.() === 0) {
+    const user = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
+    const group = spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' });
+    if (user.status !== 0) throw new Error('running as root, but there is no postgres OS user to run Postgres as');
+    await fsp.chown(root, Number(user.stdout.trim()), Number(group.stdout.trim()));
+  }
+  const dataDir = path.join(root, 'data');
+  const logFile = path.join(root, 'postgres.log');
+  const port = await freePort();
+  run(path.join(bin, 'initdb'), ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'], 'initdb');
+  const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c max_connections=200`;
+  const serverUrl = `postgresql://postgres@127.0.0.1:${port}/postgres`;
+  const ready = () =>
+    new Promise<boolean>((resolve) => {
+      const client = new pg.Client({ connectionString: serverUrl, connectionTimeoutMillis: 1_000 });
+      client.on('error', () => undefined);
+      client.connect().then(
+        () =>
+          client.query('SELECT 1').then(
+            () => void client.end().then(() => resolve(true), () => resolve(true)),
+            () => void client.end().then(() => resolve(false), () => resolve(false)),
+          ),
+        () => resolve(false),
+      );
+    });
+  const log = () => {
+    try {
+      return fs.readFileSync(logFile, 'utf8').slice(-8 * 1024);
+    } catch {
+      return '';
+    }
+  };
+  const start = async () => {
+    run(path.join(bin, 'pg_ctl'), ['-D', dataDir, '-o', options, '-l', logFile, '-w', '-t', '60', 'start'], 'pg_ctl start');
+    await waitUntil(ready, 'Postgres to accept connections', 60_000, log);
+  };
+  const stop = async (mode: 'immediate' | 'fast' = 'immediate') => {
+    run(path.join(bin, 'pg_ctl'), ['-D', dataDir, '-m', mode, '-w', '-t', '60', 'stop'], 'pg_ctl stop');
+  };
+  await start();
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${database}"`);
+  await admin.end();
+  return {
+    url: `postgresql://postgres@127.0.0.1:${port}/${database}`,
+    port,
+    running: ready,
+    stop,
+    start,
+    destroy: async () => {
+      if (fs.existsSync(path.join(dataDir, 'postmaster.pid'))) await stop('immediate').catch(() => undefined);
+      await fsp.rm(root, { recursive: true, force: true });
+    },
+    log,
+  };
+}
+
+export interface PrivateRedis {
+  url: string;
+  port: number;
+  running(): boolean;
+  stop(signal?: 'SIGKILL' | 'SIGTERM'): Promise<void>;
+  start(): Promise<void>;
+  destroy(): Promise<void>;
+}
+
+/** `redis-server` without persistence on a free loopback port (a restart starts empty, like a cache node). */
+export async function startPrivateRedis(): Promise<PrivateRedis> {
+  const binary = binaryPath('redis-server');
+  if (!binary) throw new Error('redis-server not found');
+  const port = await freePort();
+  const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'reliability-redis-'));
+  let child: Child | undefined;
+  const start = async () => {
+    if (child?.running) return;
+    child = new Child(
+      spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
+    const current = child;
+    await waitUntil(
+      async () => {
+        if (!current.running) throw new Error(`redis-server exited:\n${current.output()}`);
+        return portAccepts(port);
+      },
+      'redis-server to accept connections',
+      30_000,
+      () => current.output(),
+    );
+  };
+  await start();
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    running: () => child?.running ?? false,
+    stop: async (signal = 'SIGKILL') => child?.kill(signal),
+    start,
+    destroy: async () => {
+      await child?.kill('SIGKILL');
+      await fsp.rm(dir, { recursive: true, force: true });
+    },
+  };
+}
