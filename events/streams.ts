@@ -32,6 +32,8 @@ export function streamSpecs(events: Config['events'], options: StreamOptions = {
     { name: events.catalogStream, subjects: [`${p}catalog.>`], maxAgeMs: 30 * DAY_MS, ...common },
     { name: events.dlqStream, subjects: [`${dlqSubjectPrefix(events, options)}.>`], maxAgeMs: 90 * DAY_MS, ...common },
     { name: events.auditStream, subjects: [`${p}audit.>`], maxAgeMs: 30 * DAY_MS, ...common },
+    // AI gateway domain events (ai.review.completed.v1): what consumers act on, unlike the audit trail.
+    { name: events.aiStream, subjects: [`${p}ai.>`], maxAgeMs: 30 * DAY_MS, ...common },
     { name: events.contentStream, subjects: [`${p}content.>`], maxAgeMs: 30 * DAY_MS, ...common },
     { name: events.authoringStream, subjects: [`${p}authoring.>`], maxAgeMs: 30 * DAY_MS, ...common },
     { name: events.gdprStream, subjects: [`${p}gdpr.>`], maxAgeMs: 30 * DAY_MS, ...common },

@@ -99,6 +99,7 @@ describe('streams', () => {
       ['CATALOG', ['catalog.>'], 30, 'file'],
       ['CATALOG_DLQ', ['CATALOG.dlq.>'], 90, 'file'],
       ['AUDIT', ['audit.>'], 30, 'file'],
+      ['AI', ['ai.>'], 30, 'file'],
       ['CONTENT', ['content.>'], 30, 'file'],
       ['AUTHORING', ['authoring.>'], 30, 'file'],
       ['GDPR', ['gdpr.>'], 30, 'file'],
