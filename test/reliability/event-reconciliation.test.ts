@@ -231,7 +231,7 @@ describe.runIf(runs)('event reconciliation under faults', () => {
     const consumerState = async () => {
       try {
         const info = await jsm.consumers.info(config.events.contentStream, CATALOG_DURABLES.playPackageBuilt);
-        return { pending: info.num_pending, ackPending: info.num_ack_pending, redelivered: info.num_redelivered };
+        return { pending: info.num_pending, ackPending: info.num_ack_pending };
       } catch {
         return undefined;
       }
@@ -243,7 +243,9 @@ describe.runIf(runs)('event reconciliation under faults', () => {
                   (SELECT count(*)::int FROM "OutboxEvent" WHERE "publishedAt" IS NULL) AS unpublished`,
         );
         const consumer = await consumerState();
-        return !!rows && rows[0].versions >= N && rows[0].unpublished === 0 && consumer?.pending === 0 && consumer.ackPending === 0;
+        return (
+          !!rows && rows[0].versions >= N && rows[0].unpublished === 0 && consumer?.pending === 0 && consumer.ackPending === 0
+        );
       },
       'the worker to process and relay every input',
       CONVERGENCE_MS,
@@ -267,7 +269,6 @@ describe.runIf(runs)('event reconciliation under faults', () => {
       filterSubject: subjectFor('catalog.course.registered', 1),
     });
     const dlq = await bus.streamState(config.events.dlqStream);
-    const consumer = await consumerState();
     const streamInfo = await jsm.streams.info(config.events.contentStream);
     const catalogInfo = await jsm.streams.info(config.events.catalogStream);
 
@@ -276,7 +277,10 @@ describe.runIf(runs)('event reconciliation under faults', () => {
     const streamByInput = new Map<string, string[]>();
     for (const m of published) {
       const envelope = JSON.parse(Buffer.from(m.data).toString('utf8')) as EventEnvelope<{ courseVersionId: string }>;
-      streamByInput.set(envelope.causationId, [...(streamByInput.get(envelope.causationId) ?? []), envelope.payload.courseVersionId]);
+      streamByInput.set(envelope.causationId, [
+        ...(streamByInput.get(envelope.causationId) ?? []),
+        envelope.payload.courseVersionId,
+      ]);
     }
     let ok = 0;
     let lost = 0;
@@ -298,7 +302,9 @@ describe.runIf(runs)('event reconciliation under faults', () => {
       } else ok += 1;
     }
     const strangers = [...dbByInput.keys(), ...streamByInput.keys()].filter((id) => !inputIds.has(id));
-    const registeredCourses = registered.map((m) => (JSON.parse(Buffer.from(m.data).toString('utf8')) as EventEnvelope<{ courseId: string }>).payload.courseId);
+    const registeredCourses = registered.map(
+      (m) => (JSON.parse(Buffer.from(m.data).toString('utf8')) as EventEnvelope<{ courseId: string }>).payload.courseId,
+    );
 
     const counts = Object.fromEntries(Object.keys(FAULTS).map((k) => [k, injected.filter((f) => f.kind === k).length]));
     const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
@@ -311,20 +317,28 @@ describe.runIf(runs)('event reconciliation under faults', () => {
       requestsTried: 0,
       serverErrors: 0,
       notes: [
-        `seed ${SEED}; faults ${Object.entries(counts).map(([k, v]) => `${v}× ${k}`).join(', ')}; worker starts ${starts}, unplanned exits ${unplannedExits}`,
+        `seed ${SEED}; faults ${Object.entries(counts)
+          .map(([k, v]) => `${v}× ${k}`)
+          .join(', ')}; worker starts ${starts}, unplanned exits ${unplannedExits}`,
         `ok ${ok}, lost ${lost}, duplicated ${duplicated}, mismatched ${mismatched}; dead letters ${dlq.messages}; publish retries ${publishRetries}`,
         `faults over ${seconds(faultsDoneAt - started)}, converged ${converged ? `${seconds(convergedAt - faultsDoneAt)} after the last fault` : 'NOT within the deadline'}`,
         `streams: ${streamInfo.config.name} ${streamInfo.config.storage} storage × ${streamInfo.config.num_replicas} replica(s), ${catalogInfo.config.name} ${catalogInfo.config.storage} × ${catalogInfo.config.num_replicas}; nats-server ${inspector.info?.version}`,
       ],
     });
-    if (examples.length) console.warn(`[reliability] examples:\n${examples.join('\n')}\nlast worker output:\n${worker?.output()}`);
+    if (examples.length)
+      console.warn(`[reliability] examples:\n${examples.join('\n')}\nlast worker output:\n${worker?.output()}`);
 
     // Durable configuration: file storage on both the consumed and the published stream.
     expect(streamInfo.config.storage).toBe(StorageType.File);
     expect(catalogInfo.config.storage).toBe(StorageType.File);
     expect(injected.length).toBe(plan.length);
     expect(converged, `did not converge; worker output:\n${worker?.output()}`).toBe(true);
-    expect({ lost, duplicated, mismatched, strangers: strangers.length }).toEqual({ lost: 0, duplicated: 0, mismatched: 0, strangers: 0 });
+    expect({ lost, duplicated, mismatched, strangers: strangers.length }).toEqual({
+      lost: 0,
+      duplicated: 0,
+      mismatched: 0,
+      strangers: 0,
+    });
     expect(ok).toBe(N);
     expect(versions).toHaveLength(N);
     expect(published).toHaveLength(N);

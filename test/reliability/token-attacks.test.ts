@@ -60,7 +60,10 @@ async function attacks(): Promise<Array<[string, string]>> {
     ['alg none', `${b64({ alg: 'none', typ: 'JWT' })}.${b64(good())}.`],
     ['alg none with the valid signature kept', `${b64({ alg: 'none', typ: 'JWT' })}.${b64(good())}.${signature}`],
     ['HS256 signed with the public key (PEM)', hmacWith(keys.publicPem, { alg: 'HS256', typ: 'JWT' })],
-    ['HS256 signed with the public key (JWK JSON)', hmacWith(JSON.stringify(keys.publicJwk), { alg: 'HS256', kid: keys.publicJwk.kid })],
+    [
+      'HS256 signed with the public key (JWK JSON)',
+      hmacWith(JSON.stringify(keys.publicJwk), { alg: 'HS256', kid: keys.publicJwk.kid }),
+    ],
     ['HS256 signed with the public key (x)', hmacWith(String(keys.publicJwk.x), { alg: 'HS256', kid: keys.publicJwk.kid })],
     ['RS256 from a key of its own', rs256],
     ['expired', await sign(good({ iat: now() - 900, exp: now() - 120 }))],
@@ -74,8 +77,14 @@ async function attacks(): Promise<Array<[string, string]>> {
     ['unknown kid', await sign(good(), { kid: 'not-a-published-kid' })],
     ['wrong key (same kid)', await sign(good(), {}, intruder.privateJwk)],
     ['wrong key (its own kid)', await sign(good(), { kid: intruder.privateJwk.kid }, intruder.privateJwk)],
-    ['tampered payload (tenant)', `${head}.${b64({ ...JSON.parse(Buffer.from(valid.split('.')[1], 'base64url').toString()), tid: otherTenant })}.${signature}`],
-    ['tampered payload (exp)', `${head}.${b64({ ...JSON.parse(Buffer.from(valid.split('.')[1], 'base64url').toString()), exp: now() + 60 })}.${signature}`],
+    [
+      'tampered payload (tenant)',
+      `${head}.${b64({ ...JSON.parse(Buffer.from(valid.split('.')[1], 'base64url').toString()), tid: otherTenant })}.${signature}`,
+    ],
+    [
+      'tampered payload (exp)',
+      `${head}.${b64({ ...JSON.parse(Buffer.from(valid.split('.')[1], 'base64url').toString()), exp: now() + 60 })}.${signature}`,
+    ],
     ['tampered header (kid)', `${b64({ alg: 'EdDSA', kid: 'x', typ: 'JWT' })}.${valid.split('.')[1]}.${signature}`],
     ['truncated signature', valid.slice(0, -4)],
     ['oversized JOSE header (9 KB)', await sign(good(), { pad: 'x'.repeat(9 * 1024) })],
@@ -99,10 +108,20 @@ function doors(): Door[] {
     'x-tenant-id': tenantId,
     ...extra,
   });
-  const gql = (url: string, query: string) => (authorization: string | undefined, tenantId = tenant) =>
-    exchange(url, { method: 'POST', headers: headers(authorization, tenantId, { 'content-type': 'application/json' }), body: JSON.stringify({ query }) });
+  const gql =
+    (url: string, query: string) =>
+    (authorization: string | undefined, tenantId = tenant) =>
+      exchange(url, {
+        method: 'POST',
+        headers: headers(authorization, tenantId, { 'content-type': 'application/json' }),
+        body: JSON.stringify({ query }),
+      });
   return [
-    { name: 'REST GET /api/v1/courses', graphql: false, call: (a, t = tenant) => exchange(`${base}/api/v1/courses`, { headers: headers(a, t) }) },
+    {
+      name: 'REST GET /api/v1/courses',
+      graphql: false,
+      call: (a, t = tenant) => exchange(`${base}/api/v1/courses`, { headers: headers(a, t) }),
+    },
     {
       name: 'REST POST /v1/admin/routing-rules',
       graphql: false,
@@ -113,8 +132,16 @@ function doors(): Door[] {
           body: JSON.stringify({ featureKey: 'portal.triage', primary: { provider: 'mock', model: 'attack' }, fallbacks: [] }),
         }),
     },
-    { name: 'gateway GraphQL', graphql: true, call: gql(`${base}/graphql`, '{ courses(first: 1) { edges { node { courseId } } } }') },
-    { name: 'catalog subgraph, direct', graphql: true, call: gql(running.catalogUrl, '{ courses(first: 1) { edges { node { courseId } } } }') },
+    {
+      name: 'gateway GraphQL',
+      graphql: true,
+      call: gql(`${base}/graphql`, '{ courses(first: 1) { edges { node { courseId } } } }'),
+    },
+    {
+      name: 'catalog subgraph, direct',
+      graphql: true,
+      call: gql(running.catalogUrl, '{ courses(first: 1) { edges { node { courseId } } } }'),
+    },
     { name: 'AI subgraph, direct', graphql: true, call: gql(running.aiUrl, '{ routingRules { ruleId } }') },
   ];
 }
@@ -131,13 +158,24 @@ beforeAll(async () => {
   jwksDir = await fs.mkdtemp(path.join(os.tmpdir(), 'reliability-jwks-'));
   const jwksFile = path.join(jwksDir, 'jwks.json');
   await fs.writeFile(jwksFile, JSON.stringify({ keys: [keys.publicJwk] }));
-  running = await startReliabilitySystem({ AUTH_PUBLIC_KEY: undefined, AUTH_JWKS_URL: pathToFileURL(jwksFile).toString() }, { keys });
+  running = await startReliabilitySystem(
+    { AUTH_PUBLIC_KEY: undefined, AUTH_JWKS_URL: pathToFileURL(jwksFile).toString() },
+    { keys },
+  );
 });
 
 afterAll(async () => {
   await running?.close();
   if (jwksDir) await fs.rm(jwksDir, { recursive: true, force: true });
-  recordFigures({ suite: 'token attacks', faultsInjected: 0, eventsChecked: 0, lost: 0, duplicated: 0, requestsTried: tried.requests, serverErrors: tried.serverErrors });
+  recordFigures({
+    suite: 'token attacks',
+    faultsInjected: 0,
+    eventsChecked: 0,
+    lost: 0,
+    duplicated: 0,
+    requestsTried: tried.requests,
+    serverErrors: tried.serverErrors,
+  });
 });
 
 describe('token attacks on every door', () => {
@@ -157,10 +195,16 @@ describe('token attacks on every door', () => {
       const anonymous = await counted(door.call(undefined));
       expect(anonymous.status, door.name).toBe(401);
       if (door.graphql) {
-        expect(anonymous.json).toEqual({ errors: [{ message: 'A valid bearer token is required', extensions: { code: 'UNAUTHENTICATED', status: 401 } }] });
+        expect(anonymous.json).toEqual({
+          errors: [{ message: 'A valid bearer token is required', extensions: { code: 'UNAUTHENTICATED', status: 401 } }],
+        });
       } else {
         expect(anonymous.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-        expect(anonymous.json).toMatchObject({ status: 401, code: 'UNAUTHENTICATED', detail: 'A valid bearer token is required' });
+        expect(anonymous.json).toMatchObject({
+          status: 401,
+          code: 'UNAUTHENTICATED',
+          detail: 'A valid bearer token is required',
+        });
       }
       for (const [name, token] of cases) {
         for (const authorization of [`Bearer ${token}`, `bearer ${token}`]) {

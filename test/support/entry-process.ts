@@ -83,7 +83,13 @@ export function spawnEntry(entry: string, env: Record<string, string | undefined
 }
 
 /** Polls `url` until it answers `status`; fails early with the output when the process exits. */
-export async function waitForHttp(process: EntryProcess, url: string, what: string, timeoutMs = 90_000, status = 200): Promise<void> {
+export async function waitForHttp(
+  process: EntryProcess,
+  url: string,
+  what: string,
+  timeoutMs = 90_000,
+  status = 200,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (!process.running()) throw new Error(`${what} exited before it was ready:\n${process.output()}`);

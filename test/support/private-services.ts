@@ -209,7 +209,8 @@ function asPostgresUser(command: string, args: string[]): { command: string; arg
 function run(command: string, args: string[], what: string): void {
   const invocation = asPostgresUser(command, args);
   const result = spawnSync(invocation.command, invocation.args, { encoding: 'utf8', timeout: 120_000 });
-  if (result.status !== 0) throw new Error(`${what} failed (${result.status}): ${result.stderr || result.stdout || result.error}`);
+  if (result.status !== 0)
+    throw new Error(`${what} failed (${result.status}): ${result.stderr || result.stdout || result.error}`);
 }
 
 /**
@@ -240,8 +241,16 @@ export async function startPrivatePostgres(database = 'reliability'): Promise<Pr
       client.connect().then(
         () =>
           client.query('SELECT 1').then(
-            () => void client.end().then(() => resolve(true), () => resolve(true)),
-            () => void client.end().then(() => resolve(false), () => resolve(false)),
+            () =>
+              void client.end().then(
+                () => resolve(true),
+                () => resolve(true),
+              ),
+            () =>
+              void client.end().then(
+                () => resolve(false),
+                () => resolve(false),
+              ),
           ),
         () => resolve(false),
       );

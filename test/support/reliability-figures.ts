@@ -61,7 +61,8 @@ export function summaryTable(all: SuiteFigures[]): string {
     sum((f) => f.serverErrors),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ')} |`;
+  const line = (cells: string[]) =>
+    `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ')} |`;
   const rule = `|${widths.map((w, i) => (i === 0 ? `${'-'.repeat(w + 1)}-` : `${'-'.repeat(w + 1)}:`)).join('|')}|`;
   const notes = all.flatMap((f) => (f.notes ?? []).map((n) => `- ${f.suite}: ${n}`));
   return [line(header), rule, ...rows.map(line), ...(notes.length ? ['', ...notes] : [])].join('\n');
