@@ -1,0 +1,365 @@
+// Shared plumbing of the benchmark scripts: processes on free loopback ports, a fresh database,
+// tokens, one autocannon measurement with p50/p95/p99, RSS and load-average sampling, tables.
+// Nothing here asserts a speed: scripts print what they measured (house rule: goals live in bench/).
+import 'reflect-metadata';
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { generateEd25519, mintToken, type DevKeyPair } from '../platform/auth/dev-keys.js';
+import { createTestDatabase, type TestDatabase } from '../test/support/database.js';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+export const DURATION = Number(process.env.BENCH_DURATION_SECONDS ?? 10);
+export const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
+export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
+
+// ------------------------------------------------------------------ processes
+
+/**
+ * Variables of the caller that must not leak into a process under test: each bench decides
+ * which database, broker and key it gets, never the shell's shared ones by accident.
+ */
+const ISOLATED = [
+  'DATABASE_URL',
+  'REDIS_URL',
+  'NATS_URL',
+  'AUTH_JWKS_URL',
+  'AUTH_PUBLIC_KEY',
+  'AUTH_ISSUER',
+  'AUTH_AUDIENCE',
+  'PORT',
+  'CATALOG_PORT',
+  'AI_PORT',
+  'CATALOG_URL',
+  'AI_URL',
+  'DATA_DIR',
+  'HOST',
+  'OPENAI_BASE_URL',
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+];
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface Proc {
+  name: string;
+  pid: number;
+  child: ChildProcess;
+  /** Resident set size of the process and its descendants, MB. */
+  rssMb(): number;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+const running = new Set<Proc>();
+
+/** Every child still running is killed when the bench exits, however it exits. */
+function killAll(): void {
+  for (const proc of running) proc.child.kill('SIGKILL');
+}
+process.once('exit', killAll);
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    killAll();
+    process.exit(130);
+  });
+}
+
+export interface SpawnOptions {
+  /** Variables on top of the isolated environment; undefined removes one. */
+  env?: Record<string, string | undefined>;
+  /** Node flags before the entry, e.g. --cpu-prof. */
+  nodeArgs?: string[];
+  args?: string[];
+  /** A URL that answers 2xx once the process serves. */
+  readyUrl?: string;
+  readyTimeoutMs?: number;
+  cwd?: string;
+  /** Run the entry with tsx (our TypeScript entries); false for plain JS (peers). */
+  tsx?: boolean;
+}
+
+export async function spawnNode(name: string, entry: string, options: SpawnOptions = {}): Promise<Proc> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) if (value !== undefined && !ISOLATED.includes(key)) env[key] = value;
+  Object.assign(env, { HOST: '127.0.0.1', LOG_LEVEL: 'warn', OTEL_SDK_DISABLED: 'true' });
+  for (const [key, value] of Object.entries(options.env ?? {})) {
+    if (value === undefined) delete env[key];
+    else env[key] = value;
+  }
+  const nodeArgs = [...(options.nodeArgs ?? []), ...(options.tsx === false ? [] : ['--import', 'tsx'])];
+  const child = spawn(process.execPath, [...nodeArgs, entry, ...(options.args ?? [])], {
+    cwd: options.cwd ?? ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let log = '';
+  const record = (chunk: Buffer) => {
+    log = (log + chunk.toString('utf8')).slice(-32 * 1024);
+  };
+  child.stdout?.on('data', record);
+  child.stderr?.on('data', record);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const proc: Proc = {
+    name,
+    pid: child.pid ?? -1,
+    child,
+    rssMb: () => treeRssMb(child.pid ?? -1),
+    output: () => log,
+    async stop() {
+      running.delete(proc);
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const bound = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      child.kill('SIGTERM');
+      await exited;
+      clearTimeout(bound);
+    },
+  };
+  running.add(proc);
+  if (options.readyUrl) {
+    try {
+      await waitReady(options.readyUrl, proc, options.readyTimeoutMs);
+    } catch (error) {
+      await proc.stop();
+      throw error;
+    }
+  }
+  return proc;
+}
+
+export async function waitReady(url: string, proc: Proc, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (proc.child.exitCode !== null) throw new Error(`${proc.name} exited with code ${proc.child.exitCode}:\n${proc.output()}`);
+    const ok = await fetch(url, { signal: AbortSignal.timeout(1000) }).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`${proc.name} did not answer ${url} within ${timeoutMs} ms:\n${proc.output()}`);
+}
+
+function treeRssMb(rootPid: number): number {
+  // A peer may fork workers: count the whole tree, as the machine pays for all of it.
+  const children = new Map<number, number[]>();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  let kb = 0;
+  const stack = [rootPid];
+  while (stack.length) {
+    const pid = stack.pop()!;
+    try {
+      const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+      kb += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+    } catch {
+      continue;
+    }
+    stack.push(...(children.get(pid) ?? []));
+  }
+  return kb / 1024;
+}
+
+/** Samples a process's RSS while a measurement runs; `stop()` gives the peak and the last value. */
+export function sampleRss(proc: Proc, everyMs = 500): { stop(): { peakMb: number; lastMb: number } } {
+  let peak = proc.rssMb();
+  let last = peak;
+  const timer = setInterval(() => {
+    last = proc.rssMb();
+    peak = Math.max(peak, last);
+  }, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      last = proc.rssMb();
+      return { peakMb: Math.max(peak, last), lastMb: last };
+    },
+  };
+}
+
+// ------------------------------------------------------------------ database, keys
+
+/** A fresh, migrated database on the server of DATABASE_URL, dropped by `close()`. */
+export async function freshDatabase(poolSize = 4): Promise<TestDatabase> {
+  if (!process.env.DATABASE_URL) {
+    throw new Error(
+      'The benchmarks run against real Postgres: set DATABASE_URL (e.g. postgresql://postgres@127.0.0.1:5432/test); a fresh database is created on that server and dropped after',
+    );
+  }
+  return createTestDatabase('postgres', { poolSize });
+}
+
+export interface Keys {
+  pair: DevKeyPair;
+  /** AUTH_PUBLIC_KEY for the processes under test. */
+  publicKey: string;
+  token(tenantId: string, scope: string): Promise<string>;
+}
+
+export async function benchKeys(): Promise<Keys> {
+  const pair = await generateEd25519();
+  return {
+    pair,
+    publicKey: JSON.stringify(pair.publicJwk),
+    // The longest life the verifier accepts; a measurement mints its own token right before it runs.
+    token: (tenantId, scope) => mintToken(pair.privateJwk, { sub: 'svc-bench', tid: tenantId, scope, ttlSeconds: 900 }),
+  };
+}
+
+// ------------------------------------------------------------------ measuring
+
+export interface LoadOptions {
+  url: string;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+  connections: number;
+  duration?: number;
+  /** Seconds of discarded load first (JIT, pools, caches). */
+  warmup?: number;
+  /** Varying requests (e.g. a random id each time): autocannon's request list. */
+  requests?: autocannon.Request[];
+}
+
+export interface LoadResult {
+  label: string;
+  connections: number;
+  requests: number;
+  rps: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  max: number;
+  /** Non-2xx answers, socket errors and timeouts. */
+  errors: number;
+  load: string;
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+/**
+ * One bounded autocannon run (it stops by itself after `duration` seconds). Latencies are taken
+ * per response, because autocannon's summary has p97.5 but no p95.
+ */
+export async function measure(label: string, options: LoadOptions): Promise<LoadResult> {
+  const run = async (duration: number, record: boolean) => {
+    const latencies: number[] = [];
+    const result = await autocannon({
+      url: options.url,
+      method: options.method ?? 'GET',
+      headers: options.headers,
+      body: options.body,
+      requests: options.requests,
+      connections: options.connections,
+      pipelining: 1,
+      duration,
+      timeout: 30,
+      setupClient: record
+        ? (client) => {
+            client.on('response', (_status: number, _bytes: number, responseTime: number) => latencies.push(responseTime));
+          }
+        : undefined,
+    });
+    return { result, latencies };
+  };
+  const warmup = options.warmup ?? WARMUP;
+  if (warmup > 0) await run(warmup, false);
+  const loadBefore = os.loadavg()[0];
+  const { result, latencies } = await run(options.duration ?? DURATION, true);
+  latencies.sort((a, b) => a - b);
+  return {
+    label,
+    connections: options.connections,
+    requests: result.requests.total,
+    rps: result.requests.total / (result.duration || 1),
+    p50: percentile(latencies, 50),
+    p95: percentile(latencies, 95),
+    p99: percentile(latencies, 99),
+    max: latencies.at(-1) ?? Number.NaN,
+    errors: result.non2xx + result.errors + result.timeouts,
+    load: `${loadBefore.toFixed(1)}→${os.loadavg()[0].toFixed(1)}`,
+  };
+}
+
+/** One request, checked: a benchmark of error answers would measure nothing. */
+export async function probe(
+  url: string,
+  init: RequestInit,
+  check: (status: number, body: unknown) => string | undefined,
+): Promise<unknown> {
+  const response = await fetch(url, { ...init, signal: AbortSignal.timeout(30_000) });
+  const text = await response.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // not JSON; the check sees the text
+  }
+  const problem = check(response.status, body);
+  if (problem) throw new Error(`${url}: ${problem}\n${text.slice(0, 2000)}`);
+  return body;
+}
+
+// ------------------------------------------------------------------ reporting
+
+export function f(n: number, digits = 1): string {
+  return Number.isFinite(n) ? n.toFixed(digits) : '-';
+}
+
+export function table(headers: string[], rows: Array<Array<string | number>>): string {
+  const align = headers.map((h) => (h.startsWith('>') ? '---:' : '---'));
+  const names = headers.map((h) => h.replace(/^>/, ''));
+  return [`| ${names.join(' | ')} |`, `| ${align.join(' | ')} |`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+}
+
+export function loadResultRow(r: LoadResult, extra: Array<string | number> = []): Array<string | number> {
+  return [r.label, r.connections, r.requests, f(r.rps, 0), `${f(r.p50)} / ${f(r.p95)} / ${f(r.p99)}`, r.errors, ...extra, r.load];
+}
+
+export const LOAD_HEADERS = ['target', '>conns', '>requests', '>req/s', 'p50 / p95 / p99 ms', '>errors'];
+
+let cpuModel: string | undefined;
+/** What the numbers were measured on: printed above every table. */
+export function machine(): string {
+  cpuModel ??= os.cpus()[0]?.model?.trim() ?? 'unknown CPU';
+  let pg = '';
+  try {
+    pg = execFileSync('psql', ['--version'], { encoding: 'utf8' })
+      .trim()
+      .replace(/^psql \(PostgreSQL\) /, 'Postgres ');
+  } catch {
+    pg = '';
+  }
+  const [l1, l5, l15] = os.loadavg().map((n) => n.toFixed(2));
+  return `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC; ${os.cpus().length} × ${cpuModel}; ${Math.round(os.totalmem() / 2 ** 30)} GiB; node ${process.version}${pg ? `; ${pg}` : ''}; load average ${l1} / ${l5} / ${l15}`;
+}
+
+export function heading(title: string): void {
+  console.log(`\n## ${title}\n\n${machine()}\n`);
+}

@@ -1,0 +1,90 @@
+// The system under test as production runs it: each part its own process (catalog subgraph, AI
+// subgraph, gateway + REST-compat) on a fresh Postgres database, so a peer gateway can be pointed
+// at the very same subgraphs and every process's CPU and memory can be told apart.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { TestDatabase } from '../test/support/database.js';
+import { benchKeys, freePort, freshDatabase, spawnNode, type Keys, type Proc } from './lib.js';
+
+export interface Stack {
+  db: TestDatabase;
+  keys: Keys;
+  catalog: Proc & { url: string };
+  ai?: Proc & { url: string };
+  gateway: Proc & { url: string };
+  stop(): Promise<void>;
+}
+
+export interface StackOptions {
+  /** Also start the AI subgraph (the gateway then serves fields of both). */
+  ai?: boolean;
+  /** Extra variables for every process, e.g. QUERY_MAX_COST. */
+  env?: Record<string, string>;
+  /** Node flags per part, e.g. { gateway: ['--cpu-prof', '--cpu-prof-dir=...'] }. */
+  nodeArgs?: Partial<Record<'catalog' | 'ai' | 'gateway', string[]>>;
+  /** Seeds the database before any process starts. */
+  seed?: (db: TestDatabase) => Promise<void>;
+  dbPoolSize?: number;
+}
+
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const db = await freshDatabase();
+  const keys = await benchKeys();
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-stack-'));
+  const procs: Proc[] = [];
+  const stop = async () => {
+    for (const proc of procs.reverse()) await proc.stop();
+    await db.close();
+    await fs.rm(dataDir, { recursive: true, force: true });
+  };
+  try {
+    await options.seed?.(db);
+    const common = {
+      DATABASE_URL: db.url,
+      // Three processes share one Postgres with other users of this machine (max_connections 100).
+      DB_POOL_SIZE: String(options.dbPoolSize ?? 10),
+      AUTH_PUBLIC_KEY: keys.publicKey,
+      DATA_DIR: dataDir,
+      GRAPHIQL_ENABLED: 'false',
+      ...options.env,
+    };
+    const catalogPort = await freePort();
+    const catalog = Object.assign(
+      await spawnNode('catalog', 'subgraphs/catalog/main.ts', {
+        env: { ...common, CATALOG_PORT: String(catalogPort) },
+        nodeArgs: options.nodeArgs?.catalog,
+        readyUrl: `http://127.0.0.1:${catalogPort}/healthz`,
+      }),
+      { url: `http://127.0.0.1:${catalogPort}/graphql` },
+    );
+    procs.push(catalog);
+    let ai: (Proc & { url: string }) | undefined;
+    const aiPort = await freePort();
+    if (options.ai) {
+      ai = Object.assign(
+        await spawnNode('ai', 'subgraphs/ai/main.ts', {
+          env: { ...common, AI_PORT: String(aiPort) },
+          nodeArgs: options.nodeArgs?.ai,
+          readyUrl: `http://127.0.0.1:${aiPort}/healthz`,
+        }),
+        { url: `http://127.0.0.1:${aiPort}/graphql` },
+      );
+      procs.push(ai);
+    }
+    const port = await freePort();
+    const gateway = Object.assign(
+      await spawnNode('gateway', 'gateway/main.ts', {
+        env: { ...common, PORT: String(port), CATALOG_URL: catalog.url, AI_URL: ai?.url ?? `http://127.0.0.1:${aiPort}/graphql` },
+        nodeArgs: options.nodeArgs?.gateway,
+        readyUrl: `http://127.0.0.1:${port}/healthz`,
+      }),
+      { url: `http://127.0.0.1:${port}` },
+    );
+    procs.push(gateway);
+    return { db, keys, catalog, ai, gateway, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
