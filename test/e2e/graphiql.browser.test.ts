@@ -59,6 +59,7 @@ async function editorText(selector: string): Promise<string> {
 
 describe.runIf(available || process.env.CI)('GraphiQL at /graphiql (offline)', () => {
   beforeAll(async () => {
+    if (!available) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run installs it)`);
     ({ system, db, close } = await startSystemWithDatabase());
     await db.prisma.course.create({
       data: {
