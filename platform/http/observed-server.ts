@@ -6,7 +6,8 @@ import type { Metrics } from '../metrics.js';
 import { newId } from '../ids.js';
 import { withRequestScope } from '../request-scope.js';
 import { otelContext, startServerSpan } from '../telemetry.js';
-import { header, sendJson } from './http.js';
+import { AppError } from '../errors.js';
+import { header, sendJson, sendProblem } from './http.js';
 
 export interface ObservedServerOptions {
   /** `service` label and span attribute: gateway, catalog, ai. */
@@ -68,13 +69,13 @@ export function observeServer(server: http.Server, options: ObservedServerOption
     const startedAt = process.hrtime.bigint();
     const path = pathOf(req);
     if (draining) {
-      res.setHeader('connection', 'close');
-      sendJson(
-        res,
-        503,
-        { errors: [{ message: 'The server is shutting down', extensions: { code: 'SERVICE_UNAVAILABLE', status: 503 } }] },
-        { 'retry-after': '1' },
-      );
+      // GraphQL clients get a GraphQL-shaped error, everyone else problem+json, as on any other error.
+      const refusal = new AppError('SERVICE_UNAVAILABLE', 'The server is shutting down; retry on another replica', {
+        headers: { 'retry-after': '1', connection: 'close' },
+      });
+      const graphqlBody = { errors: [{ message: refusal.message, extensions: { code: refusal.code, status: 503 } }] };
+      if (path === '/graphql') sendJson(res, 503, graphqlBody, refusal.headers);
+      else sendProblem(res, refusal);
       return;
     }
     const requestId = header(req, 'x-request-id') ?? newId('request');
