@@ -92,6 +92,10 @@ export function forwardedHeaders(req: http.IncomingMessage, requestId: string, t
 export async function startGateway(options: GatewayOptions): Promise<RunningServer & { handle: GatewayHandle }> {
   const { logger } = options;
   const supergraphSdl = options.supergraphSdl ?? (await fs.readFile(SUPERGRAPH_PATH, 'utf8'));
+  // Apollo Gateway sends anonymous usage data to Apollo unless this Apollo variable says otherwise,
+  // and it only reads the environment. A hospital network must not be called out of unasked, so it
+  // is off unless an operator sets APOLLO_TELEMETRY_DISABLED=false explicitly.
+  process.env.APOLLO_TELEMETRY_DISABLED ??= 'true';
   const gateway = new ApolloGateway({
     supergraphSdl,
     buildService: ({ name }) => {
