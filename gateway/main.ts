@@ -20,13 +20,19 @@ const redis = config.redisUrl ? createRedis(config.redisUrl, platform.logger) : 
 
 async function readiness(): Promise<ReadinessReport> {
   const checks: ReadinessReport['checks'] = {};
+  // The gateway's own database holds Idempotency-Key records when there is no Redis.
+  const database = await platform.database.prisma.$queryRawUnsafe('SELECT 1').then(
+    () => true,
+    () => false,
+  );
+  checks.database = { status: database ? 'up' : 'down', required: !redis };
   for (const [name, url] of Object.entries(subgraphUrls)) {
     const health = new URL('/healthz', url);
     const ok = await fetch(health, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok, () => false);
     // A subgraph being down degrades the graph (its fields error) but does not stop the gateway.
     checks[`subgraph:${name}`] = { status: ok ? 'up' : 'down', required: false };
   }
-  return { ready: true, checks };
+  return { ready: Object.values(checks).every((c) => c.status !== 'down' || !c.required), checks };
 }
 
 const gateway = await startGateway({
