@@ -7,6 +7,25 @@ export function findProvenance(db: Db, tenantId: string, id: string): Promise<Pr
   return db.aIProvenance.findFirst({ where: { id, tenantId } });
 }
 
+/**
+ * The newest `first` provenance rows of each subject in one statement (one index range per subject
+ * through LATERAL), for the DataLoader behind `Course.aiProvenance`: the gateway asks for N courses
+ * in one `_entities` call, and a query per course made that N round trips.
+ */
+export function findLatestProvenanceBySubjects(
+  db: Db,
+  tenantId: string,
+  subjectRefs: readonly string[],
+  first: number,
+): Promise<ProvenanceRow[]> {
+  return db.$queryRaw<ProvenanceRow[]>`
+    SELECT p.* FROM unnest(${[...subjectRefs]}::text[]) AS s(ref)
+    CROSS JOIN LATERAL (
+      SELECT * FROM "AIProvenance" WHERE "tenantId" = ${tenantId} AND "subjectRef" = s.ref
+      ORDER BY "createdAt" DESC LIMIT ${first}
+    ) p`;
+}
+
 export async function insertProvenance(tx: Tx, record: ProvenanceRecord): Promise<void> {
   await tx.aIProvenance.create({
     data: {

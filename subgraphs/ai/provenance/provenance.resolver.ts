@@ -1,8 +1,10 @@
+import DataLoader from 'dataloader';
 import { Arg, Ctx, Directive, Field, ID, Int, ObjectType, Query, Resolver, FieldResolver, Root } from 'type-graphql';
 import { badInput } from '../../../platform/errors.js';
 import { isId } from '../../../platform/ids.js';
 import type { AiContext } from '../context.js';
-import { findProvenance, toProvenance } from './provenance.repo.js';
+import type { AIProvenance as ProvenanceRow } from '../../../prisma/generated/client.js';
+import { findLatestProvenanceBySubjects, findProvenance, toProvenance } from './provenance.repo.js';
 import { AIProvenance } from './provenance.type.js';
 
 export function requireProvenanceId(value: string): string {
@@ -37,13 +39,32 @@ export class CourseProvenanceResolver {
     @Ctx() ctx: AiContext,
   ): Promise<AIProvenance[]> {
     if (first < 1 || first > 100) throw badInput('first must be between 1 and 100', { argument: 'first' });
-    const rows = await ctx.db.aIProvenance.findMany({
-      where: { tenantId: ctx.tenantId, subjectRef: course.courseId },
-      orderBy: { createdAt: 'desc' },
-      take: first,
-    });
-    return rows.map(toProvenance);
+    return (await provenanceBySubject(ctx, first).load(course.courseId)).map(toProvenance);
   }
+}
+
+/**
+ * Per request (the context object) and per `first` (one batch takes one limit): every course of
+ * an `_entities` call is answered by one statement instead of one query per course.
+ */
+const subjectLoaders = new WeakMap<AiContext, Map<number, DataLoader<string, ProvenanceRow[]>>>();
+
+function provenanceBySubject(ctx: AiContext, first: number): DataLoader<string, ProvenanceRow[]> {
+  let byFirst = subjectLoaders.get(ctx);
+  if (!byFirst) subjectLoaders.set(ctx, (byFirst = new Map()));
+  let loader = byFirst.get(first);
+  if (!loader) {
+    loader = new DataLoader(async (subjectRefs) => {
+      const grouped = new Map<string, ProvenanceRow[]>(subjectRefs.map((ref) => [ref, []]));
+      for (const row of await findLatestProvenanceBySubjects(ctx.db, ctx.tenantId, subjectRefs, first)) {
+        grouped.get(row.subjectRef!)?.push(row);
+      }
+      // Newest first within each subject, as a per-course query ordered them (the sort is stable).
+      return subjectRefs.map((ref) => grouped.get(ref)!.sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime()));
+    });
+    byFirst.set(first, loader);
+  }
+  return loader;
 }
 
 export async function resolveProvenanceReference(ref: { provenanceId: string }, ctx: AiContext): Promise<AIProvenance | null> {

@@ -1,0 +1,78 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../../../platform/ids.js';
+import { databaseKinds } from '../../support/database.js';
+import { startAiHarness, TENANT_A, TENANT_B, type AiHarness } from './support.js';
+
+const ENTITIES = `query($r: [_Any!]!, $first: Int) {
+  _entities(representations: $r) { ... on Course { courseId aiProvenance(first: $first) { provenanceId subjectRef } } }
+}`;
+
+type Entities = { _entities: Array<{ courseId: string; aiProvenance: Array<{ provenanceId: string; subjectRef: string }> }> };
+
+// Course.aiProvenance is batched (one statement for every course of an _entities call): each
+// course still gets its own newest rows, only its tenant's, at most `first`.
+describe.each(databaseKinds())('Course.aiProvenance on %s', (kind) => {
+  let ai: AiHarness;
+  const [courseA, courseB, courseC] = [newId('course'), newId('course'), newId('course')];
+  const rows: Record<string, string[]> = {};
+
+  beforeAll(async () => {
+    ai = await startAiHarness(kind, {});
+    const record = async (tenantId: string, subjectRef: string, minutesAgo: number) => {
+      const id = newId('provenance');
+      await ai.db.prisma.aIProvenance.create({
+        data: {
+          id,
+          tenantId,
+          actorType: 'service',
+          actorId: 'svc-test',
+          featureKey: 'course.summary',
+          status: 'completed',
+          subjectRef,
+          createdAt: new Date(Date.now() - minutesAgo * 60_000),
+        },
+      });
+      return id;
+    };
+    // Inserted out of time order, so the answer's order has to come from createdAt.
+    rows[courseA] = [await record(TENANT_A, courseA, 3), await record(TENANT_A, courseA, 1), await record(TENANT_A, courseA, 2)];
+    rows[courseB] = [await record(TENANT_A, courseB, 5)];
+    await record(TENANT_B, courseA, 0);
+  });
+  afterAll(async () => ai?.close());
+
+  it('answers every course of one _entities call with its own newest rows, newest first', async () => {
+    const representations = [courseA, courseB, courseC].map((courseId) => ({ __typename: 'Course', courseId }));
+    const result = await ai.gql<Entities>(ENTITIES, { r: representations, first: 2 });
+    expect(result.errors).toBeUndefined();
+    const [, newest, middle] = rows[courseA];
+    expect(result.data!._entities).toEqual([
+      { courseId: courseA, aiProvenance: [newest, middle].map((provenanceId) => ({ provenanceId, subjectRef: courseA })) },
+      { courseId: courseB, aiProvenance: [{ provenanceId: rows[courseB][0], subjectRef: courseB }] },
+      { courseId: courseC, aiProvenance: [] },
+    ]);
+  });
+
+  it('keeps the default of 10 and different limits in one request apart', async () => {
+    const query = `query($r: [_Any!]!) {
+      _entities(representations: $r) { ... on Course { all: aiProvenance { provenanceId } one: aiProvenance(first: 1) { provenanceId } } }
+    }`;
+    const result = await ai.gql<{ _entities: Array<{ all: unknown[]; one: unknown[] }> }>(query, {
+      r: [{ __typename: 'Course', courseId: courseA }],
+    });
+    expect(result.errors).toBeUndefined();
+    expect(result.data!._entities[0].all).toHaveLength(3);
+    expect(result.data!._entities[0].one).toEqual([{ provenanceId: rows[courseA][1] }]);
+  });
+
+  it('never shows another tenant its rows', async () => {
+    const result = await ai.gql<Entities>(
+      ENTITIES,
+      { r: [{ __typename: 'Course', courseId: courseA }], first: 10 },
+      { tenantId: TENANT_B },
+    );
+    expect(result.errors).toBeUndefined();
+    expect(result.data!._entities[0].aiProvenance).toHaveLength(1);
+    expect(rows[courseA]).not.toContain(result.data!._entities[0].aiProvenance[0].provenanceId);
+  });
+});
