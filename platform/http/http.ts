@@ -29,6 +29,25 @@ export function isJsonContentType(value: string | undefined): boolean {
   return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
 }
 
+/**
+ * JSON nested deeper than this is refused: the code that reads a body after parsing (the
+ * Idempotency-Key fingerprint, schema validation, GraphQL coercion) recurses, and a body of a few
+ * thousand levels exhausts the stack (a 500) long before it reaches the size limit.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** Whether `value` nests objects or arrays more than `max` levels deep (iteratively, so it cannot overflow). */
+export function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length) {
+    const [node, depth] = stack.pop()!;
+    if (node === null || typeof node !== 'object') continue;
+    if (depth > max) return true;
+    for (const child of Object.values(node)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
 /** Parses a JSON body; only JSON media types are accepted (415 otherwise). */
 export async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
   const raw = await readBody(req, limit);
@@ -36,11 +55,16 @@ export async function readJson(req: IncomingMessage, limit: number): Promise<unk
   if (!isJsonContentType(header(req, 'content-type'))) {
     throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Only application/json request bodies are accepted');
   }
+  let parsed: unknown;
   try {
-    return JSON.parse(raw.toString('utf8'));
+    parsed = JSON.parse(raw.toString('utf8'));
   } catch {
     throw new AppError('BAD_USER_INPUT', 'The request body is not valid JSON');
   }
+  if (nestedDeeperThan(parsed, MAX_JSON_DEPTH)) {
+    throw new AppError('BAD_USER_INPUT', `The request body nests deeper than ${MAX_JSON_DEPTH} levels`);
+  }
+  return parsed;
 }
 
 export function send(res: ServerResponse, status: number, body: string | Buffer, headers: Headers = {}): void {
