@@ -16,9 +16,22 @@ export const BASELINE_TEMPLATES: Array<{ featureKey: string; body: string }> = [
     body: 'Draft a SOAP note scaffold (Subjective, Objective, Assessment, Plan headings with bullet prompts) in {{locale}} from this visit transcript. Leave clinical judgements to the clinician.\n\nTranscript:\n{{transcript}}',
   },
   {
+    // Phase 3: the radiology pre-read feature, meant for a tenant rule routing it to the managed-cloud provider (bedrock).
+    featureKey: 'radiology.pre_read',
+    body: 'Draft a preliminary read of this imaging study for a radiologist to verify, in {{locale}}: findings, then an impression. Mark every statement as preliminary; do not state a final diagnosis.\n\nModality and region: {{study}}\n\nClinical question:\n{{question}}\n\nTechnologist notes:\n{{notes}}',
+  },
+  {
     featureKey: 'medication.reconciliation_assist',
     body: 'Compare the two medication lists and list discrepancies (missing, duplicated, dose changes) for pharmacist review, in {{locale}}.\n\nHome medications:\n{{home_medications}}\n\nHospital medications:\n{{hospital_medications}}',
   },
+];
+
+/**
+ * Phase 2: "HITLPolicy=required for patient_chart.note_summary". Global, so every tenant has it;
+ * a tenant override (setHitlPolicy) or the hitl.enabled flag (rollback) changes it per tenant.
+ */
+export const BASELINE_HITL_POLICIES: Array<{ featureKey: string; mode: 'required' | 'optional' }> = [
+  { featureKey: 'patient_chart.note_summary', mode: 'required' },
 ];
 
 export function baselineRoutingRule(hostedModel: string) {

@@ -1,6 +1,12 @@
 import type { GraphQLSchema } from 'graphql';
 import { buildFederatedSchema } from '../../platform/graphql/federation.js';
+import { AssessmentResolver } from './assessment/assessment.resolver.js';
 import { AssistResolver } from './assist/assist.resolver.js';
+import { BackfillResolver } from './backfill/backfill.resolver.js';
+import { FeatureFlagResolver } from './flags/feature-flag.resolver.js';
+import { KeyRetentionResolver } from './keys/key-retention.resolver.js';
+import { ReviewResolver } from './review/review.resolver.js';
+import { ShadowResolver } from './shadow/shadow.resolver.js';
 import type { AiContext } from './context.js';
 import {
   Course,
@@ -19,6 +25,12 @@ export const aiResolvers = [
   ProvenanceResolver,
   CourseProvenanceResolver,
   HitlPolicyResolver,
+  ReviewResolver,
+  FeatureFlagResolver,
+  AssessmentResolver,
+  KeyRetentionResolver,
+  ShadowResolver,
+  BackfillResolver,
 ] as const;
 
 export function buildAiSchema(): Promise<GraphQLSchema> {

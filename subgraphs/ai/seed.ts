@@ -1,7 +1,7 @@
 import type { Db } from '../../platform/db/database.js';
 import { newId } from '../../platform/ids.js';
 import type { Logger } from '../../platform/logger.js';
-import { BASELINE_TEMPLATES, baselineRoutingRule } from './baseline.js';
+import { BASELINE_HITL_POLICIES, BASELINE_TEMPLATES, baselineRoutingRule } from './baseline.js';
 import { templateHash, templateVariables } from './templates/template.logic.js';
 
 const SYSTEM_ACTOR = 'system:seed';
@@ -45,6 +45,15 @@ export async function seedBaseline(db: Db, options: { hostedModel: string; logge
         },
       });
       options.logger.info({ templateId: id, featureKey: template.featureKey, version: 1, hash }, 'prompt template published');
+    }
+    for (const policy of BASELINE_HITL_POLICIES) {
+      // Global policies (tenantId null) are not covered by the unique index (NULLs are distinct):
+      // the advisory lock above is what keeps this to one row.
+      const existing = await tx.hITLPolicy.findFirst({ where: { tenantId: null, featureKey: policy.featureKey } });
+      if (existing) continue;
+      const id = newId('hitlPolicy');
+      await tx.hITLPolicy.create({ data: { id, featureKey: policy.featureKey, mode: policy.mode, updatedBy: SYSTEM_ACTOR } });
+      options.logger.info({ policyId: id, featureKey: policy.featureKey, mode: policy.mode }, 'seeded the global HITL policy');
     }
   });
 }

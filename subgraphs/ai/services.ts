@@ -8,6 +8,13 @@ import { systemClock } from '../../events/clock.js';
 import { createEventProducer, type EventProducer } from '../../events/outbox.js';
 import { loadSchemaRegistry } from '../../events/schemas/registry.js';
 import { createAssistService, type AssistService, type Moderator } from './assist/assist.service.js';
+import { createAssessmentAdmin, type AssessmentAdmin } from './assessment/assessment.admin.js';
+import { createBackfillService, type BackfillService } from './backfill/backfill.service.js';
+import { createFeatureFlagAdmin, type FeatureFlagAdmin } from './flags/feature-flag.admin.js';
+import { createKeyRetentionAdmin, type KeyRetentionAdmin } from './keys/key-retention.admin.js';
+import { moderatorFromConfig } from './moderation/moderator.js';
+import { createReviewService, type ReviewService } from './review/review.service.js';
+import { createShadowService, type ShadowService } from './shadow/shadow.service.js';
 import { countQuotaRejections, observeProviders } from './ops-metrics.js';
 import { SnapshotCache } from './assist/assist.repo.js';
 import { outboxAuditSink, type AuditSink } from './audit/audit.sink.js';
@@ -36,6 +43,7 @@ export interface AiServiceDeps {
   providers?: (secrets: CachedSecrets) => ProviderRegistry;
   audit?: AuditSink;
   events?: EventProducer;
+  /** Defaults to AI_MODERATION_CLASSIFIER (the built-in rules, or an OpenAI-compatible endpoint). */
   moderator?: Moderator;
   now?: () => Date;
   random?: () => number;
@@ -48,11 +56,17 @@ export interface AiServices {
   assist: AssistService;
   routingAdmin: RoutingAdmin;
   templateAdmin: TemplateAdmin;
+  flags: FeatureFlagAdmin;
+  assessments: AssessmentAdmin;
+  review: ReviewService;
+  keys: KeyRetentionAdmin;
+  shadow: ShadowService;
+  backfill: BackfillService;
   quota: QuotaService;
   secrets: CachedSecrets;
   registry: ProviderRegistry;
   breakers: Breakers;
-  /** Purges output text held for review past its retention; returns the number of rows. */
+  /** Purges output text held for review past its retention (expiring unreviewed tasks); returns the number of rows. */
   purgeHeldText(): Promise<number>;
 }
 
@@ -84,17 +98,15 @@ export function createAiServices(deps: AiServiceDeps): AiServices {
     }),
     deps.metrics,
   );
-  const audit =
-    deps.audit ??
-    outboxAuditSink(
-      deps.events ??
-        createEventProducer({
-          registry: loadSchemaRegistry(),
-          clock: deps.now ? { now } : systemClock,
-          source: { service: 'ai-gateway', instance: config.service.instance, commit: config.service.commit },
-          dualPublishDays: config.events.dualPublishDays,
-        }),
-    );
+  const events =
+    deps.events ??
+    createEventProducer({
+      registry: loadSchemaRegistry(),
+      clock: deps.now ? { now } : systemClock,
+      source: { service: 'ai-gateway', instance: config.service.instance, commit: config.service.commit },
+      dualPublishDays: config.events.dualPublishDays,
+    });
+  const audit = deps.audit ?? outboxAuditSink(events);
   const snapshots = new SnapshotCache(config.ai.configCacheMs, nowMs);
   const onChange = () => snapshots.clear();
 
@@ -114,14 +126,45 @@ export function createAiServices(deps: AiServiceDeps): AiServices {
       audit,
       snapshots,
       settings: config.ai,
-      moderator: deps.moderator,
+      moderator: deps.moderator ?? moderatorFromConfig(config, secrets),
       clock: now,
       monotonic: () => performance.now(),
       logger,
       metrics: deps.metrics,
     }),
-    routingAdmin: createRoutingAdmin({ db, audit, knownProviders: () => registry.known, onChange, logger }),
+    routingAdmin: createRoutingAdmin({
+      db,
+      audit,
+      knownProviders: () => registry.known,
+      configuredProviders: () => new Set(registry.providers.keys()),
+      assessmentResidencies: config.ai.assessmentResidencies,
+      onPremModel: config.providers.onPremModel,
+      now,
+      onChange,
+      logger,
+    }),
     templateAdmin: createTemplateAdmin({ db, audit, maxChars: config.ai.maxPromptChars, onChange, logger }),
+    flags: createFeatureFlagAdmin({ db, audit, onChange, logger }),
+    assessments: createAssessmentAdmin({ db, audit, now }),
+    review: createReviewService({
+      db,
+      audit,
+      events,
+      now,
+      claimMinutes: config.ai.reviewClaimMinutes,
+      retentionHours: config.ai.reviewTextRetentionHours,
+      onChange,
+      logger,
+    }),
+    keys: createKeyRetentionAdmin({ db, audit, now, retentionDays: config.ai.keyRetentionDays }),
+    shadow: createShadowService({
+      db,
+      now,
+      maxRatio: config.ai.shadowParity.maxRatio,
+      minSamples: config.ai.shadowParity.minSamples,
+      logger,
+    }),
+    backfill: createBackfillService({ db, audit, now, logger }),
     quota,
     secrets,
     registry,

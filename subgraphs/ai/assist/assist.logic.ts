@@ -72,9 +72,14 @@ export interface ReleaseInput {
   /** HITLPolicy of the feature (tenant override, else global). */
   hitlMode: string | null;
   hitlEnabled: boolean;
+  /** The output's verdict; null when the classifier did not run (not required, or switched off). */
   moderation: { flagged: boolean } | null;
+  /** The feature's policy requires moderation (AI_MODERATION_FEATURES). */
+  moderationRequired: boolean;
   moderationEnabled: boolean;
 }
+
+export type SafetyControl = 'moderation' | 'review';
 
 export interface ReleaseDecision {
   status: 'completed' | 'pending_review' | 'blocked';
@@ -85,29 +90,28 @@ export interface ReleaseDecision {
   reviewState: string | null;
   /** A safety control is switched off by flag: log and alert (spec, rollback of phase 2). */
   bypassed: boolean;
+  /** Which controls the released text skipped. */
+  bypassedControls: SafetyControl[];
 }
 
 /** What happens to a provider's answer: released, held for review, or blocked. */
 export function decideRelease(input: ReleaseInput): ReleaseDecision {
-  if (input.moderation?.flagged && input.moderationEnabled) {
-    return { status: 'blocked', returnText: false, holdText: false, reviewState: null, bypassed: false };
-  }
-  const bypassedModeration = input.moderation?.flagged === true && !input.moderationEnabled;
+  const decision = (
+    status: ReleaseDecision['status'],
+    returnText: boolean,
+    holdText: boolean,
+    reviewState: string | null,
+    bypassedControls: SafetyControl[] = [],
+  ): ReleaseDecision => ({ status, returnText, holdText, reviewState, bypassed: bypassedControls.length > 0, bypassedControls });
+
+  if (input.moderation?.flagged) return decision('blocked', false, false, null);
+  // Shadow outputs are never used, so nothing is held for review, no text leaves, nothing is bypassed.
+  if (input.mode === 'shadow') return decision('completed', false, false, null);
+  const bypassed: SafetyControl[] = input.moderationRequired && !input.moderationEnabled ? ['moderation'] : [];
   const reviewRequired = input.hitlMode === 'required';
-  // Shadow outputs are never used, so nothing is held for review and no text leaves.
-  if (input.mode === 'shadow') {
-    return { status: 'completed', returnText: false, holdText: false, reviewState: null, bypassed: bypassedModeration };
-  }
-  if (reviewRequired && input.hitlEnabled) {
-    return { status: 'pending_review', returnText: false, holdText: true, reviewState: 'pending', bypassed: bypassedModeration };
-  }
-  return {
-    status: 'completed',
-    returnText: true,
-    holdText: false,
-    reviewState: reviewRequired ? 'bypassed_by_flag' : null,
-    bypassed: bypassedModeration || reviewRequired,
-  };
+  if (reviewRequired && input.hitlEnabled) return decision('pending_review', false, true, 'pending', bypassed);
+  if (reviewRequired) bypassed.push('review');
+  return decision('completed', true, false, reviewRequired ? 'bypassed_by_flag' : null, bypassed);
 }
 
 /** Service accounts call with their client id as subject; people carry a usr_ id. */

@@ -1,9 +1,10 @@
-import type { Db } from '../../../platform/db/database.js';
+import type { Db, Tx } from '../../../platform/db/database.js';
 import type { PromptTemplate as TemplateRow } from '../../../prisma/generated/client.js';
 import type { TenantQuota } from '../quota/quota.service.js';
 import { loadRuleCandidates } from '../routing/routing-rule.repo.js';
 import type { RuleCandidate } from '../routing/routing.logic.js';
 import { findActiveTemplate } from '../templates/template.repo.js';
+import { FLAG_NAMES, flagValue, resolveFlag } from '../flags/feature-flag.logic.js';
 
 export interface TenantProfile {
   quota: TenantQuota;
@@ -37,32 +38,20 @@ export async function loadTenantProfile(db: Db, tenantId: string): Promise<Tenan
   };
 }
 
-const FLAGS = ['hitl.enabled', 'moderation.enabled', 'multiProvider.enabled'] as const;
-
-/** A feature's own flag wins over the tenant-wide `*` one; no row means enabled. */
-export function resolveFlag(
-  rows: Array<{ featureKey: string; flag: string; enabled: boolean }>,
-  featureKey: string,
-  flag: string,
-): boolean {
-  return (
-    rows.find((r) => r.flag === flag && r.featureKey === featureKey)?.enabled ??
-    rows.find((r) => r.flag === flag && r.featureKey === '*')?.enabled ??
-    true
-  );
-}
-
 export async function loadAssistSnapshot(db: Db, tenantId: string, featureKey: string): Promise<AssistSnapshot> {
   const [tenant, template, rules, policies, flagRows] = await Promise.all([
     loadTenantProfile(db, tenantId),
     findActiveTemplate(db, tenantId, featureKey),
     loadRuleCandidates(db, tenantId, featureKey),
     db.hITLPolicy.findMany({ where: { featureKey, OR: [{ tenantId }, { tenantId: null }] } }),
-    db.featureFlag.findMany({ where: { tenantId, featureKey: { in: [featureKey, '*'] }, flag: { in: [...FLAGS] } } }),
+    db.featureFlag.findMany({ where: { tenantId, featureKey: { in: [featureKey, '*'] }, flag: { in: [...FLAG_NAMES] } } }),
   ]);
   const policy = policies.find((p) => p.tenantId === tenantId) ?? policies.find((p) => p.tenantId === null);
+  // quota.enabled (phase 3, "enabled by config quota.enabled=true per tenant") overrides the
+  // tenant's settings row when set, in either direction, so it is also a rollback switch.
+  const quotaFlag = flagValue(flagRows, featureKey, 'quota.enabled');
   return {
-    tenant,
+    tenant: quotaFlag === undefined ? tenant : { ...tenant, quota: { ...tenant.quota, enabled: quotaFlag } },
     template,
     rules,
     hitlMode: policy?.mode ?? null,
@@ -74,7 +63,7 @@ export async function loadAssistSnapshot(db: Db, tenantId: string, featureKey: s
   };
 }
 
-export async function hasSignedAssessment(db: Db, tenantId: string, residency: string, now: Date): Promise<boolean> {
+export async function hasSignedAssessment(db: Db | Tx, tenantId: string, residency: string, now: Date): Promise<boolean> {
   const row = await db.dataProtectionAssessment.findFirst({
     where: { tenantId, residency, signedAt: { lte: now } },
     select: { id: true },

@@ -25,17 +25,21 @@ import {
   type AttemptPlan,
 } from '../routing/routing.logic.js';
 import { promptHash, renderTemplate } from '../templates/template.logic.js';
-import { actorOf, decideRelease, parseAssistInput, totalTokens, type AssistRequestInput } from './assist.logic.js';
+import { moderationRequired, type ModerationStage, type ModerationVerdict } from '../moderation/moderation.logic.js';
+import type { Moderator } from '../moderation/moderator.js';
+import { ModerationUnavailableError } from '../moderation/openai-moderation.js';
+import { openReviewTask } from '../review/review.repo.js';
+import {
+  actorOf,
+  decideRelease,
+  parseAssistInput,
+  totalTokens,
+  type AssistRequestInput,
+  type SafetyControl,
+} from './assist.logic.js';
 import { hasSignedAssessment, loadAssistSnapshot, type AssistSnapshot, type SnapshotCache } from './assist.repo.js';
 
-/** A content classifier run on the output (phase 2); none is configured by default. */
-export interface Moderator {
-  classify(input: {
-    tenantId: string;
-    featureKey: string;
-    text: string;
-  }): Promise<{ flagged: boolean; classifier: string; categories: string[] }>;
-}
+export type { Moderator } from '../moderation/moderator.js';
 
 export interface AssistCaller {
   tenantId: string;
@@ -57,12 +61,18 @@ export interface AssistOutput {
   reviewState: string | null;
   mode: 'live' | 'shadow';
   outputHash: string | null;
+  /** Why nothing was released: moderation.blocked or provider.content_filter; null otherwise. */
+  code: string | null;
+  /** Categories the classifier flagged, when it blocked the request. */
+  moderationCategories: string[] | null;
+  /** The review task of an output held for review. */
+  reviewTaskId: string | null;
 }
 
 export type AssistSettings = Pick<
   AiConfig,
   'maxOutputTokens' | 'maxPromptChars' | 'deadlineMs' | 'reviewTextRetentionHours' | 'assessmentResidencies'
->;
+> & { moderation: Pick<AiConfig['moderation'], 'features'> };
 
 export interface AssistDeps {
   db: Db;
@@ -72,6 +82,7 @@ export interface AssistDeps {
   audit: AuditSink;
   snapshots: SnapshotCache;
   settings: AssistSettings;
+  /** Required for features under AI_MODERATION_FEATURES; without one they fail closed. */
   moderator?: Moderator;
   clock: () => Date;
   /** Monotonic milliseconds for timings. */
@@ -102,27 +113,105 @@ function withProvenance(error: AppError, provenanceId: string): AppError {
 export function createAssistService(deps: AssistDeps): AssistService {
   const { settings } = deps;
 
-  async function record(snapshot: AssistSnapshot, caller: AssistCaller, row: ProvenanceRecord): Promise<void> {
-    await deps.db.$transaction(
+  /**
+   * The provenance row, its audit event, and what the release decision adds (the review task of a
+   * held output, the alert of a bypassed safety control) commit together or not at all.
+   */
+  async function record(
+    snapshot: AssistSnapshot,
+    caller: AssistCaller,
+    row: ProvenanceRecord,
+    extra?: { holdForReview?: boolean; bypassed?: SafetyControl[] },
+  ): Promise<{ reviewTaskId: string | null }> {
+    return deps.db.$transaction(
       async (tx) => {
         await insertProvenance(tx, row);
-        await deps.audit.record(tx, {
-          action: 'assist',
-          tenantId: row.tenantId,
-          actor: { type: row.actorType, id: row.actorId },
-          target: { type: 'ai_provenance', id: row.id },
-          details: provenanceAuditDetails(row),
-          retentionClass: snapshot.tenant.retentionClass,
-          dataResidency: row.residency ?? snapshot.tenant.dataResidency,
-          traceparent: caller.traceparent,
-          requestId: caller.requestId,
-        });
+        const audit = (action: string, details: Record<string, unknown>) =>
+          deps.audit.record(tx, {
+            action,
+            tenantId: row.tenantId,
+            actor: { type: row.actorType, id: row.actorId },
+            target: { type: 'ai_provenance', id: row.id },
+            details,
+            retentionClass: snapshot.tenant.retentionClass,
+            dataResidency: row.residency ?? snapshot.tenant.dataResidency,
+            traceparent: caller.traceparent,
+            requestId: caller.requestId,
+          });
+        await audit('assist', provenanceAuditDetails(row));
+        // Rollback of phase 2: "the gateway passes content through without review; log and alert".
+        // The alert is an audit event of its own, so the audit service can page on its type.
+        for (const control of extra?.bypassed ?? []) {
+          await audit(control === 'review' ? 'hitl_passthrough' : 'moderation_passthrough', {
+            provenanceId: row.id,
+            featureKey: row.featureKey,
+            control,
+            flag: control === 'review' ? 'hitl.enabled' : 'moderation.enabled',
+            outputHash: row.outputHash,
+          });
+        }
+        let reviewTaskId: string | null = null;
+        if (extra?.holdForReview) {
+          const task = await openReviewTask(tx, {
+            tenantId: row.tenantId,
+            provenanceId: row.id,
+            featureKey: row.featureKey,
+            facilityId: row.facilityId,
+            specialty: row.specialty,
+            createdAt: row.createdAt,
+          });
+          reviewTaskId = task.taskId;
+          if (!task.queueId) {
+            caller.logger.warn(
+              { provenanceId: row.id, reviewTaskId, facilityId: row.facilityId, specialty: row.specialty },
+              'no review queue matches this facility and specialty; the task waits unrouted',
+            );
+          }
+        }
+        return { reviewTaskId };
         // Under load the pool is the queue: wait for a connection rather than fail a request
         // whose model call already happened (Prisma's default maxWait is 2 s).
       },
       { maxWait: 10_000, timeout: 10_000 },
     );
   }
+
+  /**
+   * Runs the classifier at one stage, within the request's deadline. A classifier that cannot
+   * decide fails the request (moderation.unavailable): a required control never fails open.
+   */
+  async function moderate(stage: ModerationStage, caller: AssistCaller, featureKey: string, text: string, deadlineAt: number) {
+    if (!deps.moderator) {
+      throw new AppError('moderation.unavailable', `Moderation is required for ${featureKey} but no classifier is configured`, {
+        status: 503,
+      });
+    }
+    try {
+      return await deps.moderator.classify({
+        tenantId: caller.tenantId,
+        featureKey,
+        stage,
+        text,
+        signal: AbortSignal.timeout(Math.max(1, deadlineAt - deps.engine.now())),
+      });
+    } catch (error) {
+      const reason = error instanceof ModerationUnavailableError ? error.reason : 'classifier_error';
+      caller.logger.warn({ featureKey, stage, reason }, 'moderation classifier unavailable; failing closed');
+      throw new AppError('moderation.unavailable', 'The moderation classifier could not judge the content; retry shortly', {
+        status: 503,
+        details: { stage, reason, retryAfterSeconds: 5 },
+        headers: { 'retry-after': '5' },
+      });
+    }
+  }
+
+  /** What provenance keeps of a verdict: the classifier, categories and reasons, never text. */
+  const verdictRecord = (verdict: ModerationVerdict) => ({
+    flagged: verdict.flagged,
+    classifier: verdict.classifier,
+    categories: verdict.categories,
+    reasons: verdict.reasons,
+  });
 
   return {
     async assist(caller, input) {
@@ -171,12 +260,16 @@ export function createAssistService(deps: AssistDeps): AssistService {
         createdAt,
         completedAt: createdAt,
       };
-      const finish = async (status: ProvenanceStatus, errorCode: string | null) => {
+      const finish = async (
+        status: ProvenanceStatus,
+        errorCode: string | null,
+        extra?: { holdForReview?: boolean; bypassed?: SafetyControl[] },
+      ) => {
         row.status = status;
         row.errorCode = errorCode;
         row.completedAt = deps.clock();
         row.latencyMs = Math.round(deps.monotonic() - started);
-        await record(snapshot, caller, row);
+        const written = await record(snapshot, caller, row, extra);
         caller.logger.info(
           {
             provenanceId: row.id,
@@ -190,10 +283,16 @@ export function createAssistService(deps: AssistDeps): AssistService {
           },
           'assist',
         );
+        return written;
       };
+      const needsModeration = moderationRequired(parsed.featureKey, settings.moderation.features);
+      const moderating = needsModeration && snapshot.flags.moderationEnabled;
+      const deadlineAt = deps.engine.now() + settings.deadlineMs;
+      const moderationRecord: Record<string, unknown> = {};
 
-      let call: CallResult;
+      let call: CallResult | undefined;
       let queueMs: number;
+      let blockedInput: ModerationVerdict | undefined;
       try {
         const template = snapshot.template;
         if (!template) {
@@ -250,27 +349,61 @@ export function createAssistService(deps: AssistDeps): AssistService {
         );
         requireResidencyServed(plan, parsed.residency);
 
+        // Phase 2: the prompt is judged before any provider sees it.
+        if (moderating) {
+          const verdict = await moderate('input', caller, parsed.featureKey, prompt, deadlineAt);
+          moderationRecord.input = verdictRecord(verdict);
+          row.moderation = { required: true, ...moderationRecord };
+          if (verdict.flagged) blockedInput = verdict;
+        }
+
         queueMs = Math.round(deps.monotonic() - started);
-        call = await callWithFallbacks({ ...deps.engine, providers: deps.registry.providers }, plan.targets, {
-          prompt,
-          maxOutputTokens: settings.maxOutputTokens,
-          mock: parsed.mock,
-          deadlineAt: deps.engine.now() + settings.deadlineMs - queueMs,
-        });
+        if (!blockedInput) {
+          call = await callWithFallbacks({ ...deps.engine, providers: deps.registry.providers }, plan.targets, {
+            prompt,
+            maxOutputTokens: settings.maxOutputTokens,
+            mock: parsed.mock,
+            deadlineAt: deps.engine.now() + settings.deadlineMs - queueMs,
+          });
+        }
       } catch (error) {
         await deps.quota.settle(reservation, 0);
         const code = isAppError(error) ? error.code : 'INTERNAL_SERVER_ERROR';
-        await finish(isAppError(error) ? 'rejected' : 'failed', code);
+        // A request the gateway could not serve (5xx) failed; one it refused (4xx) was rejected.
+        await finish(isAppError(error) && error.status < 500 ? 'rejected' : 'failed', code);
         throw isAppError(error) ? withProvenance(error, row.id) : error;
+      }
+
+      const templateRef = () =>
+        row.templateId ? { templateId: row.templateId, version: row.templateVersion!, hash: row.templateHash! } : null;
+      const blocked = async (code: string, categories: string[] | null): Promise<AssistOutput> => {
+        await finish('blocked', code);
+        return {
+          provenanceId: row.id,
+          status: 'blocked',
+          text: null,
+          provider: row.provider,
+          model: row.model,
+          template: templateRef(),
+          timings: { totalMs: Math.round(deps.monotonic() - started), providerMs: row.providerLatencyMs, queueMs },
+          reviewState: null,
+          mode: parsed.mode,
+          outputHash: row.outputHash,
+          code,
+          moderationCategories: categories,
+          reviewTaskId: null,
+        };
+      };
+      if (blockedInput || !call) {
+        // Nothing was sent to a provider: no tokens were used.
+        await deps.quota.settle(reservation, 0);
+        return blocked('moderation.blocked', blockedInput?.categories ?? []);
       }
 
       row.attempts.push(...call.attempts);
       row.providerLatencyMs = Math.round(call.providerMs);
       // Measured after the provenance write, so the caller sees the whole time spent here.
       const timings = () => ({ totalMs: Math.round(deps.monotonic() - started), providerMs: row.providerLatencyMs, queueMs });
-      const templateRef = row.templateId
-        ? { templateId: row.templateId, version: row.templateVersion!, hash: row.templateHash! }
-        : null;
 
       if (!call.ok) {
         await deps.quota.settle(reservation, 0);
@@ -278,20 +411,8 @@ export function createAssistService(deps: AssistDeps): AssistService {
         if (call.blocked) {
           row.provider = last?.provider ?? null;
           row.model = last?.model ?? null;
-          row.moderation = { source: 'provider', outcome: 'content_filter' };
-          await finish('blocked', 'provider.content_filter');
-          return {
-            provenanceId: row.id,
-            status: 'blocked',
-            text: null,
-            provider: row.provider,
-            model: row.model,
-            template: templateRef,
-            timings: timings(),
-            reviewState: null,
-            mode: parsed.mode,
-            outputHash: null,
-          };
+          row.moderation = { ...row.moderation, source: 'provider', outcome: 'content_filter' };
+          return blocked('provider.content_filter', null);
         }
         await finish('failed', 'provider.unavailable');
         throw new AppError(
@@ -311,46 +432,62 @@ export function createAssistService(deps: AssistDeps): AssistService {
       row.inputTokens = response.usage?.inputTokens ?? null;
       row.outputTokens = response.usage?.outputTokens ?? null;
 
-      let moderation: { flagged: boolean; classifier: string; categories: string[] } | null = null;
-      if (deps.moderator && snapshot.flags.moderationEnabled) {
-        moderation = await deps.moderator.classify({
-          tenantId: caller.tenantId,
-          featureKey: parsed.featureKey,
-          text: response.text,
-        });
-        row.moderation = moderation;
+      let moderation: ModerationVerdict | null = null;
+      if (moderating) {
+        try {
+          moderation = await moderate('output', caller, parsed.featureKey, response.text, deadlineAt);
+        } catch (error) {
+          // The provider answered but the answer cannot be judged: it is withheld, not released.
+          await finish('failed', 'moderation.unavailable');
+          throw withProvenance(error as AppError, row.id);
+        }
+        moderationRecord.output = verdictRecord(moderation);
+        row.moderation = { required: true, ...moderationRecord };
+      } else if (needsModeration) {
+        row.moderation = { required: true, bypassedByFlag: true };
       }
       const release = decideRelease({
         mode: parsed.mode,
         hitlMode: snapshot.hitlMode,
         hitlEnabled: snapshot.flags.hitlEnabled,
         moderation,
+        moderationRequired: needsModeration,
         moderationEnabled: snapshot.flags.moderationEnabled,
       });
+      if (release.status === 'blocked') return blocked('moderation.blocked', moderation?.categories ?? []);
       row.reviewState = release.reviewState;
       if (release.holdText) {
         row.heldText = response.text;
         row.heldTextExpiresAt = heldTextExpiry(createdAt, settings.reviewTextRetentionHours);
       }
+      const written = await finish(release.status, null, { holdForReview: release.holdText, bypassed: release.bypassedControls });
+      // Counted and logged after the commit: the alert describes an output that was really released.
       if (release.bypassed) {
-        deps.metrics?.hitlPassthrough.inc({ feature: parsed.featureKey });
+        if (release.bypassedControls.includes('review')) deps.metrics?.hitlPassthrough.inc({ feature: parsed.featureKey });
         caller.logger.warn(
-          { provenanceId: row.id, featureKey: parsed.featureKey, alert: 'ai.safety_control_bypassed' },
-          'review or moderation is switched off by flag; output released unreviewed',
+          {
+            provenanceId: row.id,
+            featureKey: parsed.featureKey,
+            bypassed: release.bypassedControls,
+            alert: 'ai.safety_control_bypassed',
+          },
+          'a safety control is switched off by flag; the output passed without it',
         );
       }
-      await finish(release.status, null);
       return {
         provenanceId: row.id,
         status: release.status,
         text: release.returnText ? response.text : null,
         provider: row.provider,
         model: row.model,
-        template: templateRef,
+        template: templateRef(),
         timings: timings(),
         reviewState: row.reviewState,
         mode: parsed.mode,
         outputHash: row.outputHash,
+        code: null,
+        moderationCategories: null,
+        reviewTaskId: written.reviewTaskId,
       };
     },
   };

@@ -53,7 +53,7 @@ export class AssistTimings {
 @ObjectType()
 export class AssistResult {
   @Field(() => ID, { description: 'Store it with the output: the key to its provenance record.' }) provenanceId: string;
-  @Field(() => String, { description: 'completed, pending_review, blocked or failed.' }) status: string;
+  @Field(() => String, { description: 'completed, pending_review or blocked.' }) status: string;
   @Field(() => String, { nullable: true, description: 'The output, only when released (status completed, mode live).' }) text:
     string | null;
   @Field(() => String, { nullable: true }) provider: string | null;
@@ -65,4 +65,22 @@ export class AssistResult {
   @Field(() => String) mode: string;
   @Field(() => String, { nullable: true, description: 'sha256 of the output (also for withheld text).' }) outputHash:
     string | null;
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'Why no text was released when status is blocked: moderation.blocked (the classifier) or provider.content_filter.',
+  })
+  code: string | null;
+  @Field(() => [String], {
+    nullable: true,
+    description:
+      'Categories the moderation classifier flagged (self_harm, violence, sexual, sexual_minors, phi, ...); never the text.',
+  })
+  moderationCategories: string[] | null;
+  @Field(() => ID, {
+    nullable: true,
+    description:
+      'The review task of an output held for review (status pending_review); the decision arrives as ai.review.completed.v1.',
+  })
+  reviewTaskId: string | null;
 }

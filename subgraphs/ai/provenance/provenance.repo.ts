@@ -1,4 +1,5 @@
-import type { Db, Prisma, Tx } from '../../../platform/db/database.js';
+import { Prisma, type Db, type Tx } from '../../../platform/db/database.js';
+import { diffSummary, type DiffOp } from '../review/review.logic.js';
 import type { AIProvenance as ProvenanceRow } from '../../../prisma/generated/client.js';
 import type { ProvenanceRecord } from './provenance.logic.js';
 import type { AIProvenance, ProviderAttempt } from './provenance.type.js';
@@ -37,15 +38,47 @@ export async function insertProvenance(tx: Tx, record: ProvenanceRecord): Promis
 }
 
 /**
- * Drops output text held for review once its retention has passed; the hashes stay. Returns how
- * many rows were purged.
+ * Drops output text held for review once its retention has passed; the hashes stay. An output
+ * still waiting for its reviewer can then never be released, so its review ends as expired; an
+ * edit's diff (which quotes the output) keeps only its size. Works in batches, each in one
+ * transaction. Returns how many rows were purged.
  */
-export async function purgeExpiredHeldText(db: Db, now: Date): Promise<number> {
-  const result = await db.aIProvenance.updateMany({
-    where: { heldTextExpiresAt: { lte: now }, heldText: { not: null } },
-    data: { heldText: null },
-  });
-  return result.count;
+export async function purgeExpiredHeldText(db: Db, now: Date, batch = 500): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const purged = await db.$transaction(async (tx) => {
+      const rows = await tx.aIProvenance.findMany({
+        where: { heldTextExpiresAt: { lte: now }, heldText: { not: null } },
+        select: { id: true },
+        take: batch,
+      });
+      if (rows.length === 0) return 0;
+      const ids = rows.map((r) => r.id);
+      await tx.aIProvenance.updateMany({ where: { id: { in: ids } }, data: { heldText: null } });
+      await tx.aIProvenance.updateMany({
+        where: { id: { in: ids }, reviewState: 'pending' },
+        data: { status: 'rejected', reviewState: 'expired', errorCode: 'review.expired' },
+      });
+      await tx.reviewTask.updateMany({
+        where: { provenanceId: { in: ids }, state: { in: ['open', 'claimed'] } },
+        data: { state: 'expired', claimedBy: null, claimExpiresAt: null, version: { increment: 1 } },
+      });
+      const edited = await tx.reviewTask.findMany({
+        where: { provenanceId: { in: ids }, editDiff: { not: Prisma.DbNull } },
+        select: { id: true, editDiff: true },
+      });
+      for (const task of edited) {
+        if (!Array.isArray(task.editDiff)) continue;
+        await tx.reviewTask.update({
+          where: { id: task.id },
+          data: { editDiff: diffSummary(task.editDiff as unknown as DiffOp[]) },
+        });
+      }
+      return ids.length;
+    });
+    total += purged;
+    if (purged < batch) return total;
+  }
 }
 
 export function toProvenance(row: ProvenanceRow): AIProvenance {

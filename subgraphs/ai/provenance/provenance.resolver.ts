@@ -1,6 +1,8 @@
 import DataLoader from 'dataloader';
 import { Arg, Ctx, Directive, Field, ID, Int, ObjectType, Query, Resolver, FieldResolver, Root } from 'type-graphql';
+import { requireScope } from '../../../platform/auth/verifier.js';
 import { badInput } from '../../../platform/errors.js';
+import { RELEASED_REVIEW_STATES } from '../review/review.logic.js';
 import { isId } from '../../../platform/ids.js';
 import type { AiContext } from '../context.js';
 import type { AIProvenance as ProvenanceRow } from '../../../prisma/generated/client.js';
@@ -25,6 +27,22 @@ export class ProvenanceResolver {
   async provenance(@Arg('provenanceId', () => ID) provenanceId: string, @Ctx() ctx: AiContext): Promise<AIProvenance | null> {
     const row = await findProvenance(ctx.db, ctx.tenantId, requireProvenanceId(provenanceId));
     return row ? toProvenance(row) : null;
+  }
+
+  @FieldResolver(() => String, {
+    nullable: true,
+    description:
+      'The output a reviewer released (as generated, or as edited), readable with scope ai.assist until its retention ends (AI_REVIEW_TEXT_RETENTION_HOURS after the decision); null before a decision, after a rejection and after the purge.',
+  })
+  async releasedText(@Root() provenance: AIProvenance, @Ctx() ctx: AiContext): Promise<string | null> {
+    requireScope(ctx.principal, 'ai.assist');
+    // Read here rather than carried on the record: held text never travels with a provenance
+    // object that other fields or resolvers could expose.
+    const row = await ctx.db.aIProvenance.findFirst({
+      where: { id: provenance.provenanceId, tenantId: ctx.tenantId },
+      select: { heldText: true, reviewState: true },
+    });
+    return row && row.reviewState !== null && RELEASED_REVIEW_STATES.has(row.reviewState) ? row.heldText : null;
   }
 }
 

@@ -1,10 +1,11 @@
 import type { Db, Tx } from '../../../platform/db/database.js';
+import { AppError } from '../../../platform/errors.js';
 import type { Logger } from '../../../platform/logger.js';
 import { actorOf } from '../assist/assist.logic.js';
-import { loadTenantProfile } from '../assist/assist.repo.js';
+import { hasSignedAssessment, loadTenantProfile } from '../assist/assist.repo.js';
 import type { AuditSink } from '../audit/audit.sink.js';
 import { insertRuleVersion, insertTenantRule, setActiveVersion, type RuleWithVersions } from './routing-rule.repo.js';
-import { validateFeatureKey, validateResidency, validateTargets, type Target } from './routing.logic.js';
+import { requiresAssessment, validateTargets, validateFeatureKey, validateResidency, type Target } from './routing.logic.js';
 
 export interface AdminCaller {
   tenantId: string;
@@ -24,6 +25,21 @@ export interface RoutingAdmin {
     input: { primary: Target; fallbacks: Target[]; expectedActiveVersion?: number | null },
   ): Promise<RuleWithVersions>;
   activate(caller: AdminCaller, ruleId: string, version: number): Promise<RuleWithVersions>;
+  /** Tenant notes: maps the caller's tenant to the on-prem provider for requests with residency ON_PREM. */
+  assignOnPrem(caller: AdminCaller, input: { model?: string | null }): Promise<RuleWithVersions>;
+}
+
+export const ON_PREM_RESIDENCY = 'ON_PREM';
+export const ON_PREM_PROVIDER = 'on-prem';
+
+function assessmentRequired(residency: string): AppError {
+  return new AppError(
+    'routing.assessment_required',
+    `Residency ${residency} needs a signed data-protection impact assessment of the tenant`,
+    {
+      details: { residency },
+    },
+  );
 }
 
 /** Copies the targets out of the GraphQL input (no extra fields reach the JSON column) and validates them. */
@@ -47,9 +63,19 @@ export function createRoutingAdmin(deps: {
   db: Db;
   audit: AuditSink;
   knownProviders: () => ReadonlySet<string>;
+  /** Providers this process can call (the on-prem mapping needs the on-prem adapter configured). */
+  configuredProviders: () => ReadonlySet<string>;
+  /** AI_ASSESSMENT_RESIDENCIES: a rule of these residencies is created or activated only with a signed assessment. */
+  assessmentResidencies: readonly string[];
+  onPremModel: string;
+  now: () => Date;
   onChange: () => void;
   logger: Logger;
 }): RoutingAdmin {
+  async function requireAssessment(tx: Tx, tenantId: string, residency: string): Promise<void> {
+    if (!(await hasSignedAssessment(tx, tenantId, residency, deps.now()))) throw assessmentRequired(residency);
+  }
+
   async function audited<T extends { rule: RuleWithVersions }>(
     caller: AdminCaller,
     action: string,
@@ -60,6 +86,11 @@ export function createRoutingAdmin(deps: {
     const actor = actorOf(caller.subject);
     const result = await deps.db.$transaction(async (tx) => {
       const value = await change(tx);
+      // Checked on the rule as written, so creating, updating and re-activating a rule of such a
+      // residency all need the assessment; a refusal rolls the change back.
+      if (value.rule.activeVersion !== null && requiresAssessment(value.rule.residency, deps.assessmentResidencies)) {
+        await requireAssessment(tx, caller.tenantId, value.rule.residency!);
+      }
       await deps.audit.record(tx, {
         action,
         tenantId: caller.tenantId,
@@ -128,6 +159,56 @@ export function createRoutingAdmin(deps: {
         'routing_rule_version_activated',
         (tx) => setActiveVersion(tx, { tenantId: caller.tenantId, ruleId, version }),
         (r) => ({ previousVersion: r.previousVersion }),
+      );
+    },
+    assignOnPrem(caller, input) {
+      const model = input.model ?? deps.onPremModel;
+      const target = { provider: ON_PREM_PROVIDER, model };
+      validateTargets(target, [], deps.knownProviders());
+      if (!deps.configuredProviders().has(ON_PREM_PROVIDER)) {
+        throw new AppError('routing.provider_not_configured', 'The on-prem provider is not configured here (ONPREM_BASE_URL)', {
+          status: 422,
+        });
+      }
+      return audited(
+        caller,
+        'on_prem_routing_assigned',
+        async (tx) => {
+          // "Tenants with an on-prem AI assessment are mapped manually to the routing rule with residency ON_PREM."
+          await requireAssessment(tx, caller.tenantId, ON_PREM_RESIDENCY);
+          const existing = await tx.providerRoutingRule.findFirst({
+            where: { tenantId: caller.tenantId, featureKey: null, residency: ON_PREM_RESIDENCY },
+            include: { versions: true },
+          });
+          if (!existing) {
+            const rule = await insertTenantRule(tx, {
+              tenantId: caller.tenantId,
+              featureKey: null,
+              residency: ON_PREM_RESIDENCY,
+              primary: target,
+              fallbacks: [],
+              createdBy: caller.subject,
+            });
+            return { rule, previousVersion: null as number | null, changed: true };
+          }
+          const active = existing.versions.find((v) => v.version === existing.activeVersion);
+          const current = active?.primary as unknown as Target | undefined;
+          const fallbacks = (active?.fallbacks as unknown as Target[] | undefined) ?? [];
+          if (current?.provider === ON_PREM_PROVIDER && current.model === model && fallbacks.length === 0) {
+            // Already mapped: asking again changes nothing (but is still audited as asked).
+            const rule = { ...existing, versions: [...existing.versions].sort((a, b) => a.version - b.version) };
+            return { rule, previousVersion: existing.activeVersion, changed: false };
+          }
+          const updated = await insertRuleVersion(tx, {
+            tenantId: caller.tenantId,
+            ruleId: existing.id,
+            primary: target,
+            fallbacks: [],
+            createdBy: caller.subject,
+          });
+          return { ...updated, changed: true };
+        },
+        (r) => ({ primary: target, fallbacks: [], previousVersion: r.previousVersion, changed: r.changed }),
       );
     },
   };

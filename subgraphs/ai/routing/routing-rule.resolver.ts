@@ -66,6 +66,17 @@ export class RoutingRuleResolver {
     if (!Number.isInteger(version) || version < 1) throw badInput('version must be a positive integer', { argument: 'version' });
     return toRoutingRule(await ctx.services.routingAdmin.activate(caller, requireRuleId(ruleId), version));
   }
+
+  @Mutation(() => ProviderRoutingRule, {
+    description:
+      "Maps the caller's tenant to the on-prem provider (scope ai.admin): a tenant rule with residency ON_PREM whose primary is on-prem, without fallbacks. Needs a signed ON_PREM assessment (routing.assessment_required) and ONPREM_BASE_URL (routing.provider_not_configured). Requests asking for residency ON_PREM then run on premises; asking again is a no-op.",
+  })
+  async assignOnPremRouting(
+    @Arg('model', () => String, { nullable: true, description: 'Defaults to ONPREM_MODEL.' }) model: string | null,
+    @Ctx() ctx: AiContext,
+  ): Promise<ProviderRoutingRule> {
+    return toRoutingRule(await ctx.services.routingAdmin.assignOnPrem(adminCaller(ctx), { model }));
+  }
 }
 
 export async function resolveRoutingRuleReference(ref: { ruleId: string }, ctx: AiContext): Promise<ProviderRoutingRule | null> {

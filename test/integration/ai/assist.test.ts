@@ -67,6 +67,17 @@ describe.each(databaseKinds())('assist pipeline on %s', (kind) => {
       AI_RETRY_AFTER_MAX_MS: '1000',
       AI_BREAKER_FAILURES: '1000',
     });
+    // The seeded global HITLPolicy holds every note summary for review (phase 2); these tests are
+    // about routing and providers, so tenant A opts out. Review itself: governance.test.ts.
+    await ai.db.prisma.hITLPolicy.create({
+      data: {
+        id: 'hip_01JD00000000000000000000AA',
+        tenantId: TENANT_A,
+        featureKey: 'patient_chart.note_summary',
+        mode: 'optional',
+        updatedBy: 'test',
+      },
+    });
   });
   afterAll(async () => {
     await ai?.close();

@@ -47,10 +47,23 @@ describe('assist input', () => {
 });
 
 describe('release decision', () => {
-  const base = { mode: 'live' as const, hitlMode: null, hitlEnabled: true, moderation: null, moderationEnabled: true };
+  const base = {
+    mode: 'live' as const,
+    hitlMode: null,
+    hitlEnabled: true,
+    moderation: null,
+    moderationRequired: false,
+    moderationEnabled: true,
+  };
 
   it('releases when no control applies', () => {
-    expect(decideRelease(base)).toMatchObject({ status: 'completed', returnText: true, holdText: false, bypassed: false });
+    expect(decideRelease(base)).toMatchObject({
+      status: 'completed',
+      returnText: true,
+      holdText: false,
+      bypassed: false,
+      bypassedControls: [],
+    });
   });
 
   it('holds for review when the policy requires it', () => {
@@ -59,6 +72,7 @@ describe('release decision', () => {
       returnText: false,
       holdText: true,
       reviewState: 'pending',
+      bypassed: false,
     });
   });
 
@@ -68,26 +82,56 @@ describe('release decision', () => {
       returnText: true,
       reviewState: 'bypassed_by_flag',
       bypassed: true,
+      bypassedControls: ['review'],
     });
   });
 
-  it('blocks flagged output while moderation is on', () => {
-    expect(decideRelease({ ...base, moderation: { flagged: true } })).toMatchObject({
+  it('blocks flagged output', () => {
+    expect(
+      decideRelease({ ...base, moderationRequired: true, moderation: { flagged: true }, hitlMode: 'required' }),
+    ).toMatchObject({
       status: 'blocked',
       returnText: false,
       holdText: false,
-    });
-    expect(decideRelease({ ...base, moderation: { flagged: true }, moderationEnabled: false })).toMatchObject({
-      status: 'completed',
-      bypassed: true,
+      reviewState: null,
     });
   });
 
-  it('never returns or holds shadow output', () => {
-    expect(decideRelease({ ...base, mode: 'shadow', hitlMode: 'required' })).toMatchObject({
+  it('names a required moderation switched off by flag as a bypass, with or without review', () => {
+    expect(decideRelease({ ...base, moderationRequired: true, moderationEnabled: false })).toMatchObject({
+      status: 'completed',
+      returnText: true,
+      bypassedControls: ['moderation'],
+    });
+    expect(decideRelease({ ...base, moderationRequired: true, moderationEnabled: false, hitlMode: 'required' })).toMatchObject({
+      status: 'pending_review',
+      bypassedControls: ['moderation'],
+    });
+    expect(
+      decideRelease({ ...base, moderationRequired: true, moderationEnabled: false, hitlMode: 'required', hitlEnabled: false }),
+    ).toMatchObject({
+      status: 'completed',
+      bypassedControls: ['moderation', 'review'],
+    });
+    // Not required: switching it off bypasses nothing.
+    expect(decideRelease({ ...base, moderationEnabled: false }).bypassed).toBe(false);
+  });
+
+  it('never returns or holds shadow output, and a shadow call bypasses nothing', () => {
+    expect(
+      decideRelease({
+        ...base,
+        mode: 'shadow',
+        hitlMode: 'required',
+        hitlEnabled: false,
+        moderationRequired: true,
+        moderationEnabled: false,
+      }),
+    ).toMatchObject({
       status: 'completed',
       returnText: false,
       holdText: false,
+      bypassed: false,
     });
   });
 });

@@ -21,6 +21,7 @@ const validationError = (fn: () => void) => {
 describe('schema registry', () => {
   it('holds every published and consumed event type at v1', () => {
     expect(registry.names().sort()).toEqual([
+      'ai.review.completed',
       'audit.ai.event',
       'authoring.course_draft.published',
       'catalog.course.archived',
@@ -177,6 +178,9 @@ describe('schema registry', () => {
       sourceDraftId: 'courseDraft',
       tenantId: 'tenant',
       assetId: 'mediaAsset',
+      provenanceId: 'provenance',
+      taskId: 'reviewTask',
+      queueId: 'reviewQueue',
     };
     const prefixes = Object.values(ID_PREFIXES).join('|');
     let checked = 0;

@@ -1,0 +1,41 @@
+import type { Db, Tx } from '../../../platform/db/database.js';
+import { actorOf } from '../assist/assist.logic.js';
+import { loadTenantProfile, type TenantProfile } from '../assist/assist.repo.js';
+import type { AdminCaller } from '../routing/routing-rule.admin.js';
+import type { AuditSink } from './audit.sink.js';
+
+export interface AuditedChange<T> {
+  action: string;
+  target: (value: T) => { type: string; id: string };
+  change: (tx: Tx, profile: TenantProfile) => Promise<T>;
+  /** Ids, codes, hashes and counts of the change; never patient or output text. */
+  details: (value: T) => Record<string, unknown>;
+}
+
+/**
+ * One admin change and its audit event `audit.ai.<action>` in one transaction: the event exists if
+ * and only if the change does. The tenant profile (retention class, residency of the event) is
+ * read before the transaction opens: the embedded database has one connection (pglite#1046).
+ */
+export async function auditedChange<T>(
+  deps: { db: Db; audit: AuditSink },
+  caller: AdminCaller,
+  spec: AuditedChange<T>,
+): Promise<T> {
+  const profile = await loadTenantProfile(deps.db, caller.tenantId);
+  return deps.db.$transaction(async (tx) => {
+    const value = await spec.change(tx, profile);
+    await deps.audit.record(tx, {
+      action: spec.action,
+      tenantId: caller.tenantId,
+      actor: actorOf(caller.subject),
+      target: spec.target(value),
+      details: spec.details(value),
+      retentionClass: profile.retentionClass,
+      dataResidency: profile.dataResidency,
+      traceparent: caller.traceparent,
+      requestId: caller.requestId,
+    });
+    return value;
+  });
+}
