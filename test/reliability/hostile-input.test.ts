@@ -1,0 +1,691 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import fc from 'fast-check';
+import {
+  Kind,
+  parse,
+  print,
+  type FieldDefinitionNode,
+  type InputObjectTypeDefinitionNode,
+  type ObjectTypeDefinitionNode,
+  type TypeNode,
+} from 'graphql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EventBus } from '../../events/bus/event-bus.js';
+import { connectJetStreamBus } from '../../events/bus/jetstream-bus.js';
+import { subjectFor } from '../../events/envelope.js';
+import { SUPERGRAPH_PATH } from '../../gateway/compose.js';
+import { newId, newUlid } from '../../platform/ids.js';
+import { silentLogger } from '../../platform/logger.js';
+import { ROUTES } from '../../rest-compat/routes.js';
+import { CATALOG_DURABLES } from '../../subgraphs/catalog/consumers.js';
+import { builtPayload, consumedEnvelope, draftPayload, gdprPayload, type ConsumedKind } from '../integration/catalog/harness.js';
+import { freePort, privateServicesAvailable, startPrivateNats, type PrivateNats } from '../support/private-services.js';
+import { recordFigures } from '../support/reliability-figures.js';
+import { exchange, startReliabilitySystem, type HttpAnswer, type ReliabilitySystem } from '../support/reliability-system.js';
+
+/**
+ * Hostile input, property-based (fast-check): GraphQL variables for every operation of the
+ * supergraph, REST bodies and path parameters for every route, and event payloads for every
+ * consumer — huge strings, deep nesting, wrong types, invalid ids, invalid sha256 and version
+ * labels, unknown enum values, prototype keys, control characters. The properties:
+ *
+ * - no 5xx, and no GraphQL INTERNAL_SERVER_ERROR inside a 200;
+ * - a refused request writes nothing (row counts of every business table unchanged; the only
+ *   documented exception is an admitted assist that failed, which leaves its provenance record);
+ * - every hostile event has exactly one verdict (processed or dead-lettered); an invalid one is
+ *   dead-lettered and leaves no row behind;
+ * - routing rules cannot make the gateway call a host that is not on the allow-list.
+ *
+ * test/e2e/rest.test.ts already fuzzes REST requests for shape errors (missing or mistyped fields,
+ * credentials, headers); this file goes after extreme values and the other two doors.
+ */
+const GRAPHQL_RUNS = Number(process.env.HOSTILE_GRAPHQL_RUNS ?? 300);
+const REST_RUNS = Number(process.env.HOSTILE_REST_RUNS ?? 150);
+const EVENT_RUNS = Number(process.env.HOSTILE_EVENT_RUNS ?? 120);
+const SCOPES = 'catalog.read catalog.admin ai.assist ai.admin';
+const tenant = newId('tenant');
+const tally = { requests: 0, serverErrors: 0, events: 0, lost: 0, duplicated: 0 };
+/** How far GraphQL attempts got: refused before execution (400), refused by a resolver, or executed. */
+const graphqlOutcomes = { coercion: 0, resolver: 0, executed: 0 };
+
+const runs = privateServicesAvailable('hostile input', ['nats-server']);
+
+// ------------------------------------------------------------------------------ hostile values
+
+/** Deeply nested JSON; fast-check prints it by its shape (printing it whole overflows the stack). */
+function nested(depth: number, leaf: unknown, asArray: boolean): unknown {
+  let value = leaf;
+  for (let i = 0; i < depth; i++) value = asArray ? [value] : { a: value };
+  return Object.defineProperty(value as object, fc.toStringMethod, {
+    value: () => `${asArray ? 'array' : 'object'} nested ${depth} deep`,
+    enumerable: false,
+  });
+}
+
+const HUGE = 'x'.repeat(300_000);
+const invalidIds = fc.constantFrom(
+  'crs_',
+  'crs_01arz3ndektsv4rrffq69g5fav',
+  'crs_01ARZ3NDEKTSV4RRFFQ69G5FAI',
+  'crs_01ARZ3NDEKTSV4RRFFQ69G5FAVX',
+  'crv_01ARZ3NDEKTSV4RRFFQ69G5FA',
+  'ten_ZZZZZZZZZZZZZZZZZZZZZZZZZZ',
+  '../../etc/passwd',
+  "' OR 1=1 --",
+  'crs_01ARZ3NDEKTSV4RRFFQ69G5FA\u0000',
+  '%00',
+  '',
+);
+const wellFormedIds = fc
+  .constantFrom('course', 'courseVersion', 'taxonomy', 'provenance', 'routingRule', 'promptTemplate', 'tenant', 'user')
+  .map((kind) => newId(kind as Parameters<typeof newId>[0]));
+const shaLike = fc.constantFrom('g'.repeat(64), 'A'.repeat(64), 'a'.repeat(63), 'a'.repeat(65), '0x' + 'a'.repeat(62), '');
+const labels = fc.constantFrom(
+  '1.2',
+  '1.2.3.4',
+  '01.2.3',
+  '-1.0.0',
+  '1.2.3-beta',
+  '99999999999999999999.0.0',
+  'v1.0.0',
+  ' 1.0.0',
+  '1..0',
+);
+const enums = fc.constantFrom('ARCHIVED', 'v3', 'marketplace2', 'ORG', 'withdrawn', 'shadow2', 'LIVE', 'required!', 'public');
+const strings = fc.oneof(
+  fc.string({ maxLength: 40 }),
+  fc.string({ unit: 'grapheme', maxLength: 40 }),
+  fc.constantFrom(
+    HUGE,
+    '€'.repeat(60_000),
+    '\u0000\u0001\u0002',
+    '\ud800',
+    '<script>alert(1)</script>',
+    '{{__proto__}}',
+    '$where',
+    '{"$gt": ""}',
+  ),
+);
+const scalars = fc.oneof(
+  strings,
+  fc.integer(),
+  fc.constantFrom(2 ** 31, -(2 ** 31) - 1, 2 ** 53, -1, 0, Number.MAX_SAFE_INTEGER),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.boolean(),
+  fc.constant(null),
+);
+// Deeper than JSON.stringify of the test's own client can print (about 4,000 levels) is not sendable.
+const deep = fc
+  .tuple(fc.integer({ min: 50, max: 2_500 }), fc.boolean())
+  .map(([depth, asArray]) => nested(depth, 'leaf', asArray));
+const protoKeys = fc.constant(
+  JSON.parse('{"__proto__": {"polluted": true}, "constructor": {"prototype": {"polluted": true}}, "toString": 1}'),
+);
+const hostile: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 4, arbitrary: scalars },
+  { weight: 2, arbitrary: invalidIds },
+  { weight: 1, arbitrary: wellFormedIds },
+  { weight: 1, arbitrary: shaLike },
+  { weight: 1, arbitrary: labels },
+  { weight: 1, arbitrary: enums },
+  { weight: 1, arbitrary: deep },
+  { weight: 1, arbitrary: protoKeys },
+  { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
+);
+
+// ------------------------------------------------------------------------------ the supergraph
+
+const supergraph = parse(fs.readFileSync(SUPERGRAPH_PATH, 'utf8'));
+const objectTypes = new Map(
+  supergraph.definitions
+    .filter((d): d is ObjectTypeDefinitionNode => d.kind === Kind.OBJECT_TYPE_DEFINITION)
+    .map((d) => [d.name.value, d]),
+);
+const inputTypes = new Map(
+  supergraph.definitions
+    .filter((d): d is InputObjectTypeDefinitionNode => d.kind === Kind.INPUT_OBJECT_TYPE_DEFINITION)
+    .map((d) => [d.name.value, d]),
+);
+const operations: Array<{ root: 'query' | 'mutation'; field: FieldDefinitionNode }> = (['Query', 'Mutation'] as const).flatMap(
+  (root) =>
+    (objectTypes.get(root)?.fields ?? []).map((field) => ({
+      root: root === 'Query' ? ('query' as const) : ('mutation' as const),
+      field,
+    })),
+);
+
+function namedType(type: TypeNode): string {
+  return type.kind === Kind.NAMED_TYPE ? type.name.value : namedType(type.type);
+}
+
+/** A type-directed value, with hostile values at every level (sometimes the right shape, sometimes not). */
+function valueFor(type: TypeNode, depth = 0): fc.Arbitrary<unknown> {
+  const typed = (): fc.Arbitrary<unknown> => {
+    if (type.kind === Kind.NON_NULL_TYPE) return valueFor(type.type, depth);
+    if (type.kind === Kind.LIST_TYPE) return fc.array(valueFor(type.type, depth + 1), { maxLength: depth > 1 ? 1 : 4 });
+    const name = type.name.value;
+    const input = inputTypes.get(name);
+    if (input) {
+      if (depth > 3) return fc.constant({});
+      const fields = Object.fromEntries((input.fields ?? []).map((f) => [f.name.value, valueFor(f.type, depth + 1)]));
+      return fc.record(fields, {
+        requiredKeys: (input.fields ?? []).filter((f) => f.type.kind === Kind.NON_NULL_TYPE).map((f) => f.name.value),
+      });
+    }
+    if (name === 'ID') return fc.oneof({ weight: 1, arbitrary: invalidIds }, { weight: 3, arbitrary: wellFormedIds });
+    if (name === 'Int') return fc.oneof(fc.integer({ min: -5, max: 2_000 }), fc.constantFrom(2 ** 31, -1));
+    if (name === 'Boolean') return fc.boolean();
+    if (name === 'JSONObject' || name === 'JSON')
+      return fc.oneof(fc.dictionary(fc.string({ maxLength: 10 }), hostile, { maxKeys: 4 }), deep, protoKeys);
+    if (name === 'DateTimeISO')
+      return fc.oneof(
+        fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+        strings,
+      );
+    return fc.oneof(strings, enums, labels, shaLike);
+  };
+  // Mostly the declared shape, so that hostile leaves get past variable coercion into resolvers.
+  return fc.oneof({ weight: 8, arbitrary: typed() }, { weight: 1, arbitrary: hostile });
+}
+
+const graphqlAttempt = fc.constantFrom(...operations).chain(({ root, field }) => {
+  const args = field.arguments ?? [];
+  const returns = namedType(field.type);
+  const selection = objectTypes.has(returns) ? ' { __typename }' : '';
+  const declarations = args.length ? `(${args.map((a) => `$${a.name.value}: ${print(a.type)}`).join(', ')})` : '';
+  const call = args.length ? `(${args.map((a) => `${a.name.value}: $${a.name.value}`).join(', ')})` : '';
+  const query = `${root} Hostile${declarations} { ${field.name.value}${call}${selection} }`;
+  const variables = fc.record(Object.fromEntries(args.map((a) => [a.name.value, valueFor(a.type)])));
+  return variables.map((v) => ({ name: `${root}.${field.name.value}`, query, variables: v as Record<string, unknown> }));
+});
+
+// ------------------------------------------------------------------------------ the system
+
+let nats: PrivateNats;
+let running: ReliabilitySystem;
+let bus: EventBus;
+let token: string;
+let canary: { port: number; hits: string[]; close(): Promise<void> };
+let provider: { port: number; models: string[]; close(): Promise<void> };
+
+async function listen(handler: (req: http.IncomingMessage, body: string) => { status: number; body: unknown }) {
+  const server = http.createServer((req, res) => {
+    let raw = '';
+    req.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
+    req.on('end', () => {
+      const answer = handler(req, raw);
+      res.writeHead(answer.status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(answer.body));
+    });
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return {
+    port,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** Row counts of the business tables (what a refused request must not change). */
+async function counts(): Promise<Record<string, number>> {
+  const tables = [
+    'Course',
+    'CourseVersion',
+    'Taxonomy',
+    'TaxonomyVersion',
+    'ProviderRoutingRule',
+    'ProviderRoutingRuleVersion',
+    'PromptTemplate',
+    'AIProvenance',
+    'HITLPolicy',
+    'OutboxEvent',
+    'InboxEvent',
+    'ErasedAuthor',
+  ];
+  const sql = `SELECT ${tables.map((t) => `(SELECT count(*)::int FROM "${t}") AS "${t}"`).join(', ')}`;
+  const [row] = await running.db.prisma.$queryRawUnsafe<Array<Record<string, number>>>(sql);
+  return row;
+}
+
+function delta(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.keys(after).flatMap((k) => (after[k] !== before[k] ? [[k, after[k] - before[k]]] : [])));
+}
+
+function counted(answer: HttpAnswer): HttpAnswer {
+  tally.requests += 1;
+  if (answer.status >= 500) tally.serverErrors += 1;
+  return answer;
+}
+
+/** Expected row changes of a refused request: none, or an admitted assist's documented record. */
+function allowedDelta(changes: Record<string, number>, errorProvenance: boolean): boolean {
+  if (Object.keys(changes).length === 0) return true;
+  if (!errorProvenance) return false;
+  return changes.AIProvenance === 1 && Object.keys(changes).every((k) => k === 'AIProvenance' || k === 'OutboxEvent');
+}
+
+describe.runIf(runs)('hostile input', () => {
+  beforeAll(async () => {
+    nats = await startPrivateNats();
+    canary = { ...(await listen((req) => (canary.hits.push(`${req.method} ${req.url}`), { status: 200, body: {} }))), hits: [] };
+    provider = {
+      ...(await listen((_req, raw) => {
+        const body = JSON.parse(raw || '{}') as { model?: string };
+        provider.models.push(String(body.model));
+        return {
+          status: 200,
+          body: {
+            id: 'c',
+            object: 'chat.completion',
+            model: body.model,
+            choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+          },
+        };
+      })),
+      models: [],
+    };
+    running = await startReliabilitySystem({
+      NATS_URL: nats.url,
+      CONSUMER_ACK_WAIT_SECONDS: '5',
+      OPENAI_BASE_URL: `http://127.0.0.1:${provider.port}/v1`,
+      // The hosted adapter may serve any residency, so the rules below are really used.
+      OPENAI_RESIDENCIES: '*',
+      AI_CONFIG_CACHE_MS: '0',
+    });
+    bus = await connectJetStreamBus(nats.url, { logger: silentLogger });
+    token = await running.system.mintToken(tenant, SCOPES);
+  });
+
+  afterAll(async () => {
+    await bus?.close().catch(() => undefined);
+    await running?.close();
+    await Promise.all([nats?.destroy(), canary?.close(), provider?.close()]);
+    recordFigures({
+      suite: 'hostile input (fast-check)',
+      faultsInjected: 0,
+      eventsChecked: tally.events,
+      lost: tally.lost,
+      duplicated: tally.duplicated,
+      requestsTried: tally.requests,
+      serverErrors: tally.serverErrors,
+      notes: [
+        `${GRAPHQL_RUNS} GraphQL (${graphqlOutcomes.coercion} refused at validation, ${graphqlOutcomes.resolver} by a resolver, ${graphqlOutcomes.executed} executed), ${REST_RUNS} REST, ${EVENT_RUNS} event cases; canary host hits ${canary?.hits.length ?? '?'}`,
+      ],
+    });
+  });
+
+  const headers = (extra: Record<string, string> = {}) => ({
+    authorization: `Bearer ${token}`,
+    'x-tenant-id': tenant,
+    'content-type': 'application/json',
+    ...extra,
+  });
+
+  it(`GraphQL: ${GRAPHQL_RUNS} hostile variable sets over every operation — no 5xx, refused ones write nothing`, async () => {
+    const seen = new Set<string>();
+    await fc.assert(
+      fc.asyncProperty(graphqlAttempt, async (attempt) => {
+        seen.add(attempt.name);
+        const before = await counts();
+        const answer = counted(
+          await exchange(`${running.system.baseUrl}/graphql`, {
+            method: 'POST',
+            headers: headers(attempt.query.startsWith('mutation') ? { 'idempotency-key': newUlid() } : {}),
+            body: JSON.stringify({ query: attempt.query, variables: attempt.variables }),
+          }),
+        );
+        const what = `${attempt.name}: ${answer.status} ${answer.text.slice(0, 300)}`;
+        expect(answer.status, what).toBeLessThan(500);
+        expect(answer.text, what).not.toMatch(/INTERNAL_SERVER_ERROR|\n\s+at |node_modules/);
+        const errors = (answer.json?.errors ?? []) as Array<{ extensions?: { provenanceId?: string } }>;
+        if (answer.status === 400) graphqlOutcomes.coercion += 1;
+        else if (errors.length) graphqlOutcomes.resolver += 1;
+        else graphqlOutcomes.executed += 1;
+        if (errors.length && !answer.json?.data?.[attempt.name.split('.')[1]]) {
+          const changes = delta(before, await counts());
+          expect(
+            allowedDelta(
+              changes,
+              errors.some((e) => e.extensions?.provenanceId),
+            ),
+            `${what}\nwrote ${JSON.stringify(changes)}`,
+          ).toBe(true);
+        }
+      }),
+      { numRuns: GRAPHQL_RUNS, endOnFailure: true },
+    );
+    // The generator reached (nearly) every operation.
+    expect(seen.size).toBeGreaterThanOrEqual(Math.min(operations.length, Math.floor(GRAPHQL_RUNS / 10)) - 2);
+  });
+
+  it('a body nested 3,000 levels deep is 400 on every door that reads one, not a stack overflow (500)', async () => {
+    const deepBody = (inner: unknown) => JSON.stringify(inner).length && inner;
+    const nestedInput = nested(3_000, 'x', false);
+    const attempts: Array<[string, string, unknown]> = [
+      [
+        'gateway mutation',
+        `${running.system.baseUrl}/graphql`,
+        {
+          query:
+            'mutation($i: JSONObject!) { assist(input: { featureKey: "portal.triage", variables: $i, context: { facilityId: "f", specialty: "s" } }) { provenanceId } }',
+          variables: { i: nestedInput },
+        },
+      ],
+      [
+        'gateway query',
+        `${running.system.baseUrl}/graphql`,
+        { query: '{ courses(first: 1) { count } }', variables: { v: nestedInput } },
+      ],
+      [
+        'REST assist',
+        `${running.system.baseUrl}/v1/ai/assist`,
+        { featureKey: 'portal.triage', variables: nestedInput, context: { facilityId: 'f', specialty: 's' } },
+      ],
+      ['REST routing rule', `${running.system.baseUrl}/v1/admin/routing-rules`, deepBody(nested(3_000, 1, true))],
+      ['catalog subgraph', running.catalogUrl, { query: '{ courses(first: 1) { count } }', variables: { v: nestedInput } }],
+      ['AI subgraph', running.aiUrl, { query: '{ routingRules { ruleId } }', variables: { v: nestedInput } }],
+    ];
+    for (const [name, url, body] of attempts) {
+      const answer = counted(
+        await exchange(url, { method: 'POST', headers: headers({ 'idempotency-key': newUlid() }), body: JSON.stringify(body) }),
+      );
+      expect(answer.status, `${name}: ${answer.text}`).toBe(400);
+      expect(answer.text, name).toMatch(/nests deeper than 64 levels/);
+    }
+  });
+
+  it(`REST: ${REST_RUNS} hostile bodies and path parameters over every route — no 5xx, refused ones write nothing`, async () => {
+    const routeAttempt = fc.constantFrom(...ROUTES).chain((route) =>
+      fc
+        .record({
+          param: fc.oneof(
+            invalidIds,
+            wellFormedIds,
+            strings.filter((s) => s.length < 2_000),
+          ),
+          body: fc.oneof(
+            fc.dictionary(
+              fc.constantFrom(
+                'featureKey',
+                'variables',
+                'context',
+                'primary',
+                'fallbacks',
+                'title',
+                'tags',
+                'eventIds',
+                'maxCount',
+                'authors',
+                'x',
+              ),
+              hostile,
+              { maxKeys: 5 },
+            ),
+            hostile,
+            deep,
+          ),
+          raw: fc.option(
+            fc.constantFrom('{"a":'.repeat(50_000), '['.repeat(100_000), '{"a":1}garbage', '\u0000', '{"__proto__":{"x":1}}'),
+            { freq: 5 },
+          ),
+        })
+        .map((parts) => ({ route, ...parts })),
+    );
+    await fc.assert(
+      fc.asyncProperty(routeAttempt, async ({ route, param, body, raw }) => {
+        // Lone surrogates cannot be percent-encoded; a client would send their replacement.
+        const path = route.path.replace(/\{[^}]+\}/g, encodeURIComponent(String(param).toWellFormed()));
+        const writes = route.method !== 'GET';
+        const before = await counts();
+        const answer = counted(
+          await exchange(`${running.system.baseUrl}${path}`, {
+            method: route.method,
+            headers: headers(writes ? { 'idempotency-key': newUlid(), 'if-match': '*' } : {}),
+            body: writes ? (raw ?? JSON.stringify(body)) : undefined,
+          }),
+        );
+        const what = `${route.method} ${path.slice(0, 80)}: ${answer.status} ${answer.text.slice(0, 300)}`;
+        expect(answer.status, what).toBeLessThan(500);
+        expect(answer.text, what).not.toMatch(/\n\s+at |node_modules|\.ts:\d+/);
+        if (answer.status >= 400) {
+          const changes = delta(before, await counts());
+          expect(
+            allowedDelta(changes, typeof answer.json?.provenanceId === 'string'),
+            `${what}\nwrote ${JSON.stringify(changes)}`,
+          ).toBe(true);
+        }
+      }),
+      { numRuns: REST_RUNS, endOnFailure: true },
+    );
+  });
+
+  it(`events: ${EVENT_RUNS} hostile messages on every consumer — each gets one verdict, invalid ones are dead-lettered and write nothing`, async () => {
+    type Shot = { kind: ConsumedKind; eventId?: string; seq: number; mustDeadLetter: boolean; label: string };
+    const shots: Shot[] = [];
+    const kinds: ConsumedKind[] = ['built', 'draft', 'gdpr'];
+    const durableOf: Record<ConsumedKind, string> = {
+      built: CATALOG_DURABLES.playPackageBuilt,
+      draft: CATALOG_DURABLES.courseDraftPublished,
+      gdpr: CATALOG_DURABLES.gdprSubjectRequest,
+    };
+    expect(Object.values(CATALOG_DURABLES).sort()).toEqual(Object.values(durableOf).sort());
+    const subjects: Record<ConsumedKind, string> = {
+      built: subjectFor('content.play_package.built', 1),
+      draft: subjectFor('authoring.course_draft.published', 1),
+      gdpr: subjectFor('gdpr.subject_request.received', 1),
+    };
+    const valid = (kind: ConsumedKind, i: number) =>
+      kind === 'built'
+        ? builtPayload(tenant, `hostile-${i}`, '1.0.0')
+        : kind === 'draft'
+          ? draftPayload(tenant, `hostile-draft-${i}`)
+          : gdprPayload(tenant, newId('user'), 'access');
+    // Changes that make an event invalid under its schema (each must be dead-lettered).
+    const invalidating: Array<[string, (payload: Record<string, unknown>, kind: ConsumedKind) => void]> = [
+      [
+        'sha256 not hex',
+        (p, k) => (k === 'built' ? ((p.playPackage as Record<string, unknown>).sha256 = 'g'.repeat(64)) : (p.tenantId = 'ten_x')),
+      ],
+      [
+        'sha256 upper-case',
+        (p, k) => (k === 'built' ? ((p.playPackage as Record<string, unknown>).sha256 = 'A'.repeat(64)) : (p.tenantId = 42)),
+      ],
+      ['version label', (p, k) => (k === 'built' ? (p.versionLabel = '1.2') : (p.tenantId = null))],
+      ['version label leading zero', (p, k) => (k === 'built' ? (p.versionLabel = '01.2.3') : delete p.tenantId)],
+      ['tenant id lower-case', (p) => (p.tenantId = String(p.tenantId).toLowerCase())],
+      ['required field missing', (p, k) => delete p[k === 'gdpr' ? 'requestId' : 'slug']],
+      ['wrong type', (p, k) => (p[k === 'gdpr' ? 'subjectId' : 'defaultLocale'] = { nested: true })],
+      ['unknown requestType', (p, k) => (k === 'gdpr' ? (p.requestType = 'delete-everything') : (p.slug = ''))],
+      ['huge string where an id belongs', (p) => (p.tenantId = HUGE.slice(0, 100_000))],
+      ['deep nesting in place of a string', (p, k) => (p[k === 'gdpr' ? 'subjectType' : 'slug'] = nested(2_000, 'x', false))],
+    ];
+    // Envelope-level breakage.
+    const envelopeBreaks: Array<[string, (e: Record<string, unknown>) => void]> = [
+      ['eventVersion 2', (e) => (e.eventVersion = 2)],
+      [
+        'eventType of another consumer',
+        (e) =>
+          (e.eventType =
+            e.eventType === 'gdpr.subject_request.received' ? 'content.play_package.built' : 'gdpr.subject_request.received'),
+      ],
+      ['no eventId', (e) => delete e.eventId],
+      ['payload an array', (e) => (e.payload = [1, 2, 3])],
+      ['envelope tenant differs from the payload', (e) => (e.tenantId = newId('tenant'))],
+    ];
+    const shot = fc.record({
+      kind: fc.constantFrom(...kinds),
+      change: fc.oneof(
+        fc.constantFrom(...invalidating).map((c) => ({ level: 'payload' as const, label: c[0], apply: c[1] })),
+        fc.constantFrom(...envelopeBreaks).map((c) => ({ level: 'envelope' as const, label: c[0], apply: c[1] })),
+        fc
+          .constantFrom('not json {', '', '\u0000\u0001', '[]', 'null', '"a string"')
+          .map((raw) => ({ level: 'raw' as const, label: `raw ${JSON.stringify(raw)}`, raw })),
+        fc
+          .tuple(
+            fc.string({ minLength: 1, maxLength: 12 }).filter((k) => /^[a-z]+$/.test(k)),
+            hostile,
+          )
+          .map(([key, value]) => ({
+            level: 'extra' as const,
+            label: `unknown field ${key}`,
+            key,
+            value,
+          })),
+        fc.constant({ level: 'enum' as const, label: 'unknown enum value' }),
+      ),
+    });
+    await fc.assert(
+      fc.asyncProperty(shot, async ({ kind, change }) => {
+        const i = shots.length;
+        const envelope = consumedEnvelope(kind, valid(kind, i)) as unknown as Record<string, unknown>;
+        const payload = envelope.payload as Record<string, unknown>;
+        let data: Buffer;
+        let mustDeadLetter = true;
+        if (change.level === 'raw') data = Buffer.from(change.raw);
+        else {
+          if (change.level === 'payload') change.apply(payload, kind);
+          else if (change.level === 'envelope') change.apply(envelope);
+          else if (change.level === 'extra') {
+            payload[`x_${change.key}`] = change.value;
+            mustDeadLetter = false;
+          } else if (kind === 'built') {
+            // Validation tolerates an unknown enum value, but the catalog cannot publish a version
+            // whose format its own course_version.published schema forbids: a dead letter.
+            (payload.playPackage as Record<string, unknown>).format = 'v3';
+          } else {
+            // Tolerated: an unknown visibility is stored as given; an unknown subject type is acknowledged.
+            if (kind === 'draft') payload.visibility = 'public';
+            else payload.subjectType = 'device';
+            mustDeadLetter = false;
+          }
+          data = Buffer.from(JSON.stringify(envelope));
+        }
+        const ack = await bus.publish(subjects[kind], data, { msgId: newUlid() });
+        tally.events += 1;
+        shots.push({
+          kind,
+          eventId: typeof envelope.eventId === 'string' ? envelope.eventId : undefined,
+          seq: ack.seq,
+          mustDeadLetter,
+          label: change.label,
+        });
+      }),
+      { numRuns: EVENT_RUNS, endOnFailure: true },
+    );
+
+    // Verdicts: processed (an inbox row of the consumer) or dead-lettered (a letter naming the seq).
+    const verdicts = async () => {
+      const letters = await bus.readStream('CATALOG_DLQ');
+      const dead = new Map<string, number>();
+      const reasons = new Map<string, string>();
+      for (const l of letters) {
+        const key = `${l.headers['x-original-subject']}#${l.headers['x-original-seq']}`;
+        dead.set(key, (dead.get(key) ?? 0) + 1);
+        reasons.set(key, l.headers['x-error'] ?? '');
+      }
+      const ids = shots.flatMap((s) => (s.eventId ? [s.eventId] : []));
+      const inbox = await running.db.prisma.inboxEvent.findMany({
+        where: { eventId: { in: ids } },
+        select: { eventId: true, consumer: true },
+      });
+      return shots.map((s) => {
+        const processed = inbox.filter((r) => r.eventId === s.eventId && r.consumer === durableOf[s.kind]).length;
+        const letters = dead.get(`${subjects[s.kind]}#${s.seq}`) ?? 0;
+        return { ...s, processed, letters, reason: reasons.get(`${subjects[s.kind]}#${s.seq}`) };
+      });
+    };
+    const deadline = Date.now() + 120_000;
+    let result = await verdicts();
+    while (result.some((v) => v.processed + v.letters === 0) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      result = await verdicts();
+    }
+    const noVerdict = result.filter((v) => v.processed + v.letters === 0);
+    const twoVerdicts = result.filter((v) => v.processed + v.letters > 1);
+    const invalidProcessed = result.filter((v) => v.mustDeadLetter && v.processed > 0);
+    tally.lost += noVerdict.length;
+    tally.duplicated += twoVerdicts.length;
+    const show = (list: typeof result) =>
+      list
+        .slice(0, 5)
+        .map((v) => `${v.kind} ${v.label}: processed ${v.processed}, letters ${v.letters} ${v.reason?.slice(0, 200) ?? ''}`)
+        .join('\n');
+    expect(noVerdict, show(noVerdict)).toEqual([]);
+    expect(twoVerdicts, show(twoVerdicts)).toEqual([]);
+    expect(invalidProcessed, show(invalidProcessed)).toEqual([]);
+    // Dead-lettered events left nothing behind: no version, no event caused by them.
+    const deadIds = result.filter((v) => v.letters > 0 && v.eventId).map((v) => v.eventId!);
+    expect(await running.db.prisma.courseVersion.count({ where: { sourceEventId: { in: deadIds } } })).toBe(0);
+    const caused = await running.db.prisma.$queryRaw<Array<{ n: number }>>`
+      SELECT count(*)::int AS n FROM "OutboxEvent" WHERE envelope->>'causationId' = ANY(${deadIds})`;
+    expect(caused[0].n).toBe(0);
+    // Valid events with unknown fields or enum values were processed.
+    const validRefused = result.filter((v) => !v.mustDeadLetter && v.processed !== 1);
+    expect(validRefused, show(validRefused)).toEqual([]);
+  });
+
+  it('routing rules cannot point the gateway at a host outside the allow-list', async () => {
+    const canaryUrl = `http://127.0.0.1:${canary.port}`;
+    const targets = [
+      `${canaryUrl}/v1`,
+      `//127.0.0.1:${canary.port}/v1`,
+      `@127.0.0.1:${canary.port}`,
+      `127.0.0.1:${canary.port}`,
+      `../../..//127.0.0.1:${canary.port}`,
+      'http://169.254.169.254/latest/meta-data',
+    ];
+    const features = [
+      'portal.triage',
+      'virtual_care.soap_scaffold',
+      'medication.reconciliation_assist',
+      'patient_chart.note_summary',
+    ];
+    let accepted = 0;
+    for (const [i, target] of targets.entries()) {
+      // A URL as the provider name is refused; as a model name it is only ever a model name.
+      for (const primary of [
+        { provider: target, model: 'm' },
+        { provider: 'openai-compatible', model: target },
+      ]) {
+        const answer = counted(
+          await exchange(`${running.system.baseUrl}/v1/admin/routing-rules`, {
+            method: 'POST',
+            headers: headers({ 'idempotency-key': newUlid() }),
+            body: JSON.stringify({
+              featureKey: features[i % features.length],
+              residency: `R${i}${primary.provider === target ? 'P' : 'M'}`,
+              primary,
+              fallbacks: [],
+            }),
+          }),
+        );
+        expect(answer.status, answer.text).toBeLessThan(500);
+        if (primary.provider === target) expect(answer.status, answer.text).toBe(400);
+        if (answer.status === 201) {
+          accepted += 1;
+          const assist = counted(
+            await exchange(`${running.system.baseUrl}/v1/ai/assist`, {
+              method: 'POST',
+              headers: headers({ 'idempotency-key': newUlid() }),
+              body: JSON.stringify({
+                featureKey: features[i % features.length],
+                residency: `R${i}M`,
+                variables: { message: 'x', transcript: 'x', note: 'x', home_medications: 'x', hospital_medications: 'x' },
+                context: { facilityId: 'f', specialty: 's' },
+              }),
+            }),
+          );
+          expect(assist.status, assist.text).toBeLessThan(500);
+        }
+      }
+    }
+    expect(accepted).toBeGreaterThan(0);
+    // The configured provider was called with those strings as model names; the canary never.
+    expect(provider.models.filter((m) => targets.includes(m)).length).toBeGreaterThan(0);
+    expect(canary.hits).toEqual([]);
+  });
+});
