@@ -94,7 +94,6 @@ async function startHive(catalogUrl: string, aiUrl: string, dir: string): Promis
     tsx: false,
     cwd: dir,
     args: ['supergraph', supergraph, '--port', String(port), '--host', '127.0.0.1', '-c', pathToFileURL(config).pathname],
-    env: { NODE_ENV: 'production' },
     readyUrl: `http://127.0.0.1:${port}/readiness`,
   });
   return Object.assign(proc, { url: `http://127.0.0.1:${port}/graphql` });

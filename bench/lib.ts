@@ -96,7 +96,9 @@ export interface SpawnOptions {
 export async function spawnNode(name: string, entry: string, options: SpawnOptions = {}): Promise<Proc> {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env)) if (value !== undefined && !ISOLATED.includes(key)) env[key] = value;
-  Object.assign(env, { HOST: '127.0.0.1', LOG_LEVEL: 'warn', OTEL_SDK_DISABLED: 'true' });
+  // As deployed: production mode (graphql-js skips its development-only checks), warnings only, no
+  // trace export. Every process of a run gets the same, peers included.
+  Object.assign(env, { NODE_ENV: 'production', HOST: '127.0.0.1', LOG_LEVEL: 'warn', OTEL_SDK_DISABLED: 'true' });
   for (const [key, value] of Object.entries(options.env ?? {})) {
     if (value === undefined) delete env[key];
     else env[key] = value;

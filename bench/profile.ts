@@ -33,6 +33,8 @@ export interface ProfileSummary {
   totalMs: number;
   byPackage: Array<[string, number]>;
   byFunction: Array<[string, number]>;
+  /** Time spent in a package's functions and everything they called (each sample counted once per package). */
+  inclusiveByPackage: Array<[string, number]>;
 }
 
 export function summarize(file: string, top = 15): ProfileSummary {
@@ -57,12 +59,32 @@ export function summarize(file: string, top = 15): ProfileSummary {
     const fn = `${functionName || '(anonymous)'} ${url.split('/').slice(-2).join('/')}:${lineNumber + 1}`;
     byFunction.set(fn, (byFunction.get(fn) ?? 0) + micros);
   }
+  // Inclusive: walk each sampled stack once, crediting every package on it once.
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+  const inclusive = new Map<string, number>();
+  for (const [id, micros] of self) {
+    const seen = new Set<string>();
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const frame = byId.get(at)!.callFrame;
+      if (!frame.url) continue;
+      const pkg = packageOf(frame.url);
+      if (seen.has(pkg)) continue;
+      seen.add(pkg);
+      inclusive.set(pkg, (inclusive.get(pkg) ?? 0) + micros);
+    }
+  }
   const sorted = (m: Map<string, number>) =>
     [...m.entries()]
       .sort((a, b) => b[1] - a[1])
       .slice(0, top)
       .map(([k, v]) => [k, v / 1000] as [string, number]);
-  return { totalMs: total / 1000, byPackage: sorted(byPackage), byFunction: sorted(byFunction) };
+  return {
+    totalMs: total / 1000,
+    byPackage: sorted(byPackage),
+    byFunction: sorted(byFunction),
+    inclusiveByPackage: sorted(inclusive),
+  };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
@@ -77,6 +99,8 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   console.log(`${file}: ${summary.totalMs.toFixed(0)} ms sampled, ${busy.toFixed(0)} ms not idle\n`);
   console.log('| self time by package | ms | share |\n|---|---:|---:|');
   for (const [k, v] of summary.byPackage) console.log(`| ${k} | ${v.toFixed(0)} | ${pct(v)} |`);
+  console.log('\n| inclusive time by package | ms | share |\n|---|---:|---:|');
+  for (const [k, v] of summary.inclusiveByPackage) console.log(`| ${k} | ${v.toFixed(0)} | ${pct(v)} |`);
   console.log('\n| self time by function | ms | share |\n|---|---:|---:|');
   for (const [k, v] of summary.byFunction) console.log(`| ${k} | ${v.toFixed(0)} | ${pct(v)} |`);
 }

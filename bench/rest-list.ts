@@ -1,0 +1,110 @@
+// `npm run bench -- rest-list`: GET /api/v1/courses?limit=20 through REST-compat (gateway process →
+// GraphQL operation → catalog subgraph process → Prisma → Postgres) against the limit, a bare Node
+// http server running the same keyset SQL with `pg` (bench/bare-rest.ts). Same database, same
+// connections, one run, order flipped every round.
+import { pathToFileURL } from 'node:url';
+import { canonicalJson } from '../platform/canonical-json.js';
+import { COURSE_FIELDS } from '../rest-compat/shape.logic.js';
+import {
+  DURATION,
+  LOAD_HEADERS,
+  ROUNDS,
+  f,
+  freePort,
+  heading,
+  loadResultRow,
+  measure,
+  probe,
+  sampleRss,
+  spawnNode,
+  table,
+  type LoadResult,
+  type Proc,
+} from './lib.js';
+import { BENCH_TENANT, seedCourses } from './seed.js';
+import { startStack } from './stack.js';
+
+const PATH = '/api/v1/courses?limit=20';
+
+/** The GraphQL operation REST-compat runs for that route (rest-compat/routes.ts), for the layers below it. */
+const COURSES = `query RestCourses($first: Int, $after: String) {
+  courses(first: $first, after: $after) { edges { cursor node { ${COURSE_FIELDS} } } pageInfo { hasNextPage endCursor } }
+}`;
+
+export async function run(): Promise<void> {
+  const connectionLevels = (process.env.BENCH_REST_CONNECTIONS ?? '64').split(',').map(Number);
+  const stack = await startStack({ seed: (db) => seedCourses(db.url, { courses: 1_000, versionsPerCourse: 1 }) });
+  let bare: Proc | undefined;
+  try {
+    const port = await freePort();
+    bare = await spawnNode('bare-rest', 'bench/bare-rest.ts', {
+      env: { DATABASE_URL: stack.db.url, PORT: String(port), DB_POOL_SIZE: '10' },
+      readyUrl: `http://127.0.0.1:${port}/healthz`,
+    });
+    const token = await stack.keys.token(BENCH_TENANT, 'catalog.read');
+    const headers = { authorization: `Bearer ${token}`, 'x-tenant-id': BENCH_TENANT };
+    const twenty = (status: number, body: unknown) =>
+      status === 200 && (body as { items?: unknown[] }).items?.length === 20 ? undefined : 'not 200 with 20 items';
+    const ours = await probe(`${stack.gateway.url}${PATH}`, { headers }, twenty);
+    const limit = await probe(`http://127.0.0.1:${port}${PATH}`, { headers }, twenty);
+    // Same courses, fields and cursor (canonical JSON: jsonb does not keep key order).
+    if (canonicalJson(ours) !== canonicalJson(limit)) throw new Error('REST-compat and the bare server answer differently');
+
+    const graphql = { method: 'POST' as const, headers: { ...headers, 'content-type': 'application/json' } };
+    const body = JSON.stringify({ query: COURSES, variables: { first: 20 } });
+    const targets: Array<{ label: string; url: string; proc: Proc; post?: boolean }> = [
+      { label: 'REST-compat (gateway + catalog)', url: `${stack.gateway.url}${PATH}`, proc: stack.gateway },
+      { label: 'bare http + pg (limit)', url: `http://127.0.0.1:${port}${PATH}`, proc: bare },
+    ];
+    // Where the difference goes: the same page one layer down at a time (BENCH_REST_LAYERS=0 skips).
+    if (process.env.BENCH_REST_LAYERS !== '0') {
+      targets.push(
+        { label: 'layer: GraphQL through the gateway', url: `${stack.gateway.url}/graphql`, proc: stack.gateway, post: true },
+        { label: 'layer: catalog subgraph direct', url: stack.catalog.url, proc: stack.catalog, post: true },
+      );
+    }
+    const rows: Array<LoadResult & { round: number; rss: number }> = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const connections of connectionLevels) {
+        for (const target of round % 2 ? targets : [...targets].reverse()) {
+          const rss = sampleRss(target.proc);
+          const options = target.post ? { ...graphql, body } : { headers };
+          rows.push({
+            ...(await measure(target.label, { url: target.url, connections, ...options })),
+            round,
+            rss: rss.stop().peakMb,
+          });
+        }
+      }
+    }
+    heading(`rest-list: GET ${PATH}, 1,000 courses in the tenant, ${DURATION} s per run`);
+    console.log(
+      table(
+        ['>round', ...LOAD_HEADERS, '>RSS peak MB', 'load 1m'],
+        rows.map((r) => [r.round, ...loadResultRow(r, [f(r.rss, 0)])]),
+      ),
+    );
+    console.log('\nTargets: ≥ 50 % of the limit’s RPS; p99 < 20 ms at 64 connections.\n');
+    const ratios: Array<Array<string | number>> = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const connections of connectionLevels) {
+        const [a, b] = targets
+          .slice(0, 2)
+          .map((t) => rows.find((r) => r.round === round && r.connections === connections && r.label === t.label)!);
+        ratios.push([
+          round,
+          connections,
+          `${f((100 * a.rps) / b.rps, 0)} %`,
+          f(a.p99),
+          (a.rps >= 0.5 * b.rps ? 'met' : 'missed') + ' / ' + (connections !== 64 ? 'n/a' : a.p99 < 20 ? 'met' : 'missed'),
+        ]);
+      }
+    }
+    console.log(table(['>round', '>conns', '>RPS ours / limit', '>p99 ours ms', 'targets (RPS / p99)'], ratios));
+  } finally {
+    await bare?.stop();
+    await stack.stop();
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await run();
