@@ -78,9 +78,11 @@ export function subgraphFetcher(subgraph: string, metrics?: Metrics) {
           return response;
         } catch (error) {
           metrics?.subgraphFetch.observe({ subgraph, outcome: 'unavailable' }, seconds());
+          // status and retryAfterSeconds let the REST door answer 503 + Retry-After (a retryable
+          // outage), not the 500 an error without a declared status maps to.
           throw new GraphQLError(`The ${subgraph} service is unavailable; fields it serves are null`, {
             originalError: error as Error,
-            extensions: { code: 'SUBGRAPH_UNAVAILABLE', serviceName: subgraph },
+            extensions: { code: 'SUBGRAPH_UNAVAILABLE', serviceName: subgraph, status: 503, retryAfterSeconds: 1 },
           });
         }
       },
