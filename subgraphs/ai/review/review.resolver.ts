@@ -200,11 +200,11 @@ export class ReviewResolver {
   ): Promise<ReviewTask[]> {
     const who = reviewer(ctx, { adminMayRead: true });
     if (first < 1 || first > 200) throw badInput('first must be between 1 and 200', { argument: 'first' });
-    if (state !== null && !TASK_STATES.has(state))
+    if (state != null && !TASK_STATES.has(state))
       throw badInput('state is open, claimed, decided or expired', { argument: 'state' });
     const rows = await ctx.services.review.tasks(who, {
-      queueId: queueId === null ? null : requireQueueId(queueId),
-      state,
+      queueId: queueId == null ? null : requireQueueId(queueId),
+      state: state ?? null,
       unrouted,
       first,
     });
