@@ -36,7 +36,12 @@ import { recordFigures } from '../support/reliability-figures.js';
 const A = newId('tenant');
 const B = newId('tenant');
 const MARK = `SECRET-OF-B-${newUlid()}`;
-const SCOPES = 'catalog.read catalog.admin ai.assist ai.admin';
+const SCOPES = 'catalog.read catalog.admin ai.assist ai.admin ai.review';
+/** B's caller: every row B writes carries it (updatedBy, createdBy, changedBy, members, ...). */
+const B_SUBJECT = `svc:${MARK.toLowerCase()}`;
+const B_SERVICE = `b-${MARK.toLowerCase()
+  .replace(/[^a-z0-9]/g, '')
+  .slice(-20)}`;
 const REFUSED = ['NOT_FOUND', 'FORBIDDEN', 'authz.tenant_not_a_member'];
 
 const runs = privateServicesAvailable('tenant isolation', ['nats-server']);
@@ -61,8 +66,11 @@ const fx = {
     templateId: '',
     provenanceId: '',
     provenanceOnACourse: '',
-    policyId: newId('hitlPolicy'),
+    policyId: '',
     deadLetterEventId: '',
+    queueId: '',
+    taskId: '',
+    assessmentId: '',
   },
 };
 
@@ -125,7 +133,9 @@ async function until<T>(read: () => Promise<T | undefined>, what: string, timeou
 function noLeak(answer: HttpAnswer, what: string) {
   expect(answer.status, `${what}: ${answer.text.slice(0, 400)}`).toBeLessThan(500);
   expect(answer.text, what).not.toContain(MARK);
+  expect(answer.text, what).not.toContain(MARK.toLowerCase());
   expect(answer.text, what).not.toContain(B);
+  expect(answer.text, what).not.toContain(B_SERVICE);
 }
 
 /** A GraphQL lookup of B's id: null data, or a refusal. */
@@ -185,6 +195,13 @@ async function snapshotOfB(): Promise<string> {
     templates: await p.promptTemplate.findMany({ where: { tenantId: B }, orderBy: { id: 'asc' } }),
     provenance: await p.aIProvenance.findMany({ where: { tenantId: B }, orderBy: { id: 'asc' } }),
     policies: await p.hITLPolicy.findMany({ where: { tenantId: B }, orderBy: { id: 'asc' } }),
+    assessments: await p.dataProtectionAssessment.findMany({ where: { tenantId: B }, orderBy: { id: 'asc' } }),
+    flags: await p.featureFlag.findMany({ where: { tenantId: B }, orderBy: [{ featureKey: 'asc' }, { flag: 'asc' }] }),
+    flagChanges: await p.featureFlagChange.count({ where: { tenantId: B } }),
+    cutovers: await p.consumerCutover.findMany({ where: { tenantId: B }, orderBy: { serviceName: 'asc' } }),
+    queues: await p.reviewQueue.findMany({ where: { tenantId: B }, orderBy: { id: 'asc' } }),
+    tasks: await p.reviewTask.findMany({ where: { tenantId: B }, orderBy: { id: 'asc' } }),
+    latencySamples: await p.shadowLatencySample.count({ where: { tenantId: B } }),
     letters: letters.map((l) => l.seq),
   });
 }
@@ -376,6 +393,171 @@ const OPERATIONS: Record<string, () => Case> = {
       noLeak(answer, what);
       if (answer.json.errors?.length) expect(REFUSED).toContain(answer.json.errors[0].extensions?.code);
       else expect(answer.json.data.replayDeadLetters, what).toMatchObject({ matched: 0, replayed: 0, letters: [] });
+    },
+  }),
+  'Query.dataProtectionAssessments': () => ({
+    run: () => gql('{ dataProtectionAssessments { assessmentId residency signedBy } }'),
+    check: listWithout('dataProtectionAssessments', 'assessmentId', () => [fx.b.assessmentId]),
+  }),
+  'Query.featureFlags': () => ({
+    run: () => gql('{ featureFlags { featureKey flag enabled updatedBy } }'),
+    check: listWithout('featureFlags', 'flag', () => []),
+  }),
+  'Query.featureFlagChanges': () => ({
+    run: () => gql('{ featureFlagChanges(first: 100) { featureKey flag changedBy reason } }'),
+    check: listWithout('featureFlagChanges', 'flag', () => []),
+  }),
+  'Query.providerKeyRetention': () => ({
+    run: () => gql('{ providerKeyRetention { serviceName provider } }'),
+    check: listWithout('providerKeyRetention', 'serviceName', () => [B_SERVICE]),
+  }),
+  'Query.reviewQueues': () => ({
+    run: () => gql('{ reviewQueues { queueId name members } }'),
+    check: listWithout('reviewQueues', 'queueId', () => [fx.b.queueId]),
+  }),
+  'Query.reviewTasks': () => ({
+    run: () => gql('{ reviewTasks(first: 100) { taskId provenanceId facilityId text } }'),
+    check: listWithout('reviewTasks', 'taskId', () => [fx.b.taskId]),
+  }),
+  'Query.reviewTask': () => ({
+    run: () => gql('query($id: ID!) { reviewTask(taskId: $id) { taskId provenanceId facilityId text } }', { id: fx.b.taskId }),
+    check: absent('reviewTask'),
+  }),
+  'Query.shadowParity': () => ({
+    run: () =>
+      gql(
+        'query($from: DateTimeISO!, $to: DateTimeISO!) { shadowParity(featureKey: "portal.triage", from: $from, to: $to) { sampleCounts { gateway legacy } legacyP95 } }',
+        { from: new Date(Date.now() - 3_600_000).toISOString(), to: new Date(Date.now() + 60_000).toISOString() },
+      ),
+    check: (answer, what) => {
+      noLeak(answer, what);
+      // B reported legacy latencies for the feature; none of them count for A.
+      expect(answer.json.data?.shadowParity?.sampleCounts, answer.text).toEqual({ gateway: 0, legacy: 0 });
+    },
+  }),
+  'Mutation.assignOnPremRouting': () => ({
+    // B signed an ON_PREM assessment; A has none, so A cannot map itself on B's signature.
+    run: () => gql('mutation { assignOnPremRouting { ruleId tenantId } }'),
+    check: (answer, what) => {
+      noLeak(answer, what);
+      expect(answer.json.errors?.[0]?.extensions?.code, answer.text).toMatch(
+        /^routing\.(assessment_required|provider_not_configured)$/,
+      );
+    },
+  }),
+  'Mutation.recordDataProtectionAssessment': () => ({
+    run: () =>
+      gql('mutation($input: DataProtectionAssessmentInput!) { recordDataProtectionAssessment(input: $input) { assessmentId } }', {
+        input: { residency: 'AF', signedBy: 'a-dpo', signedAt: new Date().toISOString(), documentHash: 'a'.repeat(64) },
+      }),
+    check: async (answer, what) => {
+      noLeak(answer, what);
+      const id = answer.json.data?.recordDataProtectionAssessment?.assessmentId;
+      expect((await running.db.prisma.dataProtectionAssessment.findUnique({ where: { id } }))?.tenantId, answer.text).toBe(A);
+    },
+  }),
+  'Mutation.backfillLegacyProvenance': () => ({
+    // The legacyId B used is A's own row here: not "skipped" because B has one.
+    run: () =>
+      gql(
+        'mutation($rows: [LegacyProvenanceInput!]!) { backfillLegacyProvenance(rows: $rows) { created skipped skippedLegacyIds } }',
+        {
+          rows: [{ legacyId: 'legacy-1', featureKey: 'portal.triage', createdAt: '2025-01-01T00:00:00Z', actorId: 'a-user' }],
+        },
+      ),
+    check: (answer, what) => {
+      noLeak(answer, what);
+      expect(answer.json.data?.backfillLegacyProvenance, answer.text).toMatchObject({ created: 1, skipped: 0 });
+    },
+  }),
+  'Mutation.setFeatureFlag': () => ({
+    run: () =>
+      gql('mutation($input: SetFeatureFlagInput!) { setFeatureFlag(input: $input) { featureKey flag enabled updatedBy } }', {
+        input: { featureKey: 'virtual_care.soap_scaffold', flag: 'multiProvider.enabled', enabled: true, reason: 'a' },
+      }),
+    check: (answer, what) => {
+      noLeak(answer, what);
+      expect(answer.json.data?.setFeatureFlag, answer.text).toMatchObject({ enabled: true });
+    },
+  }),
+  'Mutation.recordConsumerCutover': () => ({
+    run: () =>
+      gql('mutation($input: ConsumerCutoverInput!) { recordConsumerCutover(input: $input) { serviceName provider } }', {
+        input: { serviceName: 'a-portal', provider: 'openai-compatible', cutoverAt: new Date().toISOString() },
+      }),
+    check: (answer, what) => {
+      noLeak(answer, what);
+      expect(answer.json.data?.recordConsumerCutover, answer.text).toMatchObject({ serviceName: 'a-portal' });
+    },
+  }),
+  'Mutation.retireProviderKey': () => ({
+    run: () =>
+      gql('mutation($s: String!) { retireProviderKey(serviceName: $s, provider: "openai-compatible") { serviceName } }', {
+        s: B_SERVICE,
+      }),
+    check: refused,
+  }),
+  'Mutation.createReviewQueue': () => ({
+    // B's queue name is taken in B only.
+    run: () =>
+      gql('mutation($input: CreateReviewQueueInput!) { createReviewQueue(input: $input) { queueId name } }', {
+        input: { name: 'b-queue-name', members: ['svc:a'] },
+      }),
+    check: (answer, what) => {
+      noLeak(answer, what);
+      expect(answer.json.data?.createReviewQueue?.queueId, answer.text).toBeTruthy();
+      expect(answer.json.data.createReviewQueue.queueId).not.toBe(fx.b.queueId);
+    },
+  }),
+  'Mutation.updateReviewQueue': () => ({
+    run: () =>
+      gql('mutation($id: ID!) { updateReviewQueue(queueId: $id, input: { members: ["svc:a"] }) { queueId } }', {
+        id: fx.b.queueId,
+      }),
+    check: refused,
+  }),
+  'Mutation.routeReviewTask': () => ({
+    run: () =>
+      gql('mutation($t: ID!, $q: ID!) { routeReviewTask(taskId: $t, queueId: $q) { taskId } }', {
+        t: fx.b.taskId,
+        q: fx.b.queueId,
+      }),
+    check: refused,
+  }),
+  'Mutation.claimReviewTask': () => ({
+    run: () => gql('mutation($t: ID!) { claimReviewTask(taskId: $t) { taskId text } }', { t: fx.b.taskId }),
+    check: refused,
+  }),
+  'Mutation.releaseReviewTask': () => ({
+    run: () => gql('mutation($t: ID!) { releaseReviewTask(taskId: $t) { taskId } }', { t: fx.b.taskId }),
+    check: refused,
+  }),
+  'Mutation.approveReviewTask': () => ({
+    run: () => gql('mutation($t: ID!) { approveReviewTask(taskId: $t) { provenanceId decision } }', { t: fx.b.taskId }),
+    check: refused,
+  }),
+  'Mutation.approveReviewTaskWithEdits': () => ({
+    run: () =>
+      gql('mutation($t: ID!) { approveReviewTaskWithEdits(taskId: $t, text: "hijacked") { provenanceId } }', { t: fx.b.taskId }),
+    check: refused,
+  }),
+  'Mutation.rejectReviewTask': () => ({
+    run: () => gql('mutation($t: ID!) { rejectReviewTask(taskId: $t, reason: "hijacked") { provenanceId } }', { t: fx.b.taskId }),
+    check: refused,
+  }),
+  'Mutation.setHitlPolicy': () => ({
+    run: () => gql('mutation { setHitlPolicy(featureKey: "portal.triage", mode: "optional") { policyId tenantId mode } }'),
+    check: (answer, what) => {
+      noLeak(answer, what);
+      expect(answer.json.data?.setHitlPolicy, answer.text).toMatchObject({ tenantId: A, mode: 'optional' });
+      expect(answer.json.data.setHitlPolicy.policyId).not.toBe(fx.b.policyId);
+    },
+  }),
+  'Mutation.recordLegacyLatencySamples': () => ({
+    run: () => gql('mutation { recordLegacyLatencySamples(featureKey: "portal.triage", samples: [100]) }'),
+    check: (answer, what) => {
+      noLeak(answer, what);
+      expect(answer.json.data?.recordLegacyLatencySamples, answer.text).toBe(1);
     },
   }),
   'Mutation.publishTaxonomy': () => ({
@@ -587,7 +769,7 @@ describe.runIf(runs)('tenant isolation: A with B’s ids', () => {
     running = await startReliabilitySystem({ NATS_URL: nats.url, CONSUMER_ACK_WAIT_SECONDS: '5', AI_CONFIG_CACHE_MS: '0' });
     bus = await connectJetStreamBus(nats.url, { logger: silentLogger });
     tokenA = await running.system.mintToken(A, SCOPES, { subject: 'svc:a' });
-    tokenB = await running.system.mintToken(B, SCOPES, { subject: 'svc:b' });
+    tokenB = await running.system.mintToken(B, SCOPES, { subject: B_SUBJECT });
     const prisma = running.db.prisma;
 
     // B's course and version, and A's, through the consumer as in production.
@@ -649,9 +831,56 @@ describe.runIf(runs)('tenant isolation: A with B’s ids', () => {
     const [own, onA] = [await assist(fx.b.courseId), await assist(fx.a.courseId)];
     expect([own.status, onA.status], own.text).toEqual([200, 200]);
     [fx.b.provenanceId, fx.b.provenanceOnACourse] = [own.json.provenanceId, onA.json.provenanceId];
-    await prisma.hITLPolicy.create({
-      data: { id: fx.b.policyId, tenantId: B, featureKey: 'portal.triage', mode: 'required', updatedBy: MARK },
-    });
+    // B's governance records, through the API as B.
+    const policy = await gql('mutation { setHitlPolicy(featureKey: "portal.triage", mode: "required") { policyId } }', {}, 'B');
+    expect(policy.json.errors, policy.text).toBeUndefined();
+    fx.b.policyId = policy.json.data.setHitlPolicy.policyId;
+    const queue = await gql(
+      'mutation($input: CreateReviewQueueInput!) { createReviewQueue(input: $input) { queueId } }',
+      { input: { name: 'b-queue-name', members: [B_SUBJECT] } },
+      'B',
+    );
+    expect(queue.json.errors, queue.text).toBeUndefined();
+    fx.b.queueId = queue.json.data.createReviewQueue.queueId;
+    const held = await assist(fx.b.courseId);
+    expect(held.status, held.text).toBe(202);
+    fx.b.taskId = (await prisma.reviewTask.findFirstOrThrow({ where: { tenantId: B, provenanceId: held.json.provenanceId } })).id;
+    const assessment = await gql(
+      'mutation($input: DataProtectionAssessmentInput!) { recordDataProtectionAssessment(input: $input) { assessmentId } }',
+      { input: { residency: 'ON_PREM', signedBy: MARK, signedAt: new Date().toISOString(), documentHash: 'b'.repeat(64) } },
+      'B',
+    );
+    expect(assessment.json.errors, assessment.text).toBeUndefined();
+    fx.b.assessmentId = assessment.json.data.recordDataProtectionAssessment.assessmentId;
+    const setup = [
+      await gql(
+        'mutation($input: SetFeatureFlagInput!) { setFeatureFlag(input: $input) { flag } }',
+        { input: { featureKey: 'virtual_care.soap_scaffold', flag: 'multiProvider.enabled', enabled: false, reason: MARK } },
+        'B',
+      ),
+      await gql(
+        'mutation($input: ConsumerCutoverInput!) { recordConsumerCutover(input: $input) { serviceName } }',
+        { input: { serviceName: B_SERVICE, provider: 'openai-compatible', cutoverAt: new Date().toISOString() } },
+        'B',
+      ),
+      await gql('mutation { recordLegacyLatencySamples(featureKey: "portal.triage", samples: [4321, 4322]) }', {}, 'B'),
+      await gql(
+        'mutation($rows: [LegacyProvenanceInput!]!) { backfillLegacyProvenance(rows: $rows) { created } }',
+        {
+          rows: [
+            {
+              legacyId: 'legacy-1',
+              featureKey: 'portal.triage',
+              createdAt: '2025-01-01T00:00:00Z',
+              actorId: MARK,
+              facilityId: MARK,
+            },
+          ],
+        },
+        'B',
+      ),
+    ];
+    for (const answer of setup) expect(answer.json.errors, answer.text).toBeUndefined();
 
     // B's dead letter: a built event with a label that is not major.minor.patch.
     const invalid = consumedEnvelope('built', builtPayload(B, fx.b.slug, '1.0.0'));
