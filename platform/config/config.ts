@@ -125,6 +125,8 @@ export interface AiConfig {
     model: string;
     keyPath: string;
     timeoutMs: number;
+    /** Residencies whose text the remote classifier may see ('*' = any); other requests are judged locally. */
+    residencies: string[];
   };
   /** How long a reviewer's claim on a HITL task lasts before another reviewer may take it. */
   reviewClaimMinutes: number;
@@ -395,6 +397,7 @@ export function loadConfig(env: Env = process.env): Config {
         model: str(env, 'AI_MODERATION_MODEL') ?? 'omni-moderation-latest',
         keyPath: str(env, 'AI_MODERATION_KEY_PATH') ?? 'ai/moderation/openai',
         timeoutMs: int(env, 'AI_MODERATION_TIMEOUT_MS', 5_000, 1, 120_000),
+        residencies: residencyList(env, 'AI_MODERATION_RESIDENCIES', []),
       },
       reviewClaimMinutes: int(env, 'AI_REVIEW_CLAIM_MINUTES', 15, 1, 24 * 60),
       keyRetentionDays: int(env, 'PROVIDER_KEY_RETENTION_DAYS', 30, 0, 3650),

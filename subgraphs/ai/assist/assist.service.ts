@@ -180,7 +180,14 @@ export function createAssistService(deps: AssistDeps): AssistService {
    * Runs the classifier at one stage, within the request's deadline. A classifier that cannot
    * decide fails the request (moderation.unavailable): a required control never fails open.
    */
-  async function moderate(stage: ModerationStage, caller: AssistCaller, featureKey: string, text: string, deadlineAt: number) {
+  async function moderate(
+    stage: ModerationStage,
+    caller: AssistCaller,
+    request: { featureKey: string; residency: string | null },
+    text: string,
+    deadlineAt: number,
+  ) {
+    const { featureKey, residency } = request;
     if (!deps.moderator) {
       throw new AppError('moderation.unavailable', `Moderation is required for ${featureKey} but no classifier is configured`, {
         status: 503,
@@ -192,6 +199,7 @@ export function createAssistService(deps: AssistDeps): AssistService {
         featureKey,
         stage,
         text,
+        residency,
         signal: AbortSignal.timeout(Math.max(1, deadlineAt - deps.engine.now())),
       });
     } catch (error) {
@@ -351,7 +359,7 @@ export function createAssistService(deps: AssistDeps): AssistService {
 
         // Phase 2: the prompt is judged before any provider sees it.
         if (moderating) {
-          const verdict = await moderate('input', caller, parsed.featureKey, prompt, deadlineAt);
+          const verdict = await moderate('input', caller, parsed, prompt, deadlineAt);
           moderationRecord.input = verdictRecord(verdict);
           row.moderation = { required: true, ...moderationRecord };
           if (verdict.flagged) blockedInput = verdict;
@@ -435,7 +443,7 @@ export function createAssistService(deps: AssistDeps): AssistService {
       let moderation: ModerationVerdict | null = null;
       if (moderating) {
         try {
-          moderation = await moderate('output', caller, parsed.featureKey, response.text, deadlineAt);
+          moderation = await moderate('output', caller, parsed, response.text, deadlineAt);
         } catch (error) {
           // The provider answered but the answer cannot be judged: it is withheld, not released.
           await finish('failed', 'moderation.unavailable');

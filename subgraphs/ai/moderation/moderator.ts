@@ -16,6 +16,8 @@ export interface ModerationRequest {
   /** input: the rendered prompt, before any provider sees it; output: the provider's answer, before release. */
   stage: ModerationStage;
   text: string;
+  /** The residency the request asked for: its text may only go where that residency allows. */
+  residency: string | null;
   signal: AbortSignal;
 }
 
@@ -34,11 +36,17 @@ export const localModerator: Moderator = {
 /**
  * A remote content classifier, plus the local PHI rules on outputs: moderation APIs classify
  * harm, not identifiers, and an output leaking an MRN must be caught whichever classifier runs.
+ * A request that asks for a residency the endpoint does not serve (AI_MODERATION_RESIDENCIES) is
+ * judged by the built-in rules instead: moderation must not carry its text across the boundary the
+ * routing keeps.
  */
-export function remoteModerator(remote: ContentClassifier): Moderator {
+export function remoteModerator(remote: ContentClassifier, residencies: readonly string[] = []): Moderator {
   return {
     name: remote.name,
-    async classify({ text, stage, signal }) {
+    async classify(request) {
+      const { text, stage, signal, residency } = request;
+      if (residency !== null && !residencies.includes('*') && !residencies.includes(residency))
+        return localModerator.classify(request);
       const reasons = await remote.classify(text, signal);
       if (stage === 'input') return verdictOf(remote.name, reasons);
       return verdictOf(`${remote.name}+${LOCAL_CLASSIFIER}`, [...reasons, ...detectPhi(text)]);
@@ -58,5 +66,6 @@ export function moderatorFromConfig(config: Config, secrets: CachedSecrets): Mod
       timeoutMs: settings.timeoutMs,
       apiKey: () => secrets.field(settings.keyPath, 'api_key'),
     }),
+    settings.residencies,
   );
 }

@@ -1,19 +1,12 @@
-import { createChatCompletionsProvider, requireAllowedHost } from './openai-compatible.js';
+import { createChatCompletionsProvider, requireAllowedHost, type OpenAiCompatibleOptions } from './openai-compatible.js';
 import type { ModelProvider } from './provider.js';
 
-export interface AzureOpenAiOptions {
-  name?: string;
+/** As the OpenAI-compatible adapter, with a resource endpoint and API version instead of a base URL. */
+export interface AzureOpenAiOptions extends Omit<OpenAiCompatibleOptions, 'baseUrl'> {
   /** The resource endpoint of one region, e.g. https://clinic-za.openai.azure.com (AZURE_OPENAI_ENDPOINT). */
   endpoint: string;
   /** AZURE_OPENAI_API_VERSION, e.g. 2024-10-21. */
   apiVersion: string;
-  allowedHosts: readonly string[];
-  /** Residency of the region, e.g. AF for a South Africa resource. */
-  residencies: readonly string[];
-  timeoutMs: number;
-  apiKey: () => Promise<string | undefined>;
-  fetch?: typeof fetch;
-  now?: () => number;
 }
 
 /**

@@ -321,7 +321,14 @@ describe('openai-compatible moderation adapter against a local server', () => {
     server.script.push(flagged, flagged);
     const moderator = remoteModerator(classifier());
     const signal = AbortSignal.timeout(2000);
-    const input = await moderator.classify({ tenantId: 't', featureKey: 'f', stage: 'input', text: 'MRN: 00482913', signal });
+    const input = await moderator.classify({
+      tenantId: 't',
+      featureKey: 'f',
+      stage: 'input',
+      text: 'MRN: 00482913',
+      residency: null,
+      signal,
+    });
     expect(input).toEqual({
       flagged: true,
       classifier: 'openai-moderation:omni-moderation-latest',
@@ -331,9 +338,28 @@ describe('openai-compatible moderation adapter against a local server', () => {
         { category: 'sexual_minors', rule: 'openai:sexual/minors', count: 1, score: 0.7 },
       ],
     });
-    const output = await moderator.classify({ tenantId: 't', featureKey: 'f', stage: 'output', text: 'MRN: 00482913', signal });
+    const output = await moderator.classify({
+      tenantId: 't',
+      featureKey: 'f',
+      stage: 'output',
+      text: 'MRN: 00482913',
+      residency: null,
+      signal,
+    });
     expect(output.classifier).toBe('openai-moderation:omni-moderation-latest+local-rules-v1');
     expect(output.categories).toEqual(['phi', 'self_harm', 'sexual_minors']);
+  });
+
+  it('never sends the text of a request for a residency the endpoint does not serve: the built-in rules judge it', async () => {
+    const before = server.requests.length;
+    const signal = AbortSignal.timeout(2000);
+    const request = { tenantId: 't', featureKey: 'f', stage: 'input' as const, text: 'I want to kill myself', signal };
+    const local = await remoteModerator(classifier(), ['EU']).classify({ ...request, residency: 'AF' });
+    expect(local).toMatchObject({ flagged: true, classifier: 'local-rules-v1', categories: ['self_harm'] });
+    expect(server.requests.length).toBe(before);
+    await remoteModerator(classifier(), ['EU']).classify({ ...request, residency: 'EU' });
+    await remoteModerator(classifier(), ['EU']).classify({ ...request, residency: null });
+    expect(server.requests.length - before).toBe(2);
   });
 
   it('is unavailable (never "clean") on an error status, a bad body or a dead endpoint', async () => {
@@ -364,6 +390,7 @@ describe('openai-compatible moderation adapter against a local server', () => {
       featureKey: 'f',
       stage: 'output',
       text: 'Call 555-123-4567',
+      residency: null,
       signal: AbortSignal.timeout(100),
     });
     expect(verdict).toMatchObject({ flagged: true, classifier: 'local-rules-v1', categories: ['phi'] });
