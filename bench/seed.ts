@@ -21,6 +21,8 @@ export function courseId(n: number): string {
 export interface SeedCoursesOptions {
   /** Courses of BENCH_TENANT. */
   courses: number;
+  /** Bench-tenant courses already seeded (grow a seeded database step by step). */
+  from?: number;
   /**
    * As many courses again, spread over nine other tenants and interleaved with the bench tenant's
    * ids (even n: bench tenant; odd n: another), so its rows are not one contiguous key range.
@@ -33,7 +35,7 @@ export interface SeedCoursesOptions {
 
 /**
  * Seeds courses straight into the catalog tables. Course n (n = 0, 1, ...) has id courseId(n);
- * with other tenants, bench-tenant course k is n = 2k.
+ * with other tenants, bench-tenant course k is n = 2k. With `from`, adds courses from..courses-1.
  */
 export async function seedCourses(url: string, options: SeedCoursesOptions): Promise<void> {
   const client = new pg.Client({ connectionString: url });
@@ -41,6 +43,7 @@ export async function seedCourses(url: string, options: SeedCoursesOptions): Pro
   try {
     const step = options.otherTenants ? 2 : 1;
     const total = options.courses * step;
+    const first = (options.from ?? 0) * step;
     const others = `ARRAY[${OTHER_TENANTS.map((t) => `'${t}'`).join(',')}]`;
     const tenantOf = options.otherTenants
       ? `CASE WHEN n % 2 = 0 THEN '${BENCH_TENANT}' ELSE (${others})[1 + (n / 2) % 9] END`
@@ -56,7 +59,7 @@ export async function seedCourses(url: string, options: SeedCoursesOptions): Pro
              '[]'::jsonb, ARRAY['bench', 'cardiology'], md5(n::text), 'registered',
              ${options.versionsPerCourse ?? 0}, ${options.versionsPerCourse ? `'1.${options.versionsPerCourse - 1}.0'` : 'NULL'},
              now(), now()
-      FROM generate_series(0, ${total - 1}) AS n`);
+      FROM generate_series(${first}, ${total - 1}) AS n`);
     if (options.versionsPerCourse) {
       const v = options.versionsPerCourse;
       await client.query(`
@@ -66,7 +69,7 @@ export async function seedCourses(url: string, options: SeedCoursesOptions): Pro
         SELECT ${idSql('crv', `n * ${v} + s`)}, c."tenantId", c.id, '1.' || s || '.0', 1, s, 0, '${AUTHOR}',
                30 + s, ARRAY['en'], ${idSql('pkg', `n * ${v} + s`)}, md5(n::text) || md5(s::text), 'v1',
                'published', s = ${v - 1}, s + 1, now(), now()
-        FROM generate_series(0, ${total - 1}) AS n
+        FROM generate_series(${first}, ${total - 1}) AS n
         JOIN "Course" c ON c.id = ${idSql('crs', 'n')}
         CROSS JOIN generate_series(0, ${v - 1}) AS s`);
     }
@@ -78,7 +81,7 @@ export async function seedCourses(url: string, options: SeedCoursesOptions): Pro
         SELECT ${idSql('prv', `n * ${p} + s`)}, c."tenantId", 'service', 'svc-bench', 'course.summary', 'completed', 'live',
                'mock', 'mock-1', 'sha256:' || md5(n::text), 100, 50, c.id, 3,
                now() - make_interval(mins => s), now() - make_interval(mins => s)
-        FROM generate_series(0, ${total - 1}) AS n
+        FROM generate_series(${first}, ${total - 1}) AS n
         JOIN "Course" c ON c.id = ${idSql('crs', 'n')}
         CROSS JOIN generate_series(0, ${p - 1}) AS s`);
     }

@@ -1,0 +1,42 @@
+// The event worker as `npm run start:worker` runs it (outbox relay, the catalog's durable consumers,
+// DLQ monitor), with one difference: every subject carries BENCH_SUBJECT_PREFIX and every stream a
+// bench name (CATALOG_STREAM, ...), so the bench never touches the streams of other users of a
+// shared NATS server. Spawned by bench/events.ts and bench/scale.ts; ready when /metrics answers.
+import 'reflect-metadata';
+import { connectJetStreamBus } from '../events/bus/jetstream-bus.js';
+import { startEventWorker } from '../events/worker.js';
+import { feedWorkerMetrics } from '../events/worker-metrics.js';
+import { openPlatform } from '../platform/bootstrap.js';
+import { configOrExit, exitOnSignals } from '../platform/entrypoint.js';
+import { createMetrics, startMetricsServer } from '../platform/metrics.js';
+import { catalogConsumers } from '../subgraphs/catalog/consumers.js';
+
+const config = configOrExit();
+const subjectPrefix = process.env.BENCH_SUBJECT_PREFIX ?? '';
+const platform = await openPlatform(config, 'bench-worker');
+const bus = await connectJetStreamBus(config.natsUrl!, { logger: platform.logger });
+const worker = await startEventWorker({
+  bus,
+  db: platform.database.prisma,
+  logger: platform.logger,
+  config,
+  streams: { subjectPrefix },
+  consumers: catalogConsumers({
+    events: config.events,
+    gdprZeroingRetentionClasses: config.gdprZeroingRetentionClasses,
+    subjectPrefix,
+  }),
+});
+const metrics = createMetrics();
+feedWorkerMetrics(metrics, worker, { db: platform.database.prisma, dlqStream: config.events.dlqStream });
+const metricsServer = await startMetricsServer({ host: config.host, port: config.ops.metricsPort, metrics });
+exitOnSignals(
+  platform.logger,
+  async () => {
+    await worker.stop();
+    await bus.close();
+    await metricsServer.close();
+    await platform.database.close();
+  },
+  config.ops.shutdownTimeoutMs,
+);
