@@ -34,7 +34,10 @@ export class RoutingRuleResolver {
     return row ? toRoutingRule(row) : null;
   }
 
-  @Mutation(() => ProviderRoutingRule, { description: "Creates a routing override for the caller's tenant (scope ai.admin)." })
+  @Mutation(() => ProviderRoutingRule, {
+    description:
+      "Creates a routing override for the caller's tenant (scope ai.admin). A rule whose residency is in AI_ASSESSMENT_RESIDENCIES (default AF) needs a signed assessment first (routing.assessment_required), also when it is updated or re-activated.",
+  })
   async createRoutingRule(
     @Arg('input', () => CreateRoutingRuleInput) input: CreateRoutingRuleInput,
     @Ctx() ctx: AiContext,

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../../platform/logger.js';
 import { createMetrics, type Metrics } from '../../../platform/metrics.js';
+import { seedBaseline } from '../../../subgraphs/ai/seed.js';
 import { outputHash } from '../../../subgraphs/ai/provenance/provenance.logic.js';
 import { applyDiff, type DiffOp } from '../../../subgraphs/ai/review/review.logic.js';
 import { databaseKinds } from '../../support/database.js';
@@ -660,6 +662,34 @@ describe.each(databaseKinds())('AI governance and rollout on %s', (kind) => {
       expect((await payloads('audit.ai.data_protection_assessment_recorded', TENANT_C)).length).toBe(1);
     });
 
+    it('also refuses to update or re-activate an AF rule of a tenant without an assessment', async () => {
+      // A rule that predates the gate (written directly): changing it now needs the assessment.
+      const ruleId = 'rtr_01JD0000000000000000000AF0';
+      await ai.db.prisma.providerRoutingRule.create({
+        data: {
+          id: ruleId,
+          tenantId: TENANT_B,
+          featureKey: 'portal.triage',
+          residency: 'AF',
+          activeVersion: 1,
+          versions: { create: { version: 1, primary: { provider: 'mock', model: 'af' }, fallbacks: [], createdBy: 'legacy' } },
+        },
+      });
+      const update = await ai.gql(
+        `mutation($id: ID!) { updateRoutingRule(ruleId: $id, input: { primary: { provider: "mock", model: "af-2" }, fallbacks: [] }) { activeVersion } }`,
+        { id: ruleId },
+        { ...admin, tenantId: TENANT_B },
+      );
+      expect(code(update.errors)).toBe('routing.assessment_required');
+      const activate = await ai.gql(
+        `mutation($id: ID!) { activateRoutingRuleVersion(ruleId: $id, version: 1) { activeVersion } }`,
+        { id: ruleId },
+        { ...admin, tenantId: TENANT_B },
+      );
+      expect(code(activate.errors)).toBe('routing.assessment_required');
+      expect(await ai.db.prisma.providerRoutingRuleVersion.count({ where: { ruleId } })).toBe(1);
+    });
+
     it('maps a tenant with an on-prem assessment to the on-prem provider, once', async () => {
       const assign = () =>
         ai.gql<{
@@ -905,6 +935,13 @@ describe.each(databaseKinds())('AI governance and rollout on %s', (kind) => {
       expect(await ai.db.prisma.aIProvenance.count({ where: { legacyId: { startsWith: 'B-' } } })).toBe(0);
       expect(code((await backfill([row('L-9')], TENANT_C, 'ai.assist')).errors)).toBe('authz.scope_missing');
     });
+  });
+
+  it('seeds the global HITL policy once, however often the baseline runs', async () => {
+    await seedBaseline(ai.db.prisma, { hostedModel: 'gpt-4o-mini', logger: silentLogger });
+    await seedBaseline(ai.db.prisma, { hostedModel: 'gpt-4o-mini', logger: silentLogger });
+    const policies = await ai.db.prisma.hITLPolicy.findMany({ where: { tenantId: null } });
+    expect(policies.map((p) => [p.featureKey, p.mode])).toEqual([['patient_chart.note_summary', 'required']]);
   });
 
   it('publishes every new audit action through the shared audit schema (no invalid event was written)', async () => {
