@@ -52,9 +52,15 @@ export async function purgeExpiredHeldText(db: Db, now: Date, batch = 500): Prom
         select: { id: true },
         take: batch,
       });
-      if (rows.length === 0) return 0;
-      const ids = rows.map((r) => r.id);
-      await tx.aIProvenance.updateMany({ where: { id: { in: ids } }, data: { heldText: null } });
+      if (rows.length === 0) return { scanned: 0, count: 0 };
+      // The expiry is checked again by the UPDATE: a review decided meanwhile restarted the
+      // retention of its released text, and that text (and its task) must survive this run.
+      const purgedRows = await tx.aIProvenance.updateManyAndReturn({
+        where: { id: { in: rows.map((r) => r.id) }, heldTextExpiresAt: { lte: now } },
+        data: { heldText: null },
+        select: { id: true },
+      });
+      const ids = purgedRows.map((r) => r.id);
       await tx.aIProvenance.updateMany({
         where: { id: { in: ids }, reviewState: 'pending' },
         data: { status: 'rejected', reviewState: 'expired', errorCode: 'review.expired' },
@@ -74,10 +80,10 @@ export async function purgeExpiredHeldText(db: Db, now: Date, batch = 500): Prom
           data: { editDiff: diffSummary(task.editDiff as unknown as DiffOp[]) },
         });
       }
-      return ids.length;
+      return { scanned: rows.length, count: ids.length };
     });
-    total += purged;
-    if (purged < batch) return total;
+    total += purged.count;
+    if (purged.scanned < batch) return total;
   }
 }
 

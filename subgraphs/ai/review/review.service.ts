@@ -166,6 +166,10 @@ export function createReviewService(deps: {
       const now = deps.now();
       const { task, queue } = await loadTaskFor(tx, reviewer, taskId);
       requireMember(reviewer, queue);
+      // Provenance row first, then the task: the same lock order as the retention purge, so a
+      // decision and a purge of the same output queue up instead of deadlocking. After the lock
+      // the read sees a purge that committed meanwhile (heldText gone: review.expired).
+      await tx.$queryRaw`SELECT 1 FROM "AIProvenance" WHERE "id" = ${task.provenanceId} FOR UPDATE`;
       const provenance = await tx.aIProvenance.findFirst({ where: { id: task.provenanceId, tenantId: reviewer.tenantId } });
       if (!provenance) throw notFound('Provenance of the task');
 
