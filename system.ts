@@ -51,7 +51,15 @@ export async function startSystem(config: Config): Promise<System> {
     });
     const relay = worker.relay;
     feedWorkerMetrics(metrics, worker, { db, dlqStream: config.events.dlqStream });
-    const catalog = await startCatalogSubgraph({ config, db, verifier, logger, ops, bus, afterEventsCommitted: () => relay.notify() });
+    const catalog = await startCatalogSubgraph({
+      config,
+      db,
+      verifier,
+      logger,
+      ops,
+      bus,
+      afterEventsCommitted: () => relay.notify(),
+    });
     servers.push(catalog);
     const ai = await startAiSubgraph({ config, db, verifier, logger, ops, redis, metrics });
     servers.push(ai);
@@ -62,7 +70,11 @@ export async function startSystem(config: Config): Promise<System> {
       checks.events = eventsCheck(worker!);
       // Redis down degrades quotas (local request cap, token budgets fail closed) but serves the rest.
       const quota = await ai.services.quota.health();
-      checks.quota = { status: quota.status, required: false, detail: `${quota.store} store${quota.detail ? `: ${quota.detail}` : ''}` };
+      checks.quota = {
+        status: quota.status,
+        required: false,
+        detail: `${quota.store} store${quota.detail ? `: ${quota.detail}` : ''}`,
+      };
       Object.assign(checks, await subgraphChecks({ catalog: catalog.url, ai: ai.url }));
       return { ready: Object.values(checks).every((c) => c.status !== 'down' || !c.required), checks };
     };

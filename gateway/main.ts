@@ -28,7 +28,10 @@ async function readiness(): Promise<ReadinessReport> {
   checks.database = { status: database ? 'up' : 'down', required: !redis };
   for (const [name, url] of Object.entries(subgraphUrls)) {
     const health = new URL('/healthz', url);
-    const ok = await fetch(health, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok, () => false);
+    const ok = await fetch(health, { signal: AbortSignal.timeout(2_000) }).then(
+      (r) => r.ok,
+      () => false,
+    );
     // A subgraph being down degrades the graph (its fields error) but does not stop the gateway.
     checks[`subgraph:${name}`] = { status: ok ? 'up' : 'down', required: false };
   }

@@ -50,7 +50,13 @@ export interface GatewayHandle {
   logger: Logger;
   maxBodyBytes: number;
   /** Runs one operation through the gateway's query planner, as an HTTP request would. */
-  execute(request: GraphQLRequest, context: GatewayContext): Promise<{ data?: Record<string, unknown> | null; errors?: ReadonlyArray<{ message: string; extensions?: Record<string, unknown> }> }>;
+  execute(
+    request: GraphQLRequest,
+    context: GatewayContext,
+  ): Promise<{
+    data?: Record<string, unknown> | null;
+    errors?: ReadonlyArray<{ message: string; extensions?: Record<string, unknown> }>;
+  }>;
 }
 
 export interface GatewayOptions {

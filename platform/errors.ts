@@ -91,8 +91,7 @@ export class AppError extends Error {
 export const badInput = (message: string, details?: Record<string, unknown>) =>
   new AppError('BAD_USER_INPUT', message, { details });
 export const notFound = (what: string) => new AppError('NOT_FOUND', `${what} not found`);
-export const unauthenticated = (message = 'A valid bearer token is required') =>
-  new AppError('UNAUTHENTICATED', message);
+export const unauthenticated = (message = 'A valid bearer token is required') => new AppError('UNAUTHENTICATED', message);
 export const forbidden = (code: ErrorCode, message: string) => new AppError(code, message, { status: 403 });
 
 export function isAppError(error: unknown): error is AppError {

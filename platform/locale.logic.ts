@@ -12,7 +12,9 @@ export function parseAcceptLanguage(header: string | undefined): string[] {
       const quality = q ? Number(q.slice(2)) : 1;
       return { tag: tag.trim(), quality: Number.isFinite(quality) ? quality : 0, index };
     })
-    .filter((entry) => entry.tag && entry.tag !== '*' && entry.quality > 0 && /^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$/.test(entry.tag))
+    .filter(
+      (entry) => entry.tag && entry.tag !== '*' && entry.quality > 0 && /^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$/.test(entry.tag),
+    )
     .sort((a, b) => b.quality - a.quality || a.index - b.index)
     .map((entry) => entry.tag);
 }

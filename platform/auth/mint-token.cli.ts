@@ -25,7 +25,12 @@ if (!Number.isInteger(ttl) || ttl < 1 || ttl > 900) {
 }
 const config = loadConfig();
 const keys = await ensureDevKeyPair(config.dataDir);
-const token = await mintToken(keys.privateJwk, { sub: values.sub ?? newId('user'), tid: tenant, scope: values.scope!, ttlSeconds: ttl });
+const token = await mintToken(keys.privateJwk, {
+  sub: values.sub ?? newId('user'),
+  tid: tenant,
+  scope: values.scope!,
+  ttlSeconds: ttl,
+});
 if (process.stdout.isTTY) {
   console.log(`# tenant ${tenant}, scope "${values.scope}", valid ${ttl}s; send both headers:`);
   console.log(`Authorization: Bearer ${token}`);

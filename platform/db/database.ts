@@ -7,7 +7,8 @@ import type { Logger } from '../logger.js';
 export { PrismaClient, Prisma } from '../../prisma/generated/client.js';
 export type Db = PrismaClient;
 /** The client inside `db.$transaction(async (tx) => ...)`. */
-export type Tx = Parameters<Parameters<PrismaClient['$transaction']>[0]>[0] & Omit<PrismaClient, '$connect' | '$disconnect' | '$on' | '$transaction' | '$extends'>;
+export type Tx = Parameters<Parameters<PrismaClient['$transaction']>[0]>[0] &
+  Omit<PrismaClient, '$connect' | '$disconnect' | '$on' | '$transaction' | '$extends'>;
 
 export interface Database {
   prisma: PrismaClient;

@@ -23,7 +23,8 @@ export function formatGraphQLError(logger: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const unwrapped = unwrapResolverError(error);
     // An AppError thrown by a plugin hook arrives wrapped in a GraphQLError without a path.
-    const original = unwrapped instanceof GraphQLError && isAppError(unwrapped.originalError) ? unwrapped.originalError : unwrapped;
+    const original =
+      unwrapped instanceof GraphQLError && isAppError(unwrapped.originalError) ? unwrapped.originalError : unwrapped;
     if (isAppError(original)) {
       return {
         message: original.message,

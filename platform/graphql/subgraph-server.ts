@@ -63,7 +63,8 @@ export async function startSubgraphServer<TContext extends BaseContext>(
         if (path === '/healthz') return sendJson(res, 200, { status: 'ok', service: options.name });
         if (path === '/metrics') return await serveMetrics(req, res, options.ops?.metrics);
         if (path !== '/graphql') throw new AppError('NOT_FOUND', `No route ${path}`);
-        if (req.method !== 'POST') throw new AppError('METHOD_NOT_ALLOWED', 'Use POST for GraphQL', { headers: { allow: 'POST' } });
+        if (req.method !== 'POST')
+          throw new AppError('METHOD_NOT_ALLOWED', 'Use POST for GraphQL', { headers: { allow: 'POST' } });
         const principal = await authenticateRequest(options.verifier, {
           authorization: header(req, 'authorization'),
           tenantId: header(req, 'x-tenant-id'),
@@ -92,7 +93,12 @@ export async function startSubgraphServer<TContext extends BaseContext>(
 /** An error before GraphQL execution: GraphQL-shaped body, HTTP status from the error. */
 export function sendGraphQLHttpError(res: http.ServerResponse, error: unknown, logger: Logger): void {
   if (error instanceof AppError) {
-    sendJson(res, error.status, { errors: [{ message: error.message, extensions: { code: error.code, status: error.status } }] }, error.headers);
+    sendJson(
+      res,
+      error.status,
+      { errors: [{ message: error.message, extensions: { code: error.code, status: error.status } }] },
+      error.headers,
+    );
     return;
   }
   sendProblem(res, error, logger);

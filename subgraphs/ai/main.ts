@@ -18,7 +18,15 @@ const db = platform.database.prisma;
 await seedBaseline(db, { hostedModel: config.providers.openaiModel, logger: platform.logger });
 const redis = config.redisUrl ? createRedis(config.redisUrl, platform.logger) : undefined;
 const metrics = createMetrics();
-const server = await startAiSubgraph({ config, db, verifier: platform.verifier, logger: platform.logger, redis, metrics, ops: serverOpsFromConfig(config, metrics) });
+const server = await startAiSubgraph({
+  config,
+  db,
+  verifier: platform.verifier,
+  logger: platform.logger,
+  redis,
+  metrics,
+  ops: serverOpsFromConfig(config, metrics),
+});
 feedAiMetrics(metrics, server.services, db);
 exitOnSignals(
   platform.logger,

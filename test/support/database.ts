@@ -17,7 +17,10 @@ export interface TestDatabase {
  * A fresh, migrated database for one test file: an in-memory PGlite, or a new database created on
  * the Postgres server of DATABASE_URL (dropped on close), so files never see each other's rows.
  */
-export async function createTestDatabase(kind: 'pglite' | 'postgres', options: { poolSize?: number } = {}): Promise<TestDatabase> {
+export async function createTestDatabase(
+  kind: 'pglite' | 'postgres',
+  options: { poolSize?: number } = {},
+): Promise<TestDatabase> {
   if (kind === 'pglite') {
     const embedded = await startEmbeddedPostgres(undefined, silentLogger);
     await applyMigrations(embedded.url);

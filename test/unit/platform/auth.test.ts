@@ -80,7 +80,10 @@ describe('token verification', () => {
     const token = await mintToken(keys.privateJwk, { sub: USER, tid: TENANT, scope: 'ai.assist' });
     const [head, , signature] = token.split('.');
     const now = Math.floor(Date.now() / 1000);
-    await rejects(verifier, `${head}.${b64({ sub: USER, tid: newId('tenant'), scope: 'ai.admin', iat: now, exp: now + 60 })}.${signature}`);
+    await rejects(
+      verifier,
+      `${head}.${b64({ sub: USER, tid: newId('tenant'), scope: 'ai.admin', iat: now, exp: now + 60 })}.${signature}`,
+    );
     await rejects(verifier, await mintToken(keys.privateJwk, { sub: USER, tid: 'tenant-1', scope: '' }));
   });
 
@@ -96,14 +99,21 @@ describe('token verification', () => {
     const jwksVerifier = await createTokenVerifier({ ...options, jwksUrl: pathToFileURL(file).toString() });
     const good = await mintToken(keys.privateJwk, { sub: USER, tid: TENANT, scope: '' });
     expect((await jwksVerifier.verify(good)).subject).toBe(USER);
-    await rejects(jwksVerifier, await mintToken({ ...keys.privateJwk, kid: 'unknown-kid' }, { sub: USER, tid: TENANT, scope: '' }));
+    await rejects(
+      jwksVerifier,
+      await mintToken({ ...keys.privateJwk, kid: 'unknown-kid' }, { sub: USER, tid: TENANT, scope: '' }),
+    );
   });
 });
 
 describe('request rule: X-Tenant-Id must equal tid', () => {
   it('answers 401 without a token, 400 without the header and 403 authz.tenant_not_a_member on mismatch', async () => {
     const keys = await generateEd25519();
-    const verifier = await createTokenVerifier({ publicKey: JSON.stringify(keys.publicJwk), maxTokenLifetimeSeconds: 900, clockToleranceSeconds: 5 });
+    const verifier = await createTokenVerifier({
+      publicKey: JSON.stringify(keys.publicJwk),
+      maxTokenLifetimeSeconds: 900,
+      clockToleranceSeconds: 5,
+    });
     const token = await mintToken(keys.privateJwk, { sub: USER, tid: TENANT, scope: 'catalog.read' });
     const attempt = (headers: { authorization?: string; tenantId?: string }) =>
       authenticateRequest(verifier, headers).then(
@@ -113,10 +123,15 @@ describe('request rule: X-Tenant-Id must equal tid', () => {
     expect(await attempt({ tenantId: TENANT })).toEqual([401, 'UNAUTHENTICATED']);
     expect(await attempt({ authorization: `Basic ${token}`, tenantId: TENANT })).toEqual([401, 'UNAUTHENTICATED']);
     expect(await attempt({ authorization: `Bearer ${token}` })).toEqual([400, 'authz.tenant_header_required']);
-    expect(await attempt({ authorization: `Bearer ${token}`, tenantId: newId('tenant') })).toEqual([403, 'authz.tenant_not_a_member']);
+    expect(await attempt({ authorization: `Bearer ${token}`, tenantId: newId('tenant') })).toEqual([
+      403,
+      'authz.tenant_not_a_member',
+    ]);
     const principal = await authenticateRequest(verifier, { authorization: `Bearer ${token}`, tenantId: TENANT });
     expect(principal.tenantId).toBe(TENANT);
-    expect(() => requireScope(principal, 'catalog.admin')).toThrow(expect.objectContaining({ code: 'authz.scope_missing', status: 403 }));
+    expect(() => requireScope(principal, 'catalog.admin')).toThrow(
+      expect.objectContaining({ code: 'authz.scope_missing', status: 403 }),
+    );
     expect(() => requireScope(principal, 'catalog.read')).not.toThrow();
   });
 });

@@ -4,9 +4,21 @@ import { ConfigError, loadConfig } from '../../../platform/config/config.js';
 describe('configuration', () => {
   it('runs on embedded defaults with no environment', () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({ port: 4000, catalogPort: 4001, aiPort: 4002, databaseUrl: undefined, natsUrl: undefined, redisUrl: undefined });
+    expect(config).toMatchObject({
+      port: 4000,
+      catalogPort: 4001,
+      aiPort: 4002,
+      databaseUrl: undefined,
+      natsUrl: undefined,
+      redisUrl: undefined,
+    });
     expect(config.catalogUrl).toBe('http://127.0.0.1:4001/graphql');
-    expect(config.events).toMatchObject({ catalogStream: 'CATALOG', dlqStream: 'CATALOG_DLQ', maxDeliver: 6, ackWaitSeconds: 30 });
+    expect(config.events).toMatchObject({
+      catalogStream: 'CATALOG',
+      dlqStream: 'CATALOG_DLQ',
+      maxDeliver: 6,
+      ackWaitSeconds: 30,
+    });
     expect(config.auth.maxTokenLifetimeSeconds).toBe(900);
   });
 
@@ -24,7 +36,10 @@ describe('configuration', () => {
   });
 
   it('adds the hosted provider to the allow-list of provider hosts', () => {
-    const config = loadConfig({ OPENAI_BASE_URL: 'https://llm.internal.example:8443/v1', PROVIDER_ALLOWED_HOSTS: 'vllm.clinic.local' });
+    const config = loadConfig({
+      OPENAI_BASE_URL: 'https://llm.internal.example:8443/v1',
+      PROVIDER_ALLOWED_HOSTS: 'vllm.clinic.local',
+    });
     expect(config.providers.allowedHosts.sort()).toEqual(['llm.internal.example:8443', 'vllm.clinic.local']);
   });
 });

@@ -22,7 +22,12 @@ describe('course cursors', () => {
   it('round-trips and rejects anything else as BAD_USER_INPUT', () => {
     const id = newId('course');
     expect(decodeCursor(encodeCursor(id))).toBe(id);
-    for (const bad of ['', 'abc', Buffer.from('c1:crs_nope').toString('base64url'), Buffer.from(`c2:${id}`).toString('base64url')]) {
+    for (const bad of [
+      '',
+      'abc',
+      Buffer.from('c1:crs_nope').toString('base64url'),
+      Buffer.from(`c2:${id}`).toString('base64url'),
+    ]) {
       expect(() => decodeCursor(bad)).toThrow(expect.objectContaining({ code: 'BAD_USER_INPUT' }));
     }
   });
@@ -41,7 +46,12 @@ describe('traceparent', () => {
     const continued = continueTrace(incoming);
     expect(continued).toMatchObject({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', started: false });
     expect(parseTraceparent(continued.traceparent)?.parentId).not.toBe('00f067aa0ba902b7');
-    for (const bad of [undefined, 'garbage', '00-00000000000000000000000000000000-00f067aa0ba902b7-01', 'ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01']) {
+    for (const bad of [
+      undefined,
+      'garbage',
+      '00-00000000000000000000000000000000-00f067aa0ba902b7-01',
+      'ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+    ]) {
       const fresh = continueTrace(bad);
       expect(fresh.started).toBe(true);
       expect(parseTraceparent(fresh.traceparent)).toBeDefined();
