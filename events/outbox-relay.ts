@@ -55,6 +55,7 @@ interface OutboxRow {
   id: bigint;
   eventId: string;
   subject: string;
+  partitionKey: string;
   envelope: unknown;
   headers: Record<string, string> | null;
 }
@@ -91,7 +92,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
         // with FOR UPDATE SKIP LOCKED: with skipping, replica B would publish row 2 of a course
         // while replica A still holds row 1, and the stream would carry them out of order.
         const rows = await tx.$queryRaw<OutboxRow[]>`
-          SELECT id, "eventId", subject, envelope, headers FROM "OutboxEvent"
+          SELECT id, "eventId", subject, "partitionKey", envelope, headers FROM "OutboxEvent"
           WHERE "publishedAt" IS NULL AND txid < (
             SELECT COALESCE(min(xip::text::bigint), min(pg_snapshot_xmax(snap.s)::text::bigint))
             FROM (SELECT pg_current_snapshot() AS s) snap
@@ -101,28 +102,49 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
             )
           )
           ORDER BY id LIMIT ${batchSize}`;
+        // Rows of different partitions go out together (one ack round trip for many rows, not
+        // one each); rows of one partition one after the other, in id order, so the stream holds
+        // every partition in commit order. A failed row stops only its own partition: its later
+        // rows wait, since publishing past it would reorder that partition.
+        const partitions = new Map<string, OutboxRow[]>();
+        for (const row of rows) {
+          const partition = partitions.get(row.partitionKey);
+          if (partition) partition.push(row);
+          else partitions.set(row.partitionKey, [row]);
+        }
         const published: bigint[] = [];
         let failed: { row: OutboxRow; error: string } | undefined;
-        for (const row of rows) {
-          try {
-            // Nats-Msg-Id = eventId: a row re-sent after a crash between publish and commit is
-            // dropped by the stream's duplicate window and reported as a duplicate, i.e. done.
-            // A producer span in the trace of the request that wrote the row; consumers continue from it.
-            const attributes = { 'messaging.system': 'nats', 'messaging.destination.name': row.subject, 'messaging.message.id': row.eventId };
-            await withSpan(`publish ${row.subject}`, attributes, () =>
-              bus.publish(`${options.subjectPrefix ?? ''}${row.subject}`, Buffer.from(JSON.stringify(row.envelope)), {
-                msgId: row.eventId,
-                headers: injectTraceHeaders({ ...(row.headers ?? {}) }),
-              }),
-              { kind: SpanKind.PRODUCER, parent: extractContextFromHeaders(row.headers ?? {}) },
-            );
-            published.push(row.id);
-          } catch (error) {
-            // Later rows wait: publishing past a failed row would reorder its partition.
-            failed = { row, error: oneLine(error) };
-            break;
-          }
-        }
+        await Promise.all(
+          [...partitions.values()].map(async (partition) => {
+            for (const row of partition) {
+              try {
+                // Nats-Msg-Id = eventId: a row re-sent after a crash between publish and commit is
+                // dropped by the stream's duplicate window and reported as a duplicate, i.e. done.
+                // A producer span in the trace of the request that wrote the row; consumers continue from it.
+                const attributes = {
+                  'messaging.system': 'nats',
+                  'messaging.destination.name': row.subject,
+                  'messaging.message.id': row.eventId,
+                };
+                await withSpan(
+                  `publish ${row.subject}`,
+                  attributes,
+                  () =>
+                    bus.publish(`${options.subjectPrefix ?? ''}${row.subject}`, Buffer.from(JSON.stringify(row.envelope)), {
+                      msgId: row.eventId,
+                      headers: injectTraceHeaders({ ...(row.headers ?? {}) }),
+                    }),
+                  { kind: SpanKind.PRODUCER, parent: extractContextFromHeaders(row.headers ?? {}) },
+                );
+                published.push(row.id);
+              } catch (error) {
+                // The lowest-numbered failure is the one reported and counted.
+                if (!failed || row.id < failed.row.id) failed = { row, error: oneLine(error) };
+                return;
+              }
+            }
+          }),
+        );
         if (published.length) {
           await tx.$executeRaw`UPDATE "OutboxEvent" SET "publishedAt" = ${clock.now()} WHERE id IN (${Prisma.join(published)})`;
         }

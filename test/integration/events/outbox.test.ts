@@ -29,6 +29,8 @@ function controllableBus() {
     published: 0,
     /** While set, publish waits on it, after calling `entered`. */
     gate: undefined as Promise<void> | undefined,
+    /** Message ids whose publish fails, whatever failFrom says. */
+    failIds: new Set<string>(),
     entered: () => {},
   };
   const bus: EventBus = {
@@ -38,7 +40,9 @@ function controllableBus() {
         state.entered();
         await state.gate;
       }
-      if (state.published >= state.failFrom) throw new Error('nats: connection refused\n  at connect');
+      if (state.published >= state.failFrom || state.failIds.has(options?.msgId ?? '')) {
+        throw new Error('nats: connection refused\n  at connect');
+      }
       state.published += 1;
       return inner.publish(subject, data, options);
     },
@@ -157,6 +161,32 @@ describe.each(databaseKinds())('outbox and relay on %s', (kind) => {
     state.failFrom = Infinity;
     expect(await relay.runOnce()).toEqual({ locked: true, published: 2 });
     expect((await publishedEnvelopes(bus)).map((s) => s.envelope.eventId)).toEqual(written.map((e) => e.eventId));
+    await bus.close();
+  });
+
+  it('holds back only the partition of a failed row; other partitions of the batch go out', async () => {
+    const { bus, state } = await openBus();
+    const [courseA, courseB] = [newId('course'), newId('course')];
+    const [a1] = await db.prisma.$transaction((tx) => emitPublished(tx, courseA));
+    const [b1] = await db.prisma.$transaction((tx) => emitPublished(tx, courseB));
+    const [a2] = await db.prisma.$transaction((tx) => emitPublished(tx, courseA));
+    const [b2] = await db.prisma.$transaction((tx) => emitPublished(tx, courseB));
+    const relay = createOutboxRelay({ db: db.prisma, bus, logger: silentLogger, clock });
+    state.failIds.add(a1.eventId);
+    expect(await relay.runOnce()).toMatchObject({ locked: true, published: 2, failed: { eventId: a1.eventId } });
+    // a2 was never tried: publishing it before a1 would reorder course A.
+    expect((await publishedEnvelopes(bus)).map((s) => s.envelope.eventId)).toEqual([b1.eventId, b2.eventId]);
+    const rows = await db.prisma.outboxEvent.findMany({ orderBy: { id: 'asc' } });
+    expect(rows.map((r) => [r.eventId, r.publishedAt !== null, r.attempts])).toEqual([
+      [a1.eventId, false, 1],
+      [b1.eventId, true, 0],
+      [a2.eventId, false, 0],
+      [b2.eventId, true, 0],
+    ]);
+    state.failIds.clear();
+    expect(await relay.runOnce()).toEqual({ locked: true, published: 2 });
+    const sent = (await publishedEnvelopes(bus)).map((s) => s.envelope.eventId);
+    expect(sent.filter((id) => id === a1.eventId || id === a2.eventId)).toEqual([a1.eventId, a2.eventId]);
     await bus.close();
   });
 
