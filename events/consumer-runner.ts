@@ -89,6 +89,30 @@ export function permanentFailure(message: string, details?: Record<string, unkno
 
 const PERMANENT_CODES = new Set(['events.permanent_failure', 'schema.invalid_event', 'schema.unknown_event']);
 
+/** Prisma's codes for a database it cannot reach (P1xxx) or no connection to be had (P2024). */
+const UNREACHABLE_PRISMA_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
+/** SQLSTATEs of a server that is down, restarting or refusing connections: 08xxx, 57P01-03, 53300. */
+const UNREACHABLE_SQLSTATE = /^(08|57P0[123]$|53300$)/;
+
+/**
+ * Whether a handler failed because the database cannot be reached (down, restarting, failing
+ * over, out of connections), which says nothing about the message: every message would fail
+ * alike until it is back.
+ */
+export function databaseUnreachable(error: unknown): boolean {
+  const e = error as {
+    code?: unknown;
+    message?: unknown;
+    meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } };
+  } | null;
+  if (typeof e?.code === 'string' && UNREACHABLE_PRISMA_CODES.has(e.code)) return true;
+  const sqlState = e?.meta?.driverAdapterError?.cause?.originalCode;
+  if (typeof sqlState === 'string' && UNREACHABLE_SQLSTATE.test(sqlState)) return true;
+  return (
+    typeof e?.message === 'string' && /ECONNREFUSED|ECONNRESET|Connection terminated|Can't reach database server/.test(e.message)
+  );
+}
+
 export async function startConsumer(options: StartConsumerOptions): Promise<ConsumerHandle> {
   const { bus, db, durable } = options;
   // Typed explicitly: TypeScript only narrows through an assertion method on a declared type.
@@ -98,6 +122,37 @@ export async function startConsumer(options: StartConsumerOptions): Promise<Cons
   const nakDelay = options.nakDelayMs ?? ((n: number) => retryDelayMs(n, { baseMs: 1_000, maxMs: 60_000 }));
   const stats: ConsumerStats = { processed: 0, duplicates: 0, retried: 0, deadLettered: 0 };
   const decoder = new TextDecoder('utf-8', { fatal: true });
+  let stopping = false;
+  let wakeOnStop: (() => void) | undefined;
+
+  /**
+   * Holds the message (its keep-alive keeps running) until the database answers again. A
+   * redelivery could not succeed meanwhile, and each would spend one of the message's deliveries:
+   * a restart or failover of a few seconds would dead-letter every message taken during it.
+   * False when the consumer is stopping first.
+   */
+  async function databaseReturned(): Promise<boolean> {
+    logger.warn({ err: stats.lastError }, 'database unreachable; holding the message until it answers');
+    for (let attempt = 1; !stopping; attempt++) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, retryDelayMs(attempt, { baseMs: 250, maxMs: 5_000 }));
+        timer.unref?.();
+        wakeOnStop = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      if (stopping) break;
+      if (
+        await db.$queryRawUnsafe('SELECT 1').then(
+          () => true,
+          () => false,
+        )
+      )
+        return true;
+    }
+    return false;
+  }
 
   async function deadLetter(
     message: { subject: string; data: Uint8Array; seq: number; deliveryCount: number; headers: Record<string, string> },
@@ -174,55 +229,72 @@ export async function startConsumer(options: StartConsumerOptions): Promise<Cons
     const keepAlive = setInterval(() => m.working(), Math.max(100, Math.floor(options.ackWaitMs / 2)));
     keepAlive.unref?.();
     try {
-      let emitted = false;
-      const outcome = await db.$transaction(
-        async (tx) => {
-          if (!(await recordInbox(tx, { consumer: durable, eventId: envelope.eventId, subject: m.subject })))
-            return 'duplicate' as const;
-          const ctx: EventHandlerContext = {
-            eventId: envelope.eventId,
-            correlationId: envelope.correlationId,
-            traceparent: m.headers.traceparent ?? '',
-            subject: m.subject,
-            deliveryCount: m.deliveryCount,
-            logger: logger.child({ eventId: envelope.eventId }),
-            emit: async (input) => {
-              if (!options.producer)
-                throw new Error(`consumer ${durable} was started without a producer; ctx.emit is unavailable`);
-              emitted = true;
-              return options.producer.emit(tx, {
-                ...input,
-                correlationId: envelope.correlationId,
-                causationId: envelope.eventId,
-                traceparent: input.traceparent ?? childTraceparent(m.headers.traceparent),
-              });
-            },
-          };
-          await options.handle(tx, envelope, ctx);
-          return 'processed' as const;
-        },
-        { timeout: options.transactionTimeoutMs ?? 60_000, maxWait: 10_000 },
-      );
-      m.ack();
-      if (outcome === 'duplicate') stats.duplicates += 1;
-      else stats.processed += 1;
-      if (emitted) options.afterCommit?.();
-    } catch (error) {
-      stats.lastError = oneLine(error);
-      const permanent = isAppError(error) && PERMANENT_CODES.has(error.code);
-      if (permanent || m.deliveryCount >= options.maxDeliver) {
-        await deadLetterAndTerm(m, error, envelope);
-      } else {
-        stats.retried += 1;
-        logger.warn(
-          { eventId: envelope.eventId, deliveryCount: m.deliveryCount, err: stats.lastError },
-          'event handler failed; will redeliver',
-        );
-        m.nak(nakDelay(m.deliveryCount));
+      for (;;) {
+        try {
+          await handleOnce(m, envelope);
+          return;
+        } catch (error) {
+          stats.lastError = oneLine(error);
+          if (databaseUnreachable(error)) {
+            if (await databaseReturned()) continue;
+            // Stopping: leave the message to the next consumer without spending it on a verdict.
+            m.nak();
+            return;
+          }
+          const permanent = isAppError(error) && PERMANENT_CODES.has(error.code);
+          if (permanent || m.deliveryCount >= options.maxDeliver) {
+            await deadLetterAndTerm(m, error, envelope);
+          } else {
+            stats.retried += 1;
+            logger.warn(
+              { eventId: envelope.eventId, deliveryCount: m.deliveryCount, err: stats.lastError },
+              'event handler failed; will redeliver',
+            );
+            m.nak(nakDelay(m.deliveryCount));
+          }
+          return;
+        }
       }
     } finally {
       clearInterval(keepAlive);
     }
+  }
+
+  /** One attempt: inbox row and handler in one transaction, then the ack. */
+  async function handleOnce(m: BusMessage, envelope: EventEnvelope): Promise<void> {
+    let emitted = false;
+    const outcome = await db.$transaction(
+      async (tx) => {
+        if (!(await recordInbox(tx, { consumer: durable, eventId: envelope.eventId, subject: m.subject })))
+          return 'duplicate' as const;
+        const ctx: EventHandlerContext = {
+          eventId: envelope.eventId,
+          correlationId: envelope.correlationId,
+          traceparent: m.headers.traceparent ?? '',
+          subject: m.subject,
+          deliveryCount: m.deliveryCount,
+          logger: logger.child({ eventId: envelope.eventId }),
+          emit: async (input) => {
+            if (!options.producer)
+              throw new Error(`consumer ${durable} was started without a producer; ctx.emit is unavailable`);
+            emitted = true;
+            return options.producer.emit(tx, {
+              ...input,
+              correlationId: envelope.correlationId,
+              causationId: envelope.eventId,
+              traceparent: input.traceparent ?? childTraceparent(m.headers.traceparent),
+            });
+          },
+        };
+        await options.handle(tx, envelope, ctx);
+        return 'processed' as const;
+      },
+      { timeout: options.transactionTimeoutMs ?? 60_000, maxWait: 10_000 },
+    );
+    m.ack();
+    if (outcome === 'duplicate') stats.duplicates += 1;
+    else stats.processed += 1;
+    if (emitted) options.afterCommit?.();
   }
 
   // Safety net (design §4): a process that died on a message's last delivery never wrote its
@@ -266,6 +338,8 @@ export async function startConsumer(options: StartConsumerOptions): Promise<Cons
   return {
     durable,
     async stop() {
+      stopping = true;
+      wakeOnStop?.();
       await subscription.stop();
       offAdvisory();
     },
