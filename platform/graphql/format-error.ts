@@ -44,9 +44,28 @@ export function formatGraphQLError(logger: Logger) {
       // Coercion and validation errors raised by graphql-js itself are the caller's mistake.
       return withoutStack({ ...formatted, extensions: { ...formatted.extensions, code: 'BAD_USER_INPUT' } });
     }
+    if (isUnstorableText(original)) {
+      return {
+        message: 'A text value contains a character the database cannot store (e.g. NUL)',
+        path: formatted.path,
+        locations: formatted.locations,
+        extensions: { code: 'BAD_USER_INPUT', status: 400 },
+      };
+    }
     logger.error({ err: original }, 'unhandled GraphQL error');
     return { message: 'Internal server error', path: formatted.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } };
   };
+}
+
+/**
+ * Postgres refuses text it cannot store — a NUL character (22021) or one outside the encoding
+ * (22P05) — wherever an unvalidated string reaches a query. That is the caller's input, not our
+ * failure: 400, not 500.
+ */
+function isUnstorableText(error: unknown): boolean {
+  const cause = (error as { meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } } } | null)?.meta
+    ?.driverAdapterError?.cause;
+  return cause?.originalCode === '22021' || cause?.originalCode === '22P05';
 }
 
 /** Apollo adds `stacktrace` outside production; a response never carries one. */
