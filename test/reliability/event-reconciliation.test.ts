@@ -42,8 +42,16 @@ import { recordFigures } from '../support/reliability-figures.js';
  */
 const N = Number(process.env.RELIABILITY_EVENTS ?? 5_000);
 const COURSES = 50;
-const FAULTS = { 'worker SIGKILL': 8, 'NATS restart': 4, 'Postgres restart': 4 } as const;
-type FaultKind = keyof typeof FAULTS;
+type FaultKind = 'worker SIGKILL' | 'NATS restart' | 'Postgres restart';
+/** How many faults of each kind (RELIABILITY_FAULTS='{"Postgres restart": 8}' changes the mix). */
+const FAULTS: Record<FaultKind, number> = {
+  'worker SIGKILL': 8,
+  'NATS restart': 4,
+  'Postgres restart': 4,
+  ...(JSON.parse(process.env.RELIABILITY_FAULTS ?? '{}') as Partial<Record<FaultKind, number>>),
+};
+/** Longest outage of NATS or Postgres, ms (each is 200 ms up to this, seeded). */
+const MAX_DOWN_MS = Number(process.env.RELIABILITY_MAX_DOWN_MS ?? 2_000);
 const SEED = Number(process.env.RELIABILITY_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const ACK_WAIT_SECONDS = 10;
 const CONVERGENCE_MS = 240_000;
@@ -146,11 +154,14 @@ describe.runIf(runs)('event reconciliation under faults', () => {
     let killing = false;
     let unplannedExits = 0;
     let starts = 0;
+    /** What every worker process wrote (warnings and errors), for the failure message. */
+    let history = '';
     const startWorker = () => {
       const child = spawnEntry('subgraphs/catalog/worker.main.ts', workerEnv);
       starts += 1;
       worker = child;
       void child.exited.then(async () => {
+        history = `${history}\n--- worker ${starts} exited\n${child.output()}`.slice(-128 * 1024);
         if (!supervising || killing || worker !== child) return;
         // E.g. started while NATS or Postgres was down: it exits, the supervisor starts it again.
         unplannedExits += 1;
@@ -207,7 +218,7 @@ describe.runIf(runs)('event reconciliation under faults', () => {
     for (const fault of plan) {
       await until(async () => progress >= fault.at, `progress ${fault.at}`, CONVERGENCE_MS);
       await pause(Math.floor(random() * 400));
-      const downMs = Math.floor(200 + random() * 1_800);
+      const downMs = Math.floor(200 + random() * (MAX_DOWN_MS - 200));
       injected.push({ kind: fault.kind, at: fault.at, progress, downMs: fault.kind === 'worker SIGKILL' ? 0 : downMs });
       if (fault.kind === 'worker SIGKILL') {
         killing = true;
@@ -269,6 +280,11 @@ describe.runIf(runs)('event reconciliation under faults', () => {
       filterSubject: subjectFor('catalog.course.registered', 1),
     });
     const dlq = await bus.streamState(config.events.dlqStream);
+    // Why anything was dead-lettered: the letters' own headers.
+    const letters = (await bus.readStream(config.events.dlqStream)).map(
+      (l) =>
+        `${l.headers['x-event-id']} after ${l.headers['x-deliveries']} deliveries by ${l.headers['x-consumer']}: ${(l.headers['x-error'] ?? '').slice(0, 300)}`,
+    );
     const streamInfo = await jsm.streams.info(config.events.contentStream);
     const catalogInfo = await jsm.streams.info(config.events.catalogStream);
 
@@ -323,16 +339,17 @@ describe.runIf(runs)('event reconciliation under faults', () => {
         `ok ${ok}, lost ${lost}, duplicated ${duplicated}, mismatched ${mismatched}; dead letters ${dlq.messages}; publish retries ${publishRetries}`,
         `faults over ${seconds(faultsDoneAt - started)}, converged ${converged ? `${seconds(convergedAt - faultsDoneAt)} after the last fault` : 'NOT within the deadline'}`,
         `streams: ${streamInfo.config.name} ${streamInfo.config.storage} storage × ${streamInfo.config.num_replicas} replica(s), ${catalogInfo.config.name} ${catalogInfo.config.storage} × ${catalogInfo.config.num_replicas}; nats-server ${inspector.info?.version}`,
+        ...letters.slice(0, 5).map((l) => `dead letter ${l}`),
       ],
     });
     if (examples.length)
-      console.warn(`[reliability] examples:\n${examples.join('\n')}\nlast worker output:\n${worker?.output()}`);
+      console.warn(`[reliability] examples:\n${examples.join('\n')}\nworker output:\n${history}\n${worker?.output()}`);
 
     // Durable configuration: file storage on both the consumed and the published stream.
     expect(streamInfo.config.storage).toBe(StorageType.File);
     expect(catalogInfo.config.storage).toBe(StorageType.File);
     expect(injected.length).toBe(plan.length);
-    expect(converged, `did not converge; worker output:\n${worker?.output()}`).toBe(true);
+    expect(converged, `did not converge; worker output:\n${history.slice(-16 * 1024)}\n${worker?.output()}`).toBe(true);
     expect({ lost, duplicated, mismatched, strangers: strangers.length }).toEqual({
       lost: 0,
       duplicated: 0,

@@ -398,6 +398,43 @@ describe.runIf(runs)('hostile input', () => {
     }
   });
 
+  it('a NUL character in every string argument of every operation with scalar arguments is refused, never a 500', async () => {
+    const sample: Record<string, unknown> = { Int: 1, Boolean: false, DateTimeISO: new Date().toISOString(), Float: 1 };
+    let swept = 0;
+    for (const { root, field } of operations) {
+      const args = field.arguments ?? [];
+      if (args.some((a) => !['String', 'ID'].includes(namedType(a.type)) && !(namedType(a.type) in sample))) continue;
+      if (!args.some((a) => ['String', 'ID'].includes(namedType(a.type)))) continue;
+      const variables = Object.fromEntries(
+        args.map((a) => {
+          const name = namedType(a.type);
+          const value = name === 'String' || name === 'ID' ? 'x\u0000y' : sample[name];
+          return [
+            a.name.value,
+            a.type.kind === Kind.LIST_TYPE || (a.type.kind === Kind.NON_NULL_TYPE && a.type.type.kind === Kind.LIST_TYPE)
+              ? [value]
+              : value,
+          ];
+        }),
+      );
+      const returns = namedType(field.type);
+      const query = `${root === 'query' ? 'query' : 'mutation'} Nul(${args.map((a) => `$${a.name.value}: ${print(a.type)}`).join(', ')}) { ${field.name.value}(${args
+        .map((a) => `${a.name.value}: $${a.name.value}`)
+        .join(', ')})${objectTypes.has(returns) ? ' { __typename }' : ''} }`;
+      const answer = counted(
+        await exchange(`${running.system.baseUrl}/graphql`, {
+          method: 'POST',
+          headers: headers(root === 'mutation' ? { 'idempotency-key': newUlid() } : {}),
+          body: JSON.stringify({ query, variables }),
+        }),
+      );
+      expect(answer.status, `${field.name.value}: ${answer.text}`).toBeLessThan(500);
+      expect(answer.text, field.name.value).not.toMatch(/INTERNAL_SERVER_ERROR/);
+      swept += 1;
+    }
+    expect(swept).toBeGreaterThan(15);
+  });
+
   it(`REST: ${REST_RUNS} hostile bodies and path parameters over every route — no 5xx, refused ones write nothing`, async () => {
     const routeAttempt = fc.constantFrom(...ROUTES).chain((route) =>
       fc
@@ -438,7 +475,12 @@ describe.runIf(runs)('hostile input', () => {
     await fc.assert(
       fc.asyncProperty(routeAttempt, async ({ route, param, body, raw }) => {
         // Lone surrogates cannot be percent-encoded; a client would send their replacement.
-        const path = route.path.replace(/\{[^}]+\}/g, encodeURIComponent(String(param).toWellFormed()));
+        const path = route.path.replace(
+          /\{[^}]+\}/g,
+          encodeURIComponent(
+            String(param).replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd'),
+          ),
+        );
         const writes = route.method !== 'GET';
         const before = await counts();
         const answer = counted(
