@@ -48,6 +48,8 @@ export interface ConsumerSpec {
   ackWaitMs?: number;
   /** 1 processes strictly one at a time across replicas (design §4); default 1000. */
   maxAckPending?: number;
+  /** Messages handled at once in this replica (default 1, in stream order); see DurableConsumerSpec. */
+  concurrency?: number;
 }
 
 export interface StartConsumerOptions extends ConsumerSpec {
@@ -329,6 +331,7 @@ export async function startConsumer(options: StartConsumerOptions): Promise<Cons
       ackWaitMs: options.ackWaitMs,
       maxDeliver: options.maxDeliver,
       maxAckPending: options.maxAckPending,
+      concurrency: options.concurrency,
     },
     // One span per delivery, under the producer's trace (its traceparent header).
     (m) => withMessageSpan({ subject: m.subject, headers: m.headers, deliveryCount: m.deliveryCount, consumer: durable }, () => onMessage(m)),

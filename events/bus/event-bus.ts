@@ -39,6 +39,12 @@ export interface DurableConsumerSpec {
   maxDeliver: number;
   /** Unacknowledged messages the server hands out at once; 1 orders the whole consumer. */
   maxAckPending?: number;
+  /**
+   * Messages this subscription hands to its handler at once (default 1: one after the other, in
+   * stream order). Above 1, handlers overlap and finish in any order: only for handlers that order
+   * what must be ordered themselves, as the catalog's do (course row lock, per-course sequence).
+   */
+  concurrency?: number;
 }
 
 export interface BusMessage {
@@ -95,7 +101,7 @@ export interface EventBus {
   deleteStream(name: string): Promise<void>;
   streamState(name: string): Promise<StreamState>;
   publish(subject: string, data: Uint8Array, options?: PublishOptions): Promise<PublishResult>;
-  /** Creates or updates the durable consumer, then delivers to `handler` one message at a time. */
+  /** Creates or updates the durable consumer, then delivers to `handler` (`spec.concurrency` at a time, default one). */
   consume(spec: DurableConsumerSpec, handler: MessageHandler): Promise<Subscription>;
   deleteConsumer(stream: string, durable: string): Promise<void>;
   /** Stored messages of a stream in sequence order, optionally only those matching a subject filter. */

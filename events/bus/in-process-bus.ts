@@ -37,9 +37,9 @@ interface MemConsumer {
 
 interface MemSubscription {
   handler: MessageHandler;
-  busy: boolean;
+  /** Handlers running now; at most the consumer's `concurrency`. */
+  inFlight: Set<Promise<void>>;
   stopped: boolean;
-  inFlight?: Promise<void>;
 }
 
 /**
@@ -89,11 +89,12 @@ export function createInProcessBus(options: { clock?: Clock } = {}): EventBus {
   function pump(stream: MemStream, consumer: MemConsumer): void {
     if (closed) return;
     for (const sub of consumer.subs) {
-      if (sub.busy || sub.stopped) continue;
-      // A redelivery may go out even at max ack pending: it is already counted as pending.
-      const seq = nextFor(stream, consumer);
-      if (seq === undefined) return;
-      deliver(stream, consumer, sub, seq);
+      while (!sub.stopped && sub.inFlight.size < Math.max(1, consumer.spec.concurrency ?? 1)) {
+        // A redelivery may go out even at max ack pending: it is already counted as pending.
+        const seq = nextFor(stream, consumer);
+        if (seq === undefined) return;
+        deliver(stream, consumer, sub, seq);
+      }
     }
   }
 
@@ -160,18 +161,18 @@ export function createInProcessBus(options: { clock?: Clock } = {}): EventBus {
         if (!settled) arm(consumer.spec.ackWaitMs);
       },
     };
-    sub.busy = true;
-    sub.inFlight = (async () => {
+    const handled = (async () => {
       try {
         await sub.handler(message);
       } catch {
         // A handler that throws gives no verdict: the ack wait redelivers, as on JetStream.
-      } finally {
-        sub.busy = false;
-        sub.inFlight = undefined;
-        queueMicrotask(() => pump(stream, consumer));
       }
     })();
+    sub.inFlight.add(handled);
+    void handled.finally(() => {
+      sub.inFlight.delete(handled);
+      queueMicrotask(() => pump(stream, consumer));
+    });
   }
 
   return {
@@ -232,7 +233,7 @@ export function createInProcessBus(options: { clock?: Clock } = {}): EventBus {
         consumer = { spec: { ...spec }, nextSeq: 1, pending: new Map(), redeliver: new Set(), deliveries: new Map(), subs: [] };
         stream.consumers.set(spec.durable, consumer);
       }
-      const sub: MemSubscription = { handler, busy: false, stopped: false };
+      const sub: MemSubscription = { handler, inFlight: new Set(), stopped: false };
       consumer.subs.push(sub);
       const owner = consumer;
       queueMicrotask(() => pump(stream, owner));
@@ -240,7 +241,7 @@ export function createInProcessBus(options: { clock?: Clock } = {}): EventBus {
         stop: async () => {
           sub.stopped = true;
           owner.subs = owner.subs.filter((s) => s !== sub);
-          await sub.inFlight;
+          await Promise.all(sub.inFlight);
         },
       };
     },
@@ -276,7 +277,7 @@ export function createInProcessBus(options: { clock?: Clock } = {}): EventBus {
       const inFlight: Array<Promise<void> | undefined> = [];
       for (const stream of streams.values()) {
         for (const consumer of stream.consumers.values()) {
-          inFlight.push(...consumer.subs.map((s) => s.inFlight));
+          inFlight.push(...consumer.subs.flatMap((s) => [...s.inFlight]));
           stopConsumer(consumer);
         }
       }

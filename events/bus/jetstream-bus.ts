@@ -154,13 +154,15 @@ export async function createJetStreamBus(
     async consume(spec, handler: MessageHandler) {
       await upsertConsumer(spec);
       const consumer = await js.consumers.get(spec.stream, spec.durable);
+      const concurrency = Math.max(1, spec.concurrency ?? 1);
+      const running = new Set<Promise<void>>();
       let stopping = false;
       let messages: ConsumerMessages | undefined;
       let wakeRetry: (() => void) | undefined;
       const loop = (async () => {
         while (!stopping) {
           try {
-            messages = await consumer.consume({ max_messages: prefetch, expires: pullExpiresMs });
+            messages = await consumer.consume({ max_messages: Math.max(prefetch, 2 * concurrency), expires: pullExpiresMs });
             if (stopping) await messages.close();
             for await (const m of messages) {
               // Prefetched messages go straight back so another replica (or the restarted
@@ -169,10 +171,16 @@ export async function createJetStreamBus(
                 m.nak();
                 continue;
               }
-              await handler(wrap(m)).catch((error: unknown) => {
-                logger.error({ err: error, subject: m.subject }, 'event handler threw; the ack wait will redeliver');
-              });
+              const handled: Promise<void> = handler(wrap(m))
+                .catch((error: unknown) => {
+                  logger.error({ err: error, subject: m.subject }, 'event handler threw; the ack wait will redeliver');
+                })
+                .finally(() => running.delete(handled));
+              running.add(handled);
+              // The next message is taken only when a handler slot is free.
+              if (running.size >= concurrency) await Promise.race(running);
             }
+            await Promise.all(running);
             if (!stopping) logger.warn({ stream: spec.stream, durable: spec.durable }, 'consume loop ended; pulling again');
           } catch (error) {
             if (stopping) break;
@@ -192,6 +200,8 @@ export async function createJetStreamBus(
           wakeRetry?.();
           await messages?.close();
           await loop;
+          // Handlers already running finish (ack or nak) before stop resolves.
+          await Promise.all(running);
           subscriptions.delete(subscription);
         },
       };

@@ -59,6 +59,8 @@ export interface Config {
     dlqAlertMinutes: number;
     maxDeliver: number;
     ackWaitSeconds: number;
+    /** Messages each catalog consumer handles at once (1 = in stream order). */
+    consumerConcurrency: number;
   };
   /** Retention classes under which a GDPR erasure may zero author ids. */
   gdprZeroingRetentionClasses: string[];
@@ -353,6 +355,7 @@ export function loadConfig(env: Env = process.env): Config {
       dlqAlertMinutes: int(env, 'DLQ_ALERT_MINUTES', 10, 1, 1440),
       maxDeliver: int(env, 'CONSUMER_MAX_DELIVER', 6, 1, 100),
       ackWaitSeconds: int(env, 'CONSUMER_ACK_WAIT_SECONDS', 30, 1, 3600),
+      consumerConcurrency: int(env, 'CONSUMER_CONCURRENCY', 1, 1, 64),
     },
     gdprZeroingRetentionClasses: list(env, 'GDPR_ZEROING_RETENTION_CLASSES', ['operational']),
     idempotencyTtlSeconds: int(env, 'IDEMPOTENCY_TTL_SECONDS', 24 * 3600, 60, 7 * 24 * 3600),

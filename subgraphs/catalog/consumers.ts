@@ -42,6 +42,10 @@ export function catalogConsumers(options: CatalogConsumerOptions): ConsumerSpec[
     // Spec: ack wait 30 s and 5 redeliveries (max_deliver 6, design §4), both from config.
     ackWaitMs: events.ackWaitSeconds * 1000,
     maxDeliver: events.maxDeliver,
+    // Overlapping handlers are safe here: every write of a course takes its row lock and versions
+    // get the per-course sequence in commit order (design §4). What is given up above 1 is only
+    // that two versions of one course arriving back to back are numbered in arrival order.
+    concurrency: events.consumerConcurrency,
     handle: async (tx: Tx, envelope: EventEnvelope, ctx: EventHandlerContext) => {
       await useCase(tx, envelope, {
         events: emitterForHandler(ctx),

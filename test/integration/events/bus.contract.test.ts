@@ -241,6 +241,54 @@ describe.each(busFactories())('EventBus contract: $name', (factory) => {
     expect(after.items.map((s) => s.body)).toEqual(['next']);
   });
 
+  it('hands one message at a time by default, and up to `concurrency` at once when asked', async () => {
+    for (const concurrency of [undefined, 3]) {
+      const { prefix, consumer } = await fixture(concurrency ? { concurrency } : {});
+      for (const i of [1, 2, 3, 4, 5, 6]) await bus.publish(`${prefix}.x`, bytes(`m${i}`));
+      let running = 0;
+      let most = 0;
+      const release = deferred();
+      const entered = recorder<string>();
+      const sub = await bus.consume(consumer, async (m) => {
+        running += 1;
+        most = Math.max(most, running);
+        entered.push(text(m.data));
+        await release.promise;
+        running -= 1;
+        m.ack();
+      });
+      await entered.until((items) => items.length >= (concurrency ?? 1), 'the first handlers');
+      // Nothing more comes in while every slot is busy.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(entered.items).toHaveLength(concurrency ?? 1);
+      release.resolve();
+      await entered.until((items) => items.length === 6, 'every message');
+      await sub.stop();
+      expect(most).toBe(concurrency ?? 1);
+      expect([...entered.items].sort()).toEqual(['m1', 'm2', 'm3', 'm4', 'm5', 'm6']);
+    }
+  });
+
+  it('lets every handler in flight finish when a subscription with concurrency stops', async () => {
+    const { prefix, consumer } = await fixture({ concurrency: 2 });
+    await bus.publish(`${prefix}.x`, bytes('a'));
+    await bus.publish(`${prefix}.x`, bytes('b'));
+    const release = deferred();
+    const entered = recorder<string>();
+    const acked: string[] = [];
+    const sub = await bus.consume(consumer, async (m) => {
+      entered.push(text(m.data));
+      await release.promise;
+      acked.push(text(m.data));
+      m.ack();
+    });
+    await entered.until((items) => items.length === 2, 'both handlers');
+    const stopping = sub.stop();
+    release.resolve();
+    await stopping;
+    expect(acked.sort()).toEqual(['a', 'b']);
+  });
+
   it('reads, gets and deletes stored messages by subject filter', async () => {
     const { name, prefix } = await fixture();
     await bus.publish(`${prefix}.keep.one`, bytes('k1'), { headers: { 'x-h': '1' } });
