@@ -147,11 +147,21 @@ export async function run(): Promise<void> {
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(ROOT, 'subgraphs/ai/main.ts')], {
     cwd: ROOT,
     env,
-    stdio: ['ignore', 'inherit', 'inherit'],
+    // Kept, not printed: at the end of each level autocannon drops its connections mid-request and
+    // the subgraph logs every one as an error, which would bury the tables.
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  let output = '';
+  const record = (chunk: Buffer) => {
+    output = (output + chunk.toString('utf8')).slice(-16 * 1024);
+  };
+  child.stdout?.on('data', record);
+  child.stderr?.on('data', record);
   const base = `http://127.0.0.1:${port}`;
   try {
-    await waitForHealth(`${base}/v1/ai/health`, child);
+    await waitForHealth(`${base}/v1/ai/health`, child).catch((error: Error) => {
+      throw new Error(`${error.message}\n${output}`);
+    });
     const keys = await ensureDevKeyPair(dataDir);
     const token = await mintToken(keys.privateJwk, {
       sub: 'svc-bench',

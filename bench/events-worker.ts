@@ -13,6 +13,17 @@ import { catalogConsumers } from '../subgraphs/catalog/consumers.js';
 
 const config = configOrExit();
 const subjectPrefix = process.env.BENCH_SUBJECT_PREFIX ?? '';
+// ensureStreams updates a stream that already exists: a stream name left at its default (a new
+// stream added to the configuration, say) would rewrite the subjects of a stream someone else uses.
+const shared = Object.entries(config.events).filter(
+  ([key, value]) => key.endsWith('Stream') && !String(value).startsWith('BENCH_'),
+);
+if (!subjectPrefix || shared.length) {
+  console.error(
+    `bench worker: set BENCH_SUBJECT_PREFIX and a BENCH_ name for every stream (${shared.map(([k]) => k).join(', ')})`,
+  );
+  process.exit(2);
+}
 const platform = await openPlatform(config, 'bench-worker');
 const bus = await connectJetStreamBus(config.natsUrl!, { logger: platform.logger });
 const worker = await startEventWorker({

@@ -194,6 +194,7 @@ export async function run(): Promise<void> {
     AUTHORING_STREAM: `BENCH_${id}_AUTHORING`,
     GDPR_STREAM: `BENCH_${id}_GDPR`,
     AUDIT_STREAM: `BENCH_${id}_AUDIT`,
+    AI_STREAM: `BENCH_${id}_AI`,
   };
   const rawStream = `BENCH_${id}_RAW`;
   const db = await freshDatabase();
@@ -201,18 +202,23 @@ export async function run(): Promise<void> {
   let nc: NatsConnection | undefined;
   let jsm: JetStreamManager | undefined;
   try {
-    const metricsPort = await freePort();
-    worker = await spawnNode('event-worker', 'bench/events-worker.ts', {
-      env: {
-        DATABASE_URL: db.url,
-        NATS_URL: natsUrl,
-        DB_POOL_SIZE: '10',
-        METRICS_PORT: String(metricsPort),
-        BENCH_SUBJECT_PREFIX: prefix,
-        ...streams,
-      },
-      readyUrl: `http://127.0.0.1:${metricsPort}/metrics`,
-    });
+    // One worker per consumer concurrency (CONSUMER_CONCURRENCY), restarted between levels on the
+    // same database, streams and durable consumers, as a redeploy with another setting would be.
+    const startWorker = async (concurrency: number) => {
+      const metricsPort = await freePort();
+      return spawnNode('event-worker', 'bench/events-worker.ts', {
+        env: {
+          DATABASE_URL: db.url,
+          NATS_URL: natsUrl,
+          DB_POOL_SIZE: '10',
+          METRICS_PORT: String(metricsPort),
+          BENCH_SUBJECT_PREFIX: prefix,
+          CONSUMER_CONCURRENCY: String(concurrency),
+          ...streams,
+        },
+        readyUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+      });
+    };
     nc = await connect({ servers: natsUrl, name: 'bench-events' });
     const js = jetstream(nc);
     jsm = await jetstreamManager(nc);
@@ -221,7 +227,7 @@ export async function run(): Promise<void> {
     const keyByCause = (data: Uint8Array) => (JSON.parse(new TextDecoder().decode(data)) as { causationId: string }).causationId;
     const keyById = (data: Uint8Array) => (JSON.parse(new TextDecoder().decode(data)) as { eventId: string }).eventId;
     const pipeline: Flow = {
-      label: 'catalog pipeline (consumer → Postgres → outbox relay → subscriber)',
+      label: 'catalog pipeline',
       publishSubject: `${prefix}content.play_package.built.v1`,
       subscribe: await orderedSubscriber(js, streams.CATALOG_STREAM, `${prefix}catalog.course_version.published.v1`, keyByCause),
       settle: async () => {
@@ -257,14 +263,24 @@ export async function run(): Promise<void> {
       },
     };
 
-    // Warm-up: the first events create the courses and warm every pool and JIT.
-    await runFlow(js, pipeline, 'burst', COURSES);
+    const levels = (process.env.BENCH_EVENTS_CONCURRENCY ?? '1,8').split(',').map(Number);
+    // Warm-up of the limit; each worker warms up with its own first burst (the very first one also
+    // creates the courses).
     await runFlow(js, raw, 'burst', COURSES);
-    const results: FlowResult[] = [];
+    const results: Array<FlowResult & { round: number }> = [];
     for (let round = 1; round <= ROUNDS; round++) {
-      const flows = round % 2 ? [pipeline, raw] : [raw, pipeline];
-      for (const flow of flows) results.push(await runFlow(js, flow, 'burst', BURST));
-      for (const flow of flows) results.push(await runFlow(js, flow, 'paced', RATE * DURATION));
+      const order = round % 2 ? levels : [...levels].reverse();
+      for (const concurrency of order) {
+        worker = await startWorker(concurrency);
+        const flow = { ...pipeline, label: `${pipeline.label}, consumer concurrency ${concurrency}` };
+        await runFlow(js, flow, 'burst', COURSES);
+        results.push({ ...(await runFlow(js, flow, 'burst', BURST)), round });
+        results.push({ ...(await runFlow(js, flow, 'paced', RATE * DURATION)), round });
+        await worker.stop();
+        worker = undefined;
+      }
+      results.push({ ...(await runFlow(js, raw, 'burst', BURST)), round });
+      results.push({ ...(await runFlow(js, raw, 'paced', RATE * DURATION)), round });
     }
 
     heading(
@@ -289,10 +305,12 @@ export async function run(): Promise<void> {
       '\nTargets: ≥ 2,000 events/s sustained, p99 < 100 ms; ratio to the limit (delivered ev/s in the same mode and round):\n',
     );
     const rows: Array<Array<string | number>> = [];
-    for (let i = 0; i < results.length; i += 2) {
-      const [a, b] = results[i].label === pipeline.label ? [results[i], results[i + 1]] : [results[i + 1], results[i]];
+    for (const a of results.filter((r) => r.label !== raw.label)) {
+      const b = results.find((r) => r.label === raw.label && r.round === a.round && r.mode === a.mode)!;
       const sustained = a.delivered === a.published && a.rate >= 0.95 * RATE;
       rows.push([
+        a.round,
+        a.label.replace(`${pipeline.label}, `, ''),
         a.mode,
         f(a.rate, 0),
         f(b.rate, 0),
@@ -302,11 +320,14 @@ export async function run(): Promise<void> {
           : 'capacity',
       ]);
     }
-    console.log(table(['run', '>pipeline ev/s', '>limit ev/s', '>ratio', 'targets (rate / p99)'], rows));
+    console.log(table(['>round', 'pipeline', 'run', '>pipeline ev/s', '>limit ev/s', '>ratio', 'targets (rate / p99)'], rows));
   } finally {
     await worker?.stop();
     if (jsm) {
-      for (const name of [...Object.values(streams), rawStream]) await jsm.streams.delete(name).catch(() => undefined);
+      // Every stream of this run carries its id; whatever the worker created, nothing else does.
+      for await (const name of jsm.streams.names()) {
+        if (name.startsWith(`BENCH_${id}_`)) await jsm.streams.delete(name).catch(() => undefined);
+      }
     }
     await nc?.close();
     await db.close();

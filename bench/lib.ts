@@ -103,7 +103,12 @@ export async function spawnNode(name: string, entry: string, options: SpawnOptio
     if (value === undefined) delete env[key];
     else env[key] = value;
   }
-  const nodeArgs = [...(options.nodeArgs ?? []), ...(options.tsx === false ? [] : ['--import', 'tsx'])];
+  // BENCH_CPU_PROF_DIR: every process of the run writes a V8 CPU profile there on exit, one folder
+  // per process name (summarise one with `npx tsx bench/profile.ts <file>`).
+  const profile = process.env.BENCH_CPU_PROF_DIR
+    ? ['--cpu-prof', `--cpu-prof-dir=${path.join(process.env.BENCH_CPU_PROF_DIR, name)}`]
+    : [];
+  const nodeArgs = [...profile, ...(options.nodeArgs ?? []), ...(options.tsx === false ? [] : ['--import', 'tsx'])];
   const child = spawn(process.execPath, [...nodeArgs, entry, ...(options.args ?? [])], {
     cwd: options.cwd ?? ROOT,
     env,

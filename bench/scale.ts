@@ -169,6 +169,7 @@ async function relayBacklog(): Promise<Array<Array<string | number>>> {
         AUTHORING_STREAM: `BENCH_${id}_AUTHORING`,
         GDPR_STREAM: `BENCH_${id}_GDPR`,
         AUDIT_STREAM: `BENCH_${id}_AUDIT`,
+        AI_STREAM: `BENCH_${id}_AI`,
       },
       readyUrl: `http://127.0.0.1:${metricsPort}/metrics`,
     });
