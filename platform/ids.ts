@@ -1,3 +1,4 @@
+import { randomFillSync } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
 
 /**
@@ -34,7 +35,22 @@ const patterns = Object.fromEntries(
   Object.entries(ID_PREFIXES).map(([kind, prefix]) => [kind, new RegExp(`^${prefix}_${CROCKFORD_26}$`)]),
 ) as Record<IdKind, RegExp>;
 
-const nextUlid = monotonicFactory();
+/**
+ * The same cryptographic random bytes ulid's default takes, drawn from a pool refilled 4 KiB at a
+ * time: the default asks WebCrypto for one byte per character (16 calls per id), which was ~5 % of
+ * a busy subgraph's CPU (bench/README.md, assist).
+ */
+const pool = new Uint8Array(4096);
+let poolAt = pool.length;
+function pooledRandom(): number {
+  if (poolAt === pool.length) {
+    randomFillSync(pool);
+    poolAt = 0;
+  }
+  return pool[poolAt++] / 256;
+}
+
+const nextUlid = monotonicFactory(pooledRandom);
 
 export function newUlid(now: number = Date.now()): string {
   return nextUlid(now);
