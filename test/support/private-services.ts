@@ -127,6 +127,30 @@ class Child {
   }
 }
 
+/** A server binary that can be stopped and started again with the same arguments. */
+function restartable(name: string, binary: string, args: string[], ready: () => Promise<boolean>) {
+  let child: Child | undefined;
+  return {
+    running: () => child?.running ?? false,
+    output: () => child?.output() ?? '',
+    stop: async (signal: 'SIGKILL' | 'SIGTERM' = 'SIGKILL') => child?.kill(signal),
+    async start() {
+      if (child?.running) return;
+      const current = new Child(spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] }));
+      child = current;
+      await waitUntil(
+        async () => {
+          if (!current.running) throw new Error(`${name} exited:\n${current.output()}`);
+          return ready();
+        },
+        `${name} to be ready`,
+        30_000,
+        () => current.output(),
+      );
+    },
+  };
+}
+
 export interface PrivateNats {
   url: string;
   port: number;
@@ -150,42 +174,27 @@ export async function startPrivateNats(): Promise<PrivateNats> {
   if (!binary) throw new Error('nats-server not found');
   const [port, monitorPort] = [await freePort(), await freePort()];
   const storeDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'reliability-nats-'));
-  let child: Child | undefined;
-  const start = async () => {
-    if (child?.running) return;
-    child = new Child(
-      spawn(binary, ['-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort), '-js', '-sd', storeDir], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      }),
-    );
-    const current = child;
+  const server = restartable(
+    'nats-server',
+    binary,
+    ['-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort), '-js', '-sd', storeDir],
     // /healthz answers 200 only once JetStream has recovered its streams from the store.
-    await waitUntil(
-      async () => {
-        if (!current.running) throw new Error(`nats-server exited:\n${current.output()}`);
-        return fetch(`http://127.0.0.1:${monitorPort}/healthz`).then(
-          (r) => r.ok,
-          () => false,
-        );
-      },
-      'nats-server to be ready',
-      30_000,
-      () => current.output(),
-    );
-  };
-  await start();
+    () =>
+      fetch(`http://127.0.0.1:${monitorPort}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      ),
+  );
+  await server.start();
   return {
     url: `nats://127.0.0.1:${port}`,
     port,
     storeDir,
-    running: () => child?.running ?? false,
-    stop: async (signal = 'SIGKILL') => child?.kill(signal),
-    start,
+    ...server,
     destroy: async () => {
-      await child?.kill('SIGKILL');
+      await server.stop('SIGKILL');
       await fsp.rm(storeDir, { recursive: true, force: true });
     },
-    output: () => child?.output() ?? '',
   };
 }
 
@@ -303,34 +312,19 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
   if (!binary) throw new Error('redis-server not found');
   const port = await freePort();
   const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'reliability-redis-'));
-  let child: Child | undefined;
-  const start = async () => {
-    if (child?.running) return;
-    child = new Child(
-      spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      }),
-    );
-    const current = child;
-    await waitUntil(
-      async () => {
-        if (!current.running) throw new Error(`redis-server exited:\n${current.output()}`);
-        return portAccepts(port);
-      },
-      'redis-server to accept connections',
-      30_000,
-      () => current.output(),
-    );
-  };
-  await start();
+  const server = restartable(
+    'redis-server',
+    binary,
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    () => portAccepts(port),
+  );
+  await server.start();
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
-    running: () => child?.running ?? false,
-    stop: async (signal = 'SIGKILL') => child?.kill(signal),
-    start,
+    ...server,
     destroy: async () => {
-      await child?.kill('SIGKILL');
+      await server.stop('SIGKILL');
       await fsp.rm(dir, { recursive: true, force: true });
     },
   };
