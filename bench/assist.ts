@@ -25,7 +25,7 @@ import { createTestDatabase } from '../test/support/database.js';
 import { heading } from './lib.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const LEVELS = [1, 10, 100];
+const LEVELS = (process.env.BENCH_ASSIST_LEVELS ?? '1,10,100').split(',').map(Number);
 const DURATION = Number(process.env.BENCH_DURATION_SECONDS ?? 10);
 const TENANT = 'ten_01JDBENCH0000000000000000A';
 
@@ -201,7 +201,7 @@ export async function run(): Promise<void> {
         update: { quotaEnabled: quota },
       });
     };
-    await runLevel(`${base}/graphql`, headers, body, 10, 5);
+    await runLevel(`${base}/graphql`, headers, body, 10, 10);
     const results: Array<LevelResult & { quota: boolean }> = [];
     for (const [index, connections] of LEVELS.entries()) {
       const phases = database ? (index % 2 === 0 ? [true, false] : [false, true]) : [false];

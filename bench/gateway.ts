@@ -17,6 +17,7 @@ import type autocannon from 'autocannon';
 import {
   DURATION,
   LOAD_HEADERS,
+  PREWARM,
   ROOT,
   ROUNDS,
   f,
@@ -164,6 +165,15 @@ export async function run(): Promise<void> {
       { label: '(b) Hive Gateway', url: hive.url, query: FEDERATED, proc: hive },
       { label: '(c) catalog subgraph direct (limit)', url: stack.catalog.url, query: CATALOG_PART, proc: stack.catalog },
     ];
+    for (const target of targets) {
+      await measure(target.label, {
+        url: target.url,
+        connections: 16,
+        requests: randomPages(target.query, headers),
+        warmup: 0,
+        duration: PREWARM,
+      });
+    }
     const rows: Row[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       const order = round % 2 === 1 ? targets : [...targets].reverse();

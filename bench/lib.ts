@@ -16,6 +16,11 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 
 export const DURATION = Number(process.env.BENCH_DURATION_SECONDS ?? 10);
 export const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
+/**
+ * Once per target before the first round: a fresh process needs well over the per-run warm-up
+ * before its numbers settle (round 1 of the first recorded run was 2-3x slower than round 2).
+ */
+export const PREWARM = Number(process.env.BENCH_PREWARM_SECONDS ?? 10);
 export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
 
 // ------------------------------------------------------------------ processes

@@ -8,6 +8,7 @@ import { COURSE_FIELDS } from '../rest-compat/shape.logic.js';
 import {
   DURATION,
   LOAD_HEADERS,
+  PREWARM,
   ROUNDS,
   f,
   freePort,
@@ -62,6 +63,10 @@ export async function run(): Promise<void> {
         { label: 'layer: GraphQL through the gateway', url: `${stack.gateway.url}/graphql`, proc: stack.gateway, post: true },
         { label: 'layer: catalog subgraph direct', url: stack.catalog.url, proc: stack.catalog, post: true },
       );
+    }
+    for (const target of targets) {
+      const options = target.post ? { ...graphql, body } : { headers };
+      await measure(target.label, { url: target.url, connections: 16, ...options, warmup: 0, duration: PREWARM });
     }
     const rows: Array<LoadResult & { round: number; rss: number }> = [];
     for (let round = 1; round <= ROUNDS; round++) {
