@@ -277,8 +277,7 @@ export async function startConsumer(options: StartConsumerOptions): Promise<Cons
           deliveryCount: m.deliveryCount,
           logger: logger.child({ eventId: envelope.eventId }),
           emit: async (input) => {
-            if (!options.producer)
-              throw new Error(`consumer ${durable} was started without a producer; ctx.emit is unavailable`);
+            if (!options.producer) throw new Error(`consumer ${durable} was started without a producer; ctx.emit is unavailable`);
             emitted = true;
             return options.producer.emit(tx, {
               ...input,
@@ -334,7 +333,10 @@ export async function startConsumer(options: StartConsumerOptions): Promise<Cons
       concurrency: options.concurrency,
     },
     // One span per delivery, under the producer's trace (its traceparent header).
-    (m) => withMessageSpan({ subject: m.subject, headers: m.headers, deliveryCount: m.deliveryCount, consumer: durable }, () => onMessage(m)),
+    (m) =>
+      withMessageSpan({ subject: m.subject, headers: m.headers, deliveryCount: m.deliveryCount, consumer: durable }, () =>
+        onMessage(m),
+      ),
   );
   logger.info({ stream: options.stream, subject: options.subject }, 'consumer started');
 
