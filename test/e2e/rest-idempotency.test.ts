@@ -134,7 +134,7 @@ describe.each(stores)('Idempotency-Key with the $name store', ({ name, env }) =>
 
   it('answers 409 while a request holds the key, and lets a retry run once a crashed holder’s lease expires', async () => {
     const key = newUlid();
-    const body = { residency: 'AF', primary: { provider: 'mock', model: 'lease' }, fallbacks: [] };
+    const body = { residency: 'EU', primary: { provider: 'mock', model: 'lease' }, fallbacks: [] };
     const stored = scopedKey({ tenantId: tenant, subject: SUBJECT, route: 'rest:ai.routing-rules.create' }, key);
     const fingerprint = requestFingerprint('POST', RULE_PATH, body);
     // A request that started and then died with its process: only its in-flight record is left.
@@ -159,12 +159,12 @@ describe.each(stores)('Idempotency-Key with the $name store', ({ name, env }) =>
     expect(blocked.status).toBe(409);
     expect(blocked.headers.get('retry-after')).toBe('1');
     expect(await blocked.json()).toMatchObject({ code: 'idempotency.in_flight' });
-    expect(await db.prisma.providerRoutingRule.count({ where: { tenantId: tenant, residency: 'AF' } })).toBe(0);
+    expect(await db.prisma.providerRoutingRule.count({ where: { tenantId: tenant, residency: 'EU' } })).toBe(0);
 
     await hold(Date.now() - 1_000);
     const retried = await post(RULE_PATH, body, key);
     expect(retried.status).toBe(201);
-    expect(await db.prisma.providerRoutingRule.count({ where: { tenantId: tenant, residency: 'AF' } })).toBe(1);
+    expect(await db.prisma.providerRoutingRule.count({ where: { tenantId: tenant, residency: 'EU' } })).toBe(1);
     expect((await post(RULE_PATH, body, key)).headers.get('idempotent-replayed')).toBe('true');
   });
 
