@@ -54,6 +54,8 @@ const FAULTS: Record<FaultKind, number> = {
 const MAX_DOWN_MS = Number(process.env.RELIABILITY_MAX_DOWN_MS ?? 2_000);
 const SEED = Number(process.env.RELIABILITY_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const ACK_WAIT_SECONDS = 10;
+/** Longer than the old nak backoff took to spend 6 deliveries (about 17-23 s). */
+const LONG_OUTAGE_MS = 25_000;
 const CONVERGENCE_MS = 240_000;
 const PUBLISHED_SUBJECT = subjectFor('catalog.course_version.published', 1);
 const BUILT_SUBJECT = subjectFor('content.play_package.built', 1);
@@ -365,5 +367,39 @@ describe.runIf(runs)('event reconciliation under faults', () => {
     expect(new Set(registeredCourses).size).toBe(COURSES);
     expect(registeredCourses).toHaveLength(COURSES);
     expect(dlq.messages).toBe(0);
+  });
+
+  it(`a Postgres outage of ${LONG_OUTAGE_MS / 1000} s dead-letters nothing: the consumer holds its message and waits`, async () => {
+    // Before the runner waited for the database, each failed delivery was nak'ed with backoff and
+    // the 6th one (at about 17-23 s) dead-lettered every message taken during the outage.
+    const tenantId = newId('tenant');
+    const inputs = Array.from({ length: 300 }, (_, i) =>
+      consumedEnvelope('built', builtPayload(tenantId, `outage-${i % 10}`, `2.0.${i}`)),
+    );
+    const ids = new Set(inputs.map((e) => e.eventId));
+    const worker = spawnEntry('subgraphs/catalog/worker.main.ts', {
+      DATABASE_URL: postgres.url,
+      NATS_URL: nats.url,
+      DATA_DIR: dataDir,
+      METRICS_PORT: String(await freePort()),
+      DB_POOL_SIZE: '4',
+      CONSUMER_ACK_WAIT_SECONDS: String(ACK_WAIT_SECONDS),
+      OTEL_SDK_DISABLED: 'true',
+    });
+    try {
+      const versions = async () =>
+        (await query<{ n: number }>(`SELECT count(*)::int AS n FROM "CourseVersion" WHERE "tenantId" = '${tenantId}'`))?.[0].n;
+      for (const e of inputs) await bus.publish(BUILT_SUBJECT, Buffer.from(JSON.stringify(e)), { msgId: e.eventId });
+      expect(await until(async () => ((await versions()) ?? 0) >= 20, 'the first versions', 60_000)).toBe(true);
+      await postgres.stop('immediate');
+      await pause(LONG_OUTAGE_MS);
+      await postgres.start();
+      const done = await until(async () => (await versions()) === inputs.length, 'every version after the outage', 120_000);
+      const letters = (await bus.readStream(config.events.dlqStream)).filter((l) => ids.has(l.headers['x-event-id'] ?? ''));
+      expect(letters.map((l) => l.headers['x-error']).slice(0, 3)).toEqual([]);
+      expect(done, worker.output()).toBe(true);
+    } finally {
+      await worker.kill('SIGTERM');
+    }
   });
 });
