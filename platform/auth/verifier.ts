@@ -40,6 +40,17 @@ export interface VerifierOptions {
 /** Tokens are small; a huge header or payload is an attack, refused before any parsing. */
 const MAX_TOKEN_LENGTH = 8 * 1024;
 
+/**
+ * Verified tokens, kept so that a token's Ed25519 check is paid once per process and minute rather
+ * than on every request (the gateway and each subgraph verify the same token again; it was 4-6 % of
+ * each process's CPU in bench/). Keyed by the exact token string, so only a token that passed every
+ * check is ever served from here; an entry ends at the token's exp (with the clock tolerance, as
+ * jose allows) or after CACHE_TTL_MS, whichever is first. A JWKS key is cached for 10 minutes
+ * anyway, so this keeps nothing alive that the key cache would not.
+ */
+const CACHE_TTL_MS = 60_000;
+const CACHE_MAX_ENTRIES = 10_000;
+
 async function keySource(options: VerifierOptions): Promise<JWTVerifyGetKey | KeyLike | Uint8Array> {
   if (options.jwksUrl) {
     const url = new URL(options.jwksUrl);
@@ -69,9 +80,15 @@ async function keySource(options: VerifierOptions): Promise<JWTVerifyGetKey | Ke
 export async function createTokenVerifier(options: VerifierOptions): Promise<TokenVerifier> {
   const key = await keySource(options);
   const now = options.now ?? (() => Date.now());
+  const verified = new Map<string, { principal: Principal; validUntilMs: number }>();
   return {
     async verify(token: string): Promise<Principal> {
       if (!token || token.length > MAX_TOKEN_LENGTH) throw unauthenticated();
+      const cached = verified.get(token);
+      if (cached) {
+        if (now() < cached.validUntilMs) return cached.principal;
+        verified.delete(token);
+      }
       let payload;
       try {
         const header = decodeProtectedHeader(token);
@@ -96,7 +113,12 @@ export async function createTokenVerifier(options: VerifierOptions): Promise<Tok
       const tenantId = payload.tid;
       if (!isId('tenant', tenantId) || typeof payload.sub !== 'string') throw unauthenticated();
       const scope = typeof payload.scope === 'string' ? payload.scope : '';
-      return { subject: payload.sub, tenantId, scopes: new Set(scope.split(' ').filter(Boolean)), token };
+      const principal: Principal = { subject: payload.sub, tenantId, scopes: new Set(scope.split(' ').filter(Boolean)), token };
+      const validUntilMs = Math.min(((payload.exp as number) + options.clockToleranceSeconds) * 1000, now() + CACHE_TTL_MS);
+      // Oldest first out: a Map iterates in insertion order.
+      if (verified.size >= CACHE_MAX_ENTRIES) verified.delete(verified.keys().next().value!);
+      verified.set(token, { principal, validUntilMs });
+      return principal;
     },
   };
 }

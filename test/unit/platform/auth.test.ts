@@ -43,6 +43,23 @@ describe('token verification', () => {
     expect([...principal.scopes].sort()).toEqual(['ai.assist', 'catalog.read']);
   });
 
+  it('serves a repeated token from its cache only while the token is valid', async () => {
+    let clock = Date.now();
+    const cachedVerifier = await createTokenVerifier({ ...options, publicKey: JSON.stringify(keys.publicJwk), now: () => clock });
+    const token = await mintToken(keys.privateJwk, { sub: USER, tid: TENANT, scope: 'catalog.read', ttlSeconds: 120 });
+    const first = await cachedVerifier.verify(token);
+    expect(await cachedVerifier.verify(token)).toEqual(first);
+    // Past the cache's minute the token is verified again (and still valid).
+    clock += 61_000;
+    expect((await cachedVerifier.verify(token)).tenantId).toBe(TENANT);
+    // Past its exp (plus the tolerance) a cached token is refused like any other expired one.
+    clock += 65_000;
+    await rejects(cachedVerifier, token);
+    // A tampered copy never matches the cached string: it is verified, and fails.
+    const [head, payload, signature] = token.split('.');
+    await rejects(cachedVerifier, `${head}.${payload}.${signature.slice(0, -2)}AA`);
+  });
+
   it('accepts the PEM form of the public key too', async () => {
     const pemVerifier = await createTokenVerifier({ ...options, publicKey: keys.publicPem });
     const token = await mintToken(keys.privateJwk, { sub: USER, tid: TENANT, scope: '' });
