@@ -28,6 +28,7 @@ import { loadSchemaRegistry } from '../events/schemas/registry.js';
 import { newId } from '../platform/ids.js';
 import { DURATION, ROUNDS, f, freePort, freshDatabase, heading, percentile, spawnNode, table, type Proc } from './lib.js';
 import { BENCH_TENANT } from './seed.js';
+import { benchStreams, removeBenchStreams } from './streams.js';
 
 const RATE = Number(process.env.BENCH_EVENTS_RATE ?? 2_000);
 const BURST = Number(process.env.BENCH_EVENTS_BURST ?? 3_000);
@@ -185,17 +186,9 @@ async function orderedSubscriber(
 export async function run(): Promise<void> {
   const natsUrl = process.env.NATS_URL;
   if (!natsUrl) throw new Error('events needs NATS_URL (JetStream), e.g. nats://127.0.0.1:4222');
-  const id = randomBytes(3).toString('hex').toUpperCase();
-  const prefix = `bench${id}.`;
-  const streams = {
-    CATALOG_STREAM: `BENCH_${id}_CATALOG`,
-    CATALOG_DLQ_STREAM: `BENCH_${id}_CATALOG_DLQ`,
-    CONTENT_STREAM: `BENCH_${id}_CONTENT`,
-    AUTHORING_STREAM: `BENCH_${id}_AUTHORING`,
-    GDPR_STREAM: `BENCH_${id}_GDPR`,
-    AUDIT_STREAM: `BENCH_${id}_AUDIT`,
-    AI_STREAM: `BENCH_${id}_AI`,
-  };
+  const names = benchStreams();
+  const { id, prefix } = names;
+  const streams = names.env;
   const rawStream = `BENCH_${id}_RAW`;
   const db = await freshDatabase();
   let worker: Proc | undefined;
@@ -212,7 +205,6 @@ export async function run(): Promise<void> {
           NATS_URL: natsUrl,
           DB_POOL_SIZE: '10',
           METRICS_PORT: String(metricsPort),
-          BENCH_SUBJECT_PREFIX: prefix,
           CONSUMER_CONCURRENCY: String(concurrency),
           ...streams,
         },
@@ -323,13 +315,8 @@ export async function run(): Promise<void> {
     console.log(table(['>round', 'pipeline', 'run', '>pipeline ev/s', '>limit ev/s', '>ratio', 'targets (rate / p99)'], rows));
   } finally {
     await worker?.stop();
-    if (jsm) {
-      // Every stream of this run carries its id; whatever the worker created, nothing else does.
-      for await (const name of jsm.streams.names()) {
-        if (name.startsWith(`BENCH_${id}_`)) await jsm.streams.delete(name).catch(() => undefined);
-      }
-    }
     await nc?.close();
+    await removeBenchStreams(natsUrl, names);
     await db.close();
   }
 }

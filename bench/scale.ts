@@ -6,7 +6,6 @@
 //   - GraphQL course(courseId) for random courses of the tenant,
 //   - the plans Postgres picks for both statements (index scans, rows and buffers touched).
 // Then the outbox relay draining a backlog of 100k unpublished rows to JetStream (NATS_URL).
-import { randomBytes } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { encodeCursor } from '../subgraphs/catalog/course/course.logic.js';
@@ -28,6 +27,7 @@ import {
 } from './lib.js';
 import { BENCH_TENANT, courseId, seedCourses } from './seed.js';
 import { startStack } from './stack.js';
+import { benchStreams, removeBenchStreams } from './streams.js';
 
 const CONNECTIONS = Number(process.env.BENCH_SCALE_CONNECTIONS ?? 8);
 const BACKLOG = Number(process.env.BENCH_SCALE_BACKLOG ?? 100_000);
@@ -129,8 +129,7 @@ async function measureSize(
 async function relayBacklog(): Promise<Array<Array<string | number>>> {
   const natsUrl = process.env.NATS_URL;
   if (!natsUrl) return [['(skipped: set NATS_URL)', '-', '-', '-', '-']];
-  const id = randomBytes(3).toString('hex').toUpperCase();
-  const prefix = `bench${id}.`;
+  const streams = benchStreams();
   const db = await freshDatabase();
   let worker: Proc | undefined;
   const client = new pg.Client({ connectionString: db.url });
@@ -162,14 +161,7 @@ async function relayBacklog(): Promise<Array<Array<string | number>>> {
         NATS_URL: natsUrl,
         DB_POOL_SIZE: '4',
         METRICS_PORT: String(metricsPort),
-        BENCH_SUBJECT_PREFIX: prefix,
-        CATALOG_STREAM: `BENCH_${id}_CATALOG`,
-        CATALOG_DLQ_STREAM: `BENCH_${id}_CATALOG_DLQ`,
-        CONTENT_STREAM: `BENCH_${id}_CONTENT`,
-        AUTHORING_STREAM: `BENCH_${id}_AUTHORING`,
-        GDPR_STREAM: `BENCH_${id}_GDPR`,
-        AUDIT_STREAM: `BENCH_${id}_AUDIT`,
-        AI_STREAM: `BENCH_${id}_AI`,
+        ...streams.env,
       },
       readyUrl: `http://127.0.0.1:${metricsPort}/metrics`,
     });
@@ -194,22 +186,8 @@ async function relayBacklog(): Promise<Array<Array<string | number>>> {
     await worker?.stop();
     await client.end();
     // The worker created its bench streams on the shared server; nothing else uses them.
-    await removeStreams(natsUrl, id);
+    await removeBenchStreams(natsUrl, streams);
     await db.close();
-  }
-}
-
-async function removeStreams(natsUrl: string, id: string): Promise<void> {
-  const { connect } = await import('@nats-io/transport-node');
-  const { jetstreamManager } = await import('@nats-io/jetstream');
-  const nc = await connect({ servers: natsUrl });
-  try {
-    const jsm = await jetstreamManager(nc);
-    for await (const name of jsm.streams.names()) {
-      if (name.startsWith(`BENCH_${id}_`)) await jsm.streams.delete(name).catch(() => undefined);
-    }
-  } finally {
-    await nc.close();
   }
 }
 
