@@ -6,6 +6,10 @@ import { startSystemProcess, type SystemProcess } from '../support/system-proces
 
 const run = promisify(execFile);
 
+interface GraphQLErrorBody {
+  errors: Array<{ extensions: { code: string } }>;
+}
+
 /**
  * The new user's path of the README: the process on its embedded defaults (no AUTH_* variable, so
  * it generates and trusts the development key under DATA_DIR), a token from `npm run token`, then
@@ -43,11 +47,11 @@ describe('foundation: embedded defaults, npm run token, first query', () => {
 
     const otherTenant = await graphql({ authorization: `Bearer ${token}`, 'x-tenant-id': newId('tenant') });
     expect(otherTenant.status).toBe(403);
-    expect((await otherTenant.json()).errors[0].extensions.code).toBe('authz.tenant_not_a_member');
+    expect(((await otherTenant.json()) as GraphQLErrorBody).errors[0].extensions.code).toBe('authz.tenant_not_a_member');
 
     const anonymous = await graphql({ 'x-tenant-id': tenant });
     expect(anonymous.status).toBe(401);
-    expect((await anonymous.json()).errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    expect(((await anonymous.json()) as GraphQLErrorBody).errors[0].extensions.code).toBe('UNAUTHENTICATED');
   });
 
   it('refuses a token signed by a key the process does not trust', async () => {
