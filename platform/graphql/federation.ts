@@ -1,6 +1,6 @@
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { printSchemaWithDirectives, type IResolvers } from '@graphql-tools/utils';
-import { parse, specifiedDirectives, type GraphQLSchema } from 'graphql';
+import { parse, specifiedDirectives, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
 import { buildSchema, createResolversMap, type BuildSchemaOptions } from 'type-graphql';
 
 const FEDERATION_LINK =
@@ -15,6 +15,8 @@ const FEDERATION_LINK =
 export async function buildFederatedSchema(
   options: Omit<BuildSchemaOptions, 'skipCheck'>,
   referenceResolvers?: IResolvers,
+  /** Wraps every root Mutation field's resolver (the subgraphs record keyed effects with it). */
+  aroundMutation?: (resolve: GraphQLFieldResolver<unknown, unknown>) => GraphQLFieldResolver<unknown, unknown>,
 ): Promise<GraphQLSchema> {
   const schema = await buildSchema({
     ...options,
@@ -26,6 +28,11 @@ export async function buildFederatedSchema(
   const resolvers = createResolversMap(schema) as Record<string, Record<string, unknown>>;
   for (const [typeName, fields] of Object.entries(referenceResolvers ?? {})) {
     resolvers[typeName] = { ...(resolvers[typeName] ?? {}), ...(fields as Record<string, unknown>) };
+  }
+  if (aroundMutation && resolvers.Mutation) {
+    for (const [field, resolve] of Object.entries(resolvers.Mutation)) {
+      resolvers.Mutation[field] = aroundMutation(resolve as GraphQLFieldResolver<unknown, unknown>);
+    }
   }
   return buildSubgraphSchema([{ typeDefs: parse(sdl), resolvers: resolvers as never }]);
 }

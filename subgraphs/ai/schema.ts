@@ -1,5 +1,6 @@
 import type { GraphQLSchema } from 'graphql';
 import { buildFederatedSchema } from '../../platform/graphql/federation.js';
+import { keyedMutation } from '../shared/keyed-mutation.js';
 import { AssessmentResolver } from './assessment/assessment.resolver.js';
 import { AssistResolver } from './assist/assist.resolver.js';
 import { BackfillResolver } from './backfill/backfill.resolver.js';
@@ -50,5 +51,6 @@ export function buildAiSchema(): Promise<GraphQLSchema> {
       // The course itself lives in the catalog; here it only carries the key.
       Course: { __resolveReference: (ref: { courseId: string }) => ({ courseId: ref.courseId }) },
     },
+    keyedMutation,
   );
 }

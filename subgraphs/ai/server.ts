@@ -33,7 +33,7 @@ export async function startAiSubgraph(
     maxBodyBytes: deps.config.maxBodyBytes,
     ops: deps.ops,
     context: async (req, principal, requestId) => ({
-      ...requestInfo(req, principal, requestId, logger),
+      ...requestInfo(req, principal, requestId, logger, deps.config.idempotencyTtlSeconds),
       db: deps.db,
       now,
       services,

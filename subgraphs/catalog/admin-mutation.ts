@@ -1,3 +1,4 @@
+import { keyedTransaction } from '../../platform/idempotency/effect-store.js';
 import { requireScope } from '../../platform/auth/verifier.js';
 import type { CatalogContext } from './context.js';
 import type { AdminCommandContext } from './use-cases/admin.js';
@@ -11,7 +12,9 @@ export const CATALOG_ADMIN_SCOPE = 'catalog.admin';
 export async function runAdminMutation<T>(ctx: CatalogContext, work: (admin: AdminCommandContext) => Promise<T>): Promise<T> {
   requireScope(ctx.principal, CATALOG_ADMIN_SCOPE);
   let emitted = false;
-  const result = await ctx.db.$transaction(
+  const result = await keyedTransaction(
+    ctx.db,
+    ctx.effect,
     (tx) => {
       const events = ctx.services.events.forRequest(tx, { correlationId: ctx.requestId, traceparent: ctx.traceparent });
       return work({

@@ -1,5 +1,6 @@
 import type { GraphQLSchema } from 'graphql';
 import { buildFederatedSchema } from '../../platform/graphql/federation.js';
+import { keyedMutation } from '../shared/keyed-mutation.js';
 import type { CatalogContext } from './context.js';
 import { CourseResolver, resolveCourseReference } from './course/course.resolver.js';
 import { CourseVersionResolver, resolveCourseVersionReference } from './course-version/course-version.resolver.js';
@@ -18,5 +19,6 @@ export function buildCatalogSchema(): Promise<GraphQLSchema> {
       },
       Taxonomy: { __resolveReference: (ref: { taxonomyId: string }, ctx: CatalogContext) => resolveTaxonomyReference(ref, ctx) },
     },
+    keyedMutation,
   );
 }

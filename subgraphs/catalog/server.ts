@@ -50,7 +50,7 @@ export async function startCatalogSubgraph(deps: CatalogDeps, port = deps.config
     maxBodyBytes: deps.config.maxBodyBytes,
     ops: deps.ops,
     context: async (req, principal, requestId) => ({
-      ...requestInfo(req, principal, requestId, logger),
+      ...requestInfo(req, principal, requestId, logger, deps.config.idempotencyTtlSeconds),
       db: deps.db,
       loaders: createCatalogLoaders(deps.db, principal.tenantId),
       now: deps.now ?? (() => new Date()),

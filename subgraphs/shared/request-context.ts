@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Principal } from '../../platform/auth/verifier.js';
+import type { EffectClaim } from '../../platform/idempotency/effect.logic.js';
 import { header } from '../../platform/http/http.js';
 import { parseAcceptLanguage } from '../../platform/locale.logic.js';
 import type { Logger } from '../../platform/logger.js';
@@ -14,10 +15,20 @@ export interface RequestInfo {
   locales: string[];
   ifMatch?: string;
   idempotencyKey?: string;
+  /** How long a keyed mutation's effect row answers retries (IDEMPOTENCY_TTL_SECONDS). */
+  effectTtlSeconds: number;
+  /** The running keyed mutation's claim (set by `keyedMutation`); services pass it to `keyedTransaction`. */
+  effect?: EffectClaim;
   logger: Logger;
 }
 
-export function requestInfo(req: IncomingMessage, principal: Principal, requestId: string, logger: Logger): RequestInfo {
+export function requestInfo(
+  req: IncomingMessage,
+  principal: Principal,
+  requestId: string,
+  logger: Logger,
+  effectTtlSeconds: number,
+): RequestInfo {
   const trace = continueTrace(header(req, 'traceparent'));
   return {
     principal,
@@ -27,6 +38,7 @@ export function requestInfo(req: IncomingMessage, principal: Principal, requestI
     locales: parseAcceptLanguage(header(req, 'accept-language')),
     ifMatch: header(req, 'if-match'),
     idempotencyKey: header(req, 'idempotency-key'),
+    effectTtlSeconds,
     logger: logger.child({ requestId, traceId: trace.traceId, tenantId: principal.tenantId }),
   };
 }

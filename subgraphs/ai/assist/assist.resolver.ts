@@ -19,6 +19,7 @@ export class AssistResolver {
         traceparent: ctx.traceparent,
         locales: ctx.locales,
         logger: ctx.logger,
+        effect: ctx.effect,
       },
       input,
     );

@@ -1,3 +1,5 @@
+import { keyedTransaction, recordedEffect } from '../../../platform/idempotency/effect-store.js';
+import type { EffectClaim } from '../../../platform/idempotency/effect.logic.js';
 import type { AiConfig } from '../../../platform/config/config.js';
 import type { Db } from '../../../platform/db/database.js';
 import { AppError, isAppError } from '../../../platform/errors.js';
@@ -48,6 +50,8 @@ export interface AssistCaller {
   traceparent: string;
   locales: readonly string[];
   logger: Logger;
+  /** The request's Idempotency-Key claim: an answered assist is recorded under it with its provenance. */
+  effect?: EffectClaim;
 }
 
 export interface AssistOutput {
@@ -122,8 +126,13 @@ export function createAssistService(deps: AssistDeps): AssistService {
     caller: AssistCaller,
     row: ProvenanceRecord,
     extra?: { holdForReview?: boolean; bypassed?: SafetyControl[] },
-  ): Promise<{ reviewTaskId: string | null }> {
-    return deps.db.$transaction(
+    answer?: (reviewTaskId: string | null) => AssistOutput,
+  ): Promise<{ reviewTaskId: string | null; output?: AssistOutput }> {
+    // Only an answered request is an effect a retry must get back; a failed or refused one frees
+    // the key at the gateway, and its retry is a new attempt with a provenance row of its own.
+    return keyedTransaction(
+      deps.db,
+      answer ? caller.effect : undefined,
       async (tx) => {
         await insertProvenance(tx, row);
         const audit = (action: string, details: Record<string, unknown>) =>
@@ -168,11 +177,11 @@ export function createAssistService(deps: AssistDeps): AssistService {
             );
           }
         }
-        return { reviewTaskId };
+        return { reviewTaskId, output: answer?.(reviewTaskId) };
         // Under load the pool is the queue: wait for a connection rather than fail a request
         // whose model call already happened (Prisma's default maxWait is 2 s).
       },
-      { maxWait: 10_000, timeout: 10_000 },
+      { maxWait: 10_000, timeout: 10_000, skipLookup: true },
     );
   }
 
@@ -225,6 +234,11 @@ export function createAssistService(deps: AssistDeps): AssistService {
     async assist(caller, input) {
       const started = deps.monotonic();
       const parsed = parseAssistInput(input, caller.locales);
+      // A retry whose first execution answered (the gateway lost its record in a crash) gets that
+      // answer again, before any quota or provider is spent on it.
+      // (What `record` wrote under the key: its transaction's value, the answer in `output`.)
+      const recorded = await recordedEffect<{ output?: AssistOutput }>(deps.db, caller.effect);
+      if (recorded?.value.output) return recorded.value.output;
       const snapshot = await deps.snapshots.get(caller.tenantId, parsed.featureKey, () =>
         loadAssistSnapshot(deps.db, caller.tenantId, parsed.featureKey),
       );
@@ -272,12 +286,13 @@ export function createAssistService(deps: AssistDeps): AssistService {
         status: ProvenanceStatus,
         errorCode: string | null,
         extra?: { holdForReview?: boolean; bypassed?: SafetyControl[] },
+        answer?: (reviewTaskId: string | null) => AssistOutput,
       ) => {
         row.status = status;
         row.errorCode = errorCode;
         row.completedAt = deps.clock();
         row.latencyMs = Math.round(deps.monotonic() - started);
-        const written = await record(snapshot, caller, row, extra);
+        const written = await record(snapshot, caller, row, extra, answer);
         caller.logger.info(
           {
             provenanceId: row.id,
@@ -385,8 +400,7 @@ export function createAssistService(deps: AssistDeps): AssistService {
       const templateRef = () =>
         row.templateId ? { templateId: row.templateId, version: row.templateVersion!, hash: row.templateHash! } : null;
       const blocked = async (code: string, categories: string[] | null): Promise<AssistOutput> => {
-        await finish('blocked', code);
-        return {
+        const written = await finish('blocked', code, undefined, () => ({
           provenanceId: row.id,
           status: 'blocked',
           text: null,
@@ -400,7 +414,8 @@ export function createAssistService(deps: AssistDeps): AssistService {
           code,
           moderationCategories: categories,
           reviewTaskId: null,
-        };
+        }));
+        return written.output!;
       };
       if (blockedInput || !call) {
         // Nothing was sent to a provider: no tokens were used.
@@ -410,7 +425,7 @@ export function createAssistService(deps: AssistDeps): AssistService {
 
       row.attempts.push(...call.attempts);
       row.providerLatencyMs = Math.round(call.providerMs);
-      // Measured after the provenance write, so the caller sees the whole time spent here.
+      // Measured as the provenance is written, so the caller sees nearly all the time spent here.
       const timings = () => ({ totalMs: Math.round(deps.monotonic() - started), providerMs: row.providerLatencyMs, queueMs });
 
       if (!call.ok) {
@@ -468,7 +483,26 @@ export function createAssistService(deps: AssistDeps): AssistService {
         row.heldText = response.text;
         row.heldTextExpiresAt = heldTextExpiry(createdAt, settings.reviewTextRetentionHours);
       }
-      const written = await finish(release.status, null, { holdForReview: release.holdText, bypassed: release.bypassedControls });
+      const written = await finish(
+        release.status,
+        null,
+        { holdForReview: release.holdText, bypassed: release.bypassedControls },
+        (reviewTaskId) => ({
+          provenanceId: row.id,
+          status: release.status,
+          text: release.returnText ? response.text : null,
+          provider: row.provider,
+          model: row.model,
+          template: templateRef(),
+          timings: timings(),
+          reviewState: row.reviewState,
+          mode: parsed.mode,
+          outputHash: row.outputHash,
+          code: null,
+          moderationCategories: null,
+          reviewTaskId,
+        }),
+      );
       // Counted and logged after the commit: the alert describes an output that was really released.
       if (release.bypassed) {
         if (release.bypassedControls.includes('review')) deps.metrics?.hitlPassthrough.inc({ feature: parsed.featureKey });
@@ -482,21 +516,7 @@ export function createAssistService(deps: AssistDeps): AssistService {
           'a safety control is switched off by flag; the output passed without it',
         );
       }
-      return {
-        provenanceId: row.id,
-        status: release.status,
-        text: release.returnText ? response.text : null,
-        provider: row.provider,
-        model: row.model,
-        template: templateRef(),
-        timings: timings(),
-        reviewState: row.reviewState,
-        mode: parsed.mode,
-        outputHash: row.outputHash,
-        code: null,
-        moderationCategories: null,
-        reviewTaskId: written.reviewTaskId,
-      };
+      return written.output!;
     },
   };
 }

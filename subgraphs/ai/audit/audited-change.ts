@@ -1,3 +1,4 @@
+import { keyedTransaction } from '../../../platform/idempotency/effect-store.js';
 import type { Db, Tx } from '../../../platform/db/database.js';
 import { actorOf } from '../assist/assist.logic.js';
 import { loadTenantProfile, type TenantProfile } from '../assist/assist.repo.js';
@@ -23,7 +24,7 @@ export async function auditedChange<T>(
   spec: AuditedChange<T>,
 ): Promise<T> {
   const profile = await loadTenantProfile(deps.db, caller.tenantId);
-  return deps.db.$transaction(async (tx) => {
+  return keyedTransaction(deps.db, caller.effect, async (tx) => {
     const value = await spec.change(tx, profile);
     await deps.audit.record(tx, {
       action: spec.action,

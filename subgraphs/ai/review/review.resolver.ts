@@ -5,7 +5,7 @@ import { badInput } from '../../../platform/errors.js';
 import { isId } from '../../../platform/ids.js';
 import { GraphQLJSON } from '../../../platform/graphql/scalars.js';
 import type { AiContext } from '../context.js';
-import { adminCaller } from '../routing/routing-rule.resolver.js';
+import { adminCaller, callerOf } from '../routing/routing-rule.resolver.js';
 import { HITLPolicy } from './hitl-policy.type.js';
 import { toHitlPolicy } from './hitl-policy.resolver.js';
 import type { DecisionResult, Reviewer } from './review.service.js';
@@ -135,13 +135,7 @@ function requireQueueId(value: string, argument = 'queueId'): string {
 function reviewer(ctx: AiContext, options: { adminMayRead?: boolean } = {}): Reviewer {
   const canAdminister = ctx.principal.scopes.has('ai.admin');
   if (!(options.adminMayRead && canAdminister)) requireScope(ctx.principal, REVIEW_SCOPE);
-  return {
-    tenantId: ctx.tenantId,
-    subject: ctx.principal.subject,
-    requestId: ctx.requestId,
-    traceparent: ctx.traceparent,
-    canAdminister,
-  };
+  return { ...callerOf(ctx), canAdminister };
 }
 
 const TASK_STATES = new Set(['open', 'claimed', 'decided', 'expired']);

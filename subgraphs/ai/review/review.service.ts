@@ -1,3 +1,4 @@
+import { keyedTransaction } from '../../../platform/idempotency/effect-store.js';
 import type { Db, Prisma, Tx } from '../../../platform/db/database.js';
 import { AppError, notFound } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
@@ -162,7 +163,7 @@ export function createReviewService(deps: {
     input: { text?: string; reason?: string | null },
   ): Promise<DecisionResult> {
     const profile = await loadTenantProfile(db, reviewer.tenantId);
-    const result = await db.$transaction(async (tx) => {
+    const result = await keyedTransaction(db, reviewer.effect, async (tx) => {
       const now = deps.now();
       const { task, queue } = await loadTaskFor(tx, reviewer, taskId);
       requireMember(reviewer, queue);
@@ -422,7 +423,7 @@ export function createReviewService(deps: {
     },
 
     async claim(reviewer, taskId) {
-      return db.$transaction(async (tx) => {
+      return keyedTransaction(db, reviewer.effect, async (tx) => {
         const now = deps.now();
         const { task, queue } = await loadTaskFor(tx, reviewer, taskId);
         requireMember(reviewer, queue);
@@ -450,7 +451,7 @@ export function createReviewService(deps: {
     },
 
     async releaseClaim(reviewer, taskId) {
-      return db.$transaction(async (tx) => {
+      return keyedTransaction(db, reviewer.effect, async (tx) => {
         const now = deps.now();
         const { task } = await loadTaskFor(tx, reviewer, taskId);
         const released = await tx.reviewTask.updateMany({

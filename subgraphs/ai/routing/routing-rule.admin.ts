@@ -1,3 +1,5 @@
+import type { EffectClaim } from '../../../platform/idempotency/effect.logic.js';
+import { keyedTransaction } from '../../../platform/idempotency/effect-store.js';
 import type { Db, Tx } from '../../../platform/db/database.js';
 import { AppError } from '../../../platform/errors.js';
 import type { Logger } from '../../../platform/logger.js';
@@ -12,6 +14,8 @@ export interface AdminCaller {
   subject: string;
   requestId: string;
   traceparent: string;
+  /** The request's Idempotency-Key claim: the change records its result under it (keyedTransaction). */
+  effect?: EffectClaim;
 }
 
 export interface RoutingAdmin {
@@ -84,7 +88,7 @@ export function createRoutingAdmin(deps: {
   ): Promise<RuleWithVersions> {
     const profile = await loadTenantProfile(deps.db, caller.tenantId);
     const actor = actorOf(caller.subject);
-    const result = await deps.db.$transaction(async (tx) => {
+    const result = await keyedTransaction(deps.db, caller.effect, async (tx) => {
       const value = await change(tx);
       // Checked on the rule as written, so creating, updating and re-activating a rule of such a
       // residency all need the assessment; a refusal rolls the change back.

@@ -13,9 +13,20 @@ export function requireRuleId(value: string): string {
   return value;
 }
 
+/** Who is calling, for a service: tenant, subject, request, trace and the Idempotency-Key claim. */
+export function callerOf(ctx: AiContext): AdminCaller {
+  return {
+    tenantId: ctx.tenantId,
+    subject: ctx.principal.subject,
+    requestId: ctx.requestId,
+    traceparent: ctx.traceparent,
+    effect: ctx.effect,
+  };
+}
+
 export function adminCaller(ctx: AiContext): AdminCaller {
   requireScope(ctx.principal, 'ai.admin');
-  return { tenantId: ctx.tenantId, subject: ctx.principal.subject, requestId: ctx.requestId, traceparent: ctx.traceparent };
+  return callerOf(ctx);
 }
 
 @Resolver(() => ProviderRoutingRule)

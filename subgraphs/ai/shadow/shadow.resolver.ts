@@ -47,7 +47,7 @@ export class ShadowResolver {
   ): Promise<number> {
     requireScope(ctx.principal, 'ai.assist');
     return ctx.services.shadow.recordLegacySamples(
-      { tenantId: ctx.tenantId, subject: ctx.principal.subject },
+      { tenantId: ctx.tenantId, subject: ctx.principal.subject, effect: ctx.effect },
       featureKey,
       samples,
     );

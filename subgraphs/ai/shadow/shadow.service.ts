@@ -1,3 +1,5 @@
+import { keyedTransaction } from '../../../platform/idempotency/effect-store.js';
+import type { EffectClaim } from '../../../platform/idempotency/effect.logic.js';
 import type { Db } from '../../../platform/db/database.js';
 import { Prisma } from '../../../platform/db/database.js';
 import type { Logger } from '../../../platform/logger.js';
@@ -5,7 +7,11 @@ import { validateFeatureKey } from '../routing/routing.logic.js';
 import { shadowParity, validateLatencySamples, validateWindow, type ParityResult } from './shadow.logic.js';
 
 export interface ShadowService {
-  recordLegacySamples(caller: { tenantId: string; subject: string }, featureKey: string, samples: number[]): Promise<number>;
+  recordLegacySamples(
+    caller: { tenantId: string; subject: string; effect?: EffectClaim },
+    featureKey: string,
+    samples: number[],
+  ): Promise<number>;
   parity(
     tenantId: string,
     featureKey: string,
@@ -43,15 +49,17 @@ export function createShadowService(deps: {
     async recordLegacySamples(caller, featureKey, samples) {
       const valid = validateLatencySamples(featureKey, samples);
       const recordedAt = deps.now();
-      const { count } = await db.shadowLatencySample.createMany({
-        data: valid.samples.map((latencyMs) => ({
-          tenantId: caller.tenantId,
-          featureKey: valid.featureKey,
-          source: 'legacy',
-          latencyMs,
-          recordedAt,
-        })),
-      });
+      const { count } = await keyedTransaction(db, caller.effect, (tx) =>
+        tx.shadowLatencySample.createMany({
+          data: valid.samples.map((latencyMs) => ({
+            tenantId: caller.tenantId,
+            featureKey: valid.featureKey,
+            source: 'legacy',
+            latencyMs,
+            recordedAt,
+          })),
+        }),
+      );
       deps.logger.info({ tenantId: caller.tenantId, featureKey, count, by: caller.subject }, 'legacy latency samples recorded');
       return count;
     },

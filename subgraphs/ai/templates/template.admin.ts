@@ -1,3 +1,4 @@
+import { keyedTransaction } from '../../../platform/idempotency/effect-store.js';
 import type { Db, Tx } from '../../../platform/db/database.js';
 import type { Logger } from '../../../platform/logger.js';
 import type { PromptTemplate as TemplateRow } from '../../../prisma/generated/client.js';
@@ -28,7 +29,7 @@ export function createTemplateAdmin(deps: {
     change: (tx: Tx) => Promise<{ row: TemplateRow; previous: TemplateRow | null }>,
   ): Promise<TemplateRow> {
     const profile = await loadTenantProfile(deps.db, caller.tenantId);
-    const { row, previous } = await deps.db.$transaction(async (tx) => {
+    const { row, previous } = await keyedTransaction(deps.db, caller.effect, async (tx) => {
       const result = await change(tx);
       await deps.audit.record(tx, {
         action,

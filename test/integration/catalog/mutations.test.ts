@@ -3,7 +3,7 @@ import { generateEd25519, mintToken, type DevKeyPair } from '../../../platform/a
 import { createTokenVerifier } from '../../../platform/auth/verifier.js';
 import { loadConfig } from '../../../platform/config/config.js';
 import type { RunningServer } from '../../../platform/graphql/subgraph-server.js';
-import { newId } from '../../../platform/ids.js';
+import { newId, newUlid } from '../../../platform/ids.js';
 import { silentLogger } from '../../../platform/logger.js';
 import type { EventEnvelope } from '../../../events/envelope.js';
 import type { EnrollmentCounter } from '../../../subgraphs/catalog/enrollment-counter.js';
@@ -64,7 +64,7 @@ describe.each(databaseKinds())('catalog mutations over HTTP on %s', (kind) => {
   async function gql(
     query: string,
     variables: Record<string, unknown> = {},
-    options: { tenantId?: string; scope?: string; ifMatch?: string } = {},
+    options: { tenantId?: string; scope?: string; ifMatch?: string; idempotencyKey?: string } = {},
   ): Promise<GraphQLAnswer> {
     const tenantId = options.tenantId ?? tenant;
     const token = await mintToken(keys.privateJwk, { sub: admin, tid: tenantId, scope: options.scope ?? 'catalog.admin' });
@@ -76,6 +76,7 @@ describe.each(databaseKinds())('catalog mutations over HTTP on %s', (kind) => {
         'x-tenant-id': tenantId,
         traceparent: TRACEPARENT,
         ...(options.ifMatch !== undefined ? { 'if-match': options.ifMatch } : {}),
+        ...(options.idempotencyKey !== undefined ? { 'idempotency-key': options.idempotencyKey } : {}),
       },
       body: JSON.stringify({ query, variables }),
     });
@@ -176,6 +177,29 @@ describe.each(databaseKinds())('catalog mutations over HTTP on %s', (kind) => {
       );
       expect((unchanged.data!.updateCourseMetadata as { etag: string }).etag).toBe(updated.etag);
       expect(await eventsAfter(course.id, mark)).toHaveLength(1);
+    });
+
+    it('answers a keyed retry with the recorded result (no 412 for its now-stale etag, no second event)', async () => {
+      // The gateway's Idempotency-Key record can be lost in a crash after this commit; the retry
+      // then reaches the subgraph with the same key, arguments and (now stale) If-Match.
+      const { course } = await seedCourse('keyed-metadata');
+      const mark = await lastOutboxId();
+      const key = newUlid();
+      const variables = { courseId: course.id, input: { tags: ['keyed'] } };
+      const first = await gql(UPDATE, variables, { ifMatch: course.etag, idempotencyKey: key });
+      expect(first.errors).toBeUndefined();
+      const retry = await gql(UPDATE, variables, { ifMatch: course.etag, idempotencyKey: key });
+      expect(retry).toEqual(first);
+      expect((await eventsAfter(course.id, mark)).map((e) => e.envelope.eventType)).toEqual(['catalog.course.metadata_updated']);
+      // Without the key, the stale etag is refused as before.
+      expect(errorOf(await gql(UPDATE, variables, { ifMatch: course.etag }))).toMatchObject({ status: 412 });
+      // Other arguments under the used key are another request.
+      const reused = await gql(
+        UPDATE,
+        { courseId: course.id, input: { tags: ['other'] } },
+        { ifMatch: course.etag, idempotencyKey: key },
+      );
+      expect(errorOf(reused)).toMatchObject({ code: 'idempotency.key_reused', status: 422 });
     });
 
     it('answers BAD_USER_INPUT for invalid ids, locales, duplicates and foreign taxonomies', async () => {
