@@ -12,12 +12,11 @@ import { databaseEnv, startSystemProcess, startSystemWithDatabase } from '../sup
  * holds names that effect (no result lost, none doubled). Once per idempotency store: the database
  * table (embedded default) and Redis (a private redis-server, which outlives the killed process).
  *
- * KNOWN FAILURE (README, "Reliability"): the Idempotency-Key record is completed by the gateway
- * after the subgraph committed the effect, in another transaction (or in Redis). A kill between
- * the two leaves the key in flight; once its lease expires the retry runs the mutation again: a
- * second assist provenance, or a routing-rule CONFLICT instead of the created rule. Closing it
- * needs the key recorded in the effect's own transaction (see the README); until then this test
- * reports the doubled and lost results it finds, and fails.
+ * Two records make this hold: the gateway's Idempotency-Key record answers retries in the common
+ * case, and each keyed mutation writes its result in its own transaction (IdempotentEffect,
+ * platform/idempotency/effect-store.ts), so a kill between the subgraph's commit and the gateway's
+ * record still leaves the key with its effect: once the record's lease runs out, the retry reaches
+ * the subgraph, which answers the recorded result instead of running again.
  */
 const BURST = Number(process.env.RELIABILITY_BURST ?? 300);
 const CONCURRENCY = 40;
