@@ -1,4 +1,5 @@
 import type { Prisma, Tx } from '../platform/db/database.js';
+import { insertSql, type Column } from '../platform/db/insert-sql.js';
 import { AppError } from '../platform/errors.js';
 import type { Clock } from './clock.js';
 import { buildEnvelope, subjectFor, type EnvelopeInput, type EventEnvelope, type EventSource } from './envelope.js';
@@ -14,12 +15,23 @@ export interface OutboxWrite {
   headers?: Record<string, string>;
 }
 
+/** One OutboxEvent row as written; `id` and `txid` come from the database. */
+export interface OutboxRow {
+  eventId: string;
+  eventType: string;
+  eventVersion: number;
+  subject: string;
+  tenantId: string;
+  partitionKey: string;
+  envelope: EventEnvelope<object>;
+  headers: Record<string, string>;
+}
+
 /**
- * Inserts the events into the outbox inside the caller's transaction, so they are published if
- * and only if the state change commits. Every payload is validated first: an invalid event fails
- * the business transaction instead of reaching consumers.
+ * The outbox rows of some events, each payload validated first: an invalid event fails the
+ * business transaction instead of reaching consumers.
  */
-export async function writeOutbox(tx: Tx, registry: SchemaRegistry, write: OutboxWrite): Promise<void> {
+export function outboxRows(registry: SchemaRegistry, write: OutboxWrite): OutboxRow[] {
   for (const envelope of write.envelopes) {
     registry.validateEnvelope(envelope);
     registry.validate(envelope.eventType, envelope.eventVersion, envelope.payload, 'produce');
@@ -29,19 +41,40 @@ export async function writeOutbox(tx: Tx, registry: SchemaRegistry, write: Outbo
     'Content-Type': 'application/json',
     traceparent: write.traceparent ?? newTraceparent(),
   };
-  // createMany keeps the given order in one INSERT, so ids (and publish order) follow it.
-  await tx.outboxEvent.createMany({
-    data: write.envelopes.map((envelope) => ({
-      eventId: envelope.eventId,
-      eventType: envelope.eventType,
-      eventVersion: envelope.eventVersion,
-      subject: subjectFor(envelope.eventType, envelope.eventVersion),
-      tenantId: envelope.tenantId,
-      partitionKey: envelope.partitionKey,
-      envelope: envelope as unknown as Prisma.InputJsonValue,
-      headers,
-    })),
-  });
+  return write.envelopes.map((envelope) => ({
+    eventId: envelope.eventId,
+    eventType: envelope.eventType,
+    eventVersion: envelope.eventVersion,
+    subject: subjectFor(envelope.eventType, envelope.eventVersion),
+    tenantId: envelope.tenantId,
+    partitionKey: envelope.partitionKey,
+    envelope,
+    headers,
+  }));
+}
+
+const OUTBOX_COLUMNS: readonly Column<OutboxRow>[] = [
+  { name: 'eventId', type: 'text', value: (r) => r.eventId },
+  { name: 'eventType', type: 'text', value: (r) => r.eventType },
+  { name: 'eventVersion', type: 'int', value: (r) => r.eventVersion },
+  { name: 'subject', type: 'text', value: (r) => r.subject },
+  { name: 'tenantId', type: 'text', value: (r) => r.tenantId },
+  { name: 'partitionKey', type: 'text', value: (r) => r.partitionKey },
+  { name: 'envelope', type: 'jsonb', value: (r) => r.envelope },
+  { name: 'headers', type: 'jsonb', value: (r) => r.headers },
+];
+
+/** One INSERT of the rows, in their order (ids, and so publish order, follow it). */
+export function outboxInsertSql(rows: readonly OutboxRow[], onlyIf?: Prisma.Sql): Prisma.Sql {
+  return insertSql('OutboxEvent', OUTBOX_COLUMNS, rows, onlyIf);
+}
+
+/**
+ * Inserts the events into the outbox inside the caller's transaction, so they are published if
+ * and only if the state change commits.
+ */
+export async function writeOutbox(tx: Tx, registry: SchemaRegistry, write: OutboxWrite): Promise<void> {
+  await tx.$executeRaw(outboxInsertSql(outboxRows(registry, write)));
 }
 
 export type EmitInput = Omit<EnvelopeInput<object>, 'eventVersion' | 'payload'> & {
@@ -56,6 +89,8 @@ export type EmitInput = Omit<EnvelopeInput<object>, 'eventVersion' | 'payload'> 
 export interface EventProducer {
   /** Builds the envelope(s) of one fact and writes them to the outbox in `tx`. */
   emit(tx: Tx, input: EmitInput): Promise<EventEnvelope<object>[]>;
+  /** Builds the envelope(s) and their validated outbox rows, for a caller that writes them itself. */
+  prepare(input: EmitInput): { envelopes: EventEnvelope<object>[]; rows: OutboxRow[] };
 }
 
 export interface EventProducerDeps {
@@ -67,21 +102,26 @@ export interface EventProducerDeps {
 }
 
 export function createEventProducer(deps: EventProducerDeps): EventProducer {
+  const prepare = (input: EmitInput) => {
+    const { payload, payloads, traceparent, headers, ...rest } = input;
+    const required = versionsToPublish(
+      input.eventType,
+      deps.registry.info(input.eventType),
+      deps.clock.now(),
+      deps.dualPublishDays,
+    );
+    const byVersion = payloadsFor(input.eventType, required, payload, payloads);
+    const envelopes = required.map((eventVersion) =>
+      buildEnvelope(deps, { ...rest, eventVersion, payload: byVersion.get(eventVersion)! }),
+    );
+    // All versions of one fact share the correlation; each is its own event with its own id.
+    return { envelopes, rows: outboxRows(deps.registry, { envelopes, traceparent, headers }) };
+  };
   return {
+    prepare,
     async emit(tx, input) {
-      const { payload, payloads, traceparent, headers, ...rest } = input;
-      const required = versionsToPublish(
-        input.eventType,
-        deps.registry.info(input.eventType),
-        deps.clock.now(),
-        deps.dualPublishDays,
-      );
-      const byVersion = payloadsFor(input.eventType, required, payload, payloads);
-      const envelopes = required.map((eventVersion) =>
-        buildEnvelope(deps, { ...rest, eventVersion, payload: byVersion.get(eventVersion)! }),
-      );
-      // All versions of one fact share the correlation; each is its own event with its own id.
-      await writeOutbox(tx, deps.registry, { envelopes, traceparent, headers });
+      const { envelopes, rows } = prepare(input);
+      await tx.$executeRaw(outboxInsertSql(rows));
       return envelopes;
     },
   };

@@ -1,4 +1,4 @@
-import type { Db, Tx } from '../db/database.js';
+import { Prisma, type Db, type Tx } from '../db/database.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { decodeEffectValue, encodeEffectValue, type EffectClaim } from './effect.logic.js';
@@ -25,19 +25,39 @@ export async function findEffect<T>(client: Client, claim: EffectClaim, now: Dat
 }
 
 /**
- * Writes the effect row; false when a live row already holds the key (another execution of the
- * same request committed first). An expired row is replaced. ON CONFLICT waits for a concurrent
- * holder's transaction to end, so the answer is never a guess.
+ * The effect row's INSERT, `RETURNING 1` when it was written: nothing is returned when a live row
+ * already holds the key (another execution of the same request committed first); an expired row
+ * is replaced. ON CONFLICT waits for a concurrent holder's transaction to end, so the answer is
+ * never a guess. Usable as a CTE that other writes of the same statement depend on.
  */
-export async function insertEffect(tx: Client, claim: EffectClaim, value: unknown, now: Date): Promise<boolean> {
+export function effectInsertSql(claim: EffectClaim, value: unknown, now: Date): Prisma.Sql {
   const expiresAt = new Date(now.getTime() + claim.ttlSeconds * 1000);
-  const written = await tx.$executeRaw`
+  return Prisma.sql`
     INSERT INTO "IdempotentEffect" (key, fingerprint, value, "createdAt", "expiresAt")
-    VALUES (${claim.key}, ${claim.fingerprint}, ${encodeEffectValue(value)}::jsonb, ${now}, ${expiresAt})
+    VALUES (${claim.key}, ${claim.fingerprint}, ${encodeEffectValue(value)}::jsonb,
+      (${now.toISOString()}::timestamptz AT TIME ZONE 'UTC'), (${expiresAt.toISOString()}::timestamptz AT TIME ZONE 'UTC'))
     ON CONFLICT (key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, value = EXCLUDED.value,
       "createdAt" = EXCLUDED."createdAt", "expiresAt" = EXCLUDED."expiresAt"
-    WHERE "IdempotentEffect"."expiresAt" <= EXCLUDED."createdAt"`;
-  return written === 1;
+    WHERE "IdempotentEffect"."expiresAt" <= EXCLUDED."createdAt"
+    RETURNING 1`;
+}
+
+/** Writes the effect row; false when a live row already holds the key. */
+export async function insertEffect(tx: Client, claim: EffectClaim, value: unknown, now: Date): Promise<boolean> {
+  return (await tx.$executeRaw(effectInsertSql(claim, value, now))) === 1;
+}
+
+/**
+ * The answer for an execution that lost its key to another one (its own writes rolled back or
+ * never made): the winner's recorded result, or `idempotency.in_flight` in the one case where
+ * that is already gone (a TTL shorter than a request).
+ */
+export async function effectOfWinner<T>(db: Db, claim: EffectClaim, now: Date): Promise<T> {
+  const recorded = await findEffect<T>(db, claim, now);
+  if (recorded) return recorded.value;
+  throw new AppError('idempotency.in_flight', 'A request with this Idempotency-Key is still being processed', {
+    headers: { 'retry-after': '1' },
+  });
 }
 
 /**
@@ -106,10 +126,7 @@ export async function keyedTransaction<T>(
     }
     if (recorded) return recorded.value;
     if (!(error instanceof EffectTaken)) throw error;
-    // The winner's row expired in the meantime: only possible with a TTL shorter than a request.
-    throw new AppError('idempotency.in_flight', 'A request with this Idempotency-Key is still being processed', {
-      headers: { 'retry-after': '1' },
-    });
+    return effectOfWinner<T>(db, claim, now());
   }
 }
 

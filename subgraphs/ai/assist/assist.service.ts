@@ -1,12 +1,13 @@
-import { keyedTransaction, recordedEffect } from '../../../platform/idempotency/effect-store.js';
+import { effectInsertSql, effectOfWinner, keyedTransaction, recordedEffect } from '../../../platform/idempotency/effect-store.js';
 import type { EffectClaim } from '../../../platform/idempotency/effect.logic.js';
 import type { AiConfig } from '../../../platform/config/config.js';
-import type { Db } from '../../../platform/db/database.js';
+import { Prisma, type Db } from '../../../platform/db/database.js';
+import { outboxInsertSql } from '../../../events/outbox.js';
 import { AppError, isAppError } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
 import type { Logger } from '../../../platform/logger.js';
 import type { Metrics } from '../../../platform/metrics.js';
-import type { AuditSink } from '../audit/audit.sink.js';
+import type { AuditEvent, AuditSink } from '../audit/audit.sink.js';
 import { callWithFallbacks, type AttemptRecord, type CallEngineDeps, type CallResult } from '../providers/caller.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import {
@@ -16,7 +17,7 @@ import {
   type ProvenanceRecord,
   type ProvenanceStatus,
 } from '../provenance/provenance.logic.js';
-import { insertProvenance } from '../provenance/provenance.repo.js';
+import { insertProvenance, provenanceInsertSql } from '../provenance/provenance.repo.js';
 import { estimateTokens } from '../quota/quota.logic.js';
 import type { QuotaReservation, QuotaService } from '../quota/quota.service.js';
 import {
@@ -121,6 +122,24 @@ export function createAssistService(deps: AssistDeps): AssistService {
    * The provenance row, its audit event, and what the release decision adds (the review task of a
    * held output, the alert of a bypassed safety control) commit together or not at all.
    */
+  const auditOf = (
+    snapshot: AssistSnapshot,
+    caller: AssistCaller,
+    row: ProvenanceRecord,
+    action: string,
+    details: Record<string, unknown>,
+  ): AuditEvent => ({
+    action,
+    tenantId: row.tenantId,
+    actor: { type: row.actorType, id: row.actorId },
+    target: { type: 'ai_provenance', id: row.id },
+    details,
+    retentionClass: snapshot.tenant.retentionClass,
+    dataResidency: row.residency ?? snapshot.tenant.dataResidency,
+    traceparent: caller.traceparent,
+    requestId: caller.requestId,
+  });
+
   async function record(
     snapshot: AssistSnapshot,
     caller: AssistCaller,
@@ -130,23 +149,15 @@ export function createAssistService(deps: AssistDeps): AssistService {
   ): Promise<{ reviewTaskId: string | null; output?: AssistOutput }> {
     // Only an answered request is an effect a retry must get back; a failed or refused one frees
     // the key at the gateway, and its retry is a new attempt with a provenance row of its own.
+    const claim = answer ? caller.effect : undefined;
+    if (!extra?.holdForReview && !extra?.bypassed?.length) return recordInOneStatement(snapshot, caller, row, claim, answer);
     return keyedTransaction(
       deps.db,
-      answer ? caller.effect : undefined,
+      claim,
       async (tx) => {
         await insertProvenance(tx, row);
         const audit = (action: string, details: Record<string, unknown>) =>
-          deps.audit.record(tx, {
-            action,
-            tenantId: row.tenantId,
-            actor: { type: row.actorType, id: row.actorId },
-            target: { type: 'ai_provenance', id: row.id },
-            details,
-            retentionClass: snapshot.tenant.retentionClass,
-            dataResidency: row.residency ?? snapshot.tenant.dataResidency,
-            traceparent: caller.traceparent,
-            requestId: caller.requestId,
-          });
+          deps.audit.record(tx, auditOf(snapshot, caller, row, action, details));
         await audit('assist', provenanceAuditDetails(row));
         // Rollback of phase 2: "the gateway passes content through without review; log and alert".
         // The alert is an audit event of its own, so the audit service can page on its type.
@@ -183,6 +194,38 @@ export function createAssistService(deps: AssistDeps): AssistService {
       },
       { maxWait: 10_000, timeout: 10_000, skipLookup: true },
     );
+  }
+
+  /**
+   * The common case — no review task, no bypass alert — as ONE statement: the provenance row,
+   * its audit outbox row and (with an Idempotency-Key) the effect row, written together or not at
+   * all without an interactive transaction (its round trips were most of this path's database
+   * cost; bench/README.md, assist). With a key the effect row is inserted first and the other two
+   * only if it was: when another execution of the same request holds the key, nothing is written
+   * and the answer is that execution's.
+   */
+  async function recordInOneStatement(
+    snapshot: AssistSnapshot,
+    caller: AssistCaller,
+    row: ProvenanceRecord,
+    claim: EffectClaim | undefined,
+    answer?: (reviewTaskId: string | null) => AssistOutput,
+  ): Promise<{ reviewTaskId: string | null; output?: AssistOutput }> {
+    const auditRows = deps.audit.prepare(auditOf(snapshot, caller, row, 'assist', provenanceAuditDetails(row)));
+    const value = { reviewTaskId: null, output: answer?.(null) };
+    if (!claim) {
+      await deps.db.$executeRaw`WITH provenance AS (${provenanceInsertSql(row)}) ${outboxInsertSql(auditRows)}`;
+      return value;
+    }
+    claim.consumed = true;
+    const now = new Date();
+    const keyed = Prisma.sql`EXISTS (SELECT 1 FROM effect)`;
+    const [{ written }] = await deps.db.$queryRaw<Array<{ written: number }>>`
+      WITH effect AS (${effectInsertSql(claim, value, now)}),
+        provenance AS (${provenanceInsertSql(row, keyed)}),
+        audit AS (${outboxInsertSql(auditRows, keyed)})
+      SELECT count(*)::int AS written FROM effect`;
+    return written === 1 ? value : effectOfWinner(deps.db, claim, now);
   }
 
   /**

@@ -1,5 +1,5 @@
 import type { Tx } from '../../../platform/db/database.js';
-import type { EventProducer } from '../../../events/outbox.js';
+import type { EmitInput, EventProducer, OutboxRow } from '../../../events/outbox.js';
 
 export interface AuditActor {
   type: string;
@@ -27,30 +27,34 @@ export interface AuditEvent {
  */
 export interface AuditSink {
   record(tx: Tx, event: AuditEvent): Promise<void>;
+  /** The event's validated outbox rows, for a caller that writes them in its own statement. */
+  prepare(event: AuditEvent): OutboxRow[];
 }
 
 /** Writes through the shared outbox; the outbox relay publishes to NATS (or the in-process bus). */
 export function outboxAuditSink(producer: EventProducer): AuditSink {
+  const input = (event: AuditEvent): EmitInput => ({
+    eventType: `audit.ai.${event.action}`,
+    payload: {
+      action: event.action,
+      actor: event.actor,
+      ...(event.target ? { target: event.target } : {}),
+      details: event.details ?? {},
+    },
+    tenantId: event.tenantId,
+    // Per-tenant order is what an auditor reads; the spec names no other key for these events.
+    partitionKey: event.tenantId,
+    actor: event.actor,
+    retentionClass: event.retentionClass,
+    dataResidency: event.dataResidency,
+    correlationId: event.correlationId,
+    traceparent: event.traceparent,
+    headers: event.requestId ? { 'x-request-id': event.requestId } : undefined,
+  });
   return {
     async record(tx, event) {
-      await producer.emit(tx, {
-        eventType: `audit.ai.${event.action}`,
-        payload: {
-          action: event.action,
-          actor: event.actor,
-          ...(event.target ? { target: event.target } : {}),
-          details: event.details ?? {},
-        },
-        tenantId: event.tenantId,
-        // Per-tenant order is what an auditor reads; the spec names no other key for these events.
-        partitionKey: event.tenantId,
-        actor: event.actor,
-        retentionClass: event.retentionClass,
-        dataResidency: event.dataResidency,
-        correlationId: event.correlationId,
-        traceparent: event.traceparent,
-        headers: event.requestId ? { 'x-request-id': event.requestId } : undefined,
-      });
+      await producer.emit(tx, input(event));
     },
+    prepare: (event) => producer.prepare(input(event)).rows,
   };
 }

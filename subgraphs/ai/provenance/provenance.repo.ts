@@ -1,4 +1,5 @@
 import { Prisma, type Db, type Tx } from '../../../platform/db/database.js';
+import { insertSql, type Column } from '../../../platform/db/insert-sql.js';
 import { diffSummary, type DiffOp } from '../review/review.logic.js';
 import type { AIProvenance as ProvenanceRow } from '../../../prisma/generated/client.js';
 import type { ProvenanceRecord } from './provenance.logic.js';
@@ -25,6 +26,47 @@ export function findLatestProvenanceBySubjects(
       SELECT * FROM "AIProvenance" WHERE "tenantId" = ${tenantId} AND "subjectRef" = s.ref
       ORDER BY "createdAt" DESC LIMIT ${first}
     ) p`;
+}
+
+/** Every column a ProvenanceRecord sets; the others (review, legacy*) keep their defaults. */
+const PROVENANCE_COLUMNS: readonly Column<ProvenanceRecord>[] = [
+  { name: 'id', type: 'text', value: (r) => r.id },
+  { name: 'tenantId', type: 'text', value: (r) => r.tenantId },
+  { name: 'actorType', type: 'text', value: (r) => r.actorType },
+  { name: 'actorId', type: 'text', value: (r) => r.actorId },
+  { name: 'featureKey', type: 'text', value: (r) => r.featureKey },
+  { name: 'status', type: 'text', value: (r) => r.status },
+  { name: 'mode', type: 'text', value: (r) => r.mode },
+  { name: 'templateId', type: 'text', value: (r) => r.templateId },
+  { name: 'templateVersion', type: 'int', value: (r) => r.templateVersion },
+  { name: 'templateHash', type: 'text', value: (r) => r.templateHash },
+  { name: 'renderedPromptHash', type: 'text', value: (r) => r.renderedPromptHash },
+  { name: 'ruleId', type: 'text', value: (r) => r.ruleId },
+  { name: 'ruleVersion', type: 'int', value: (r) => r.ruleVersion },
+  { name: 'provider', type: 'text', value: (r) => r.provider },
+  { name: 'model', type: 'text', value: (r) => r.model },
+  { name: 'attempts', type: 'jsonb', value: (r) => r.attempts },
+  { name: 'outputHash', type: 'text', value: (r) => r.outputHash },
+  { name: 'inputTokens', type: 'int', value: (r) => r.inputTokens },
+  { name: 'outputTokens', type: 'int', value: (r) => r.outputTokens },
+  { name: 'moderation', type: 'jsonb', value: (r) => r.moderation },
+  { name: 'reviewState', type: 'text', value: (r) => r.reviewState },
+  { name: 'facilityId', type: 'text', value: (r) => r.facilityId },
+  { name: 'specialty', type: 'text', value: (r) => r.specialty },
+  { name: 'subjectRef', type: 'text', value: (r) => r.subjectRef },
+  { name: 'residency', type: 'text', value: (r) => r.residency },
+  { name: 'heldText', type: 'text', value: (r) => r.heldText },
+  { name: 'heldTextExpiresAt', type: 'timestamp', value: (r) => r.heldTextExpiresAt },
+  { name: 'errorCode', type: 'text', value: (r) => r.errorCode },
+  { name: 'latencyMs', type: 'int', value: (r) => r.latencyMs },
+  { name: 'providerLatencyMs', type: 'int', value: (r) => r.providerLatencyMs },
+  { name: 'createdAt', type: 'timestamp', value: (r) => r.createdAt },
+  { name: 'completedAt', type: 'timestamp', value: (r) => r.completedAt },
+];
+
+/** The provenance row as one INSERT, to be combined with its audit row in one statement (assist). */
+export function provenanceInsertSql(record: ProvenanceRecord, onlyIf?: Prisma.Sql): Prisma.Sql {
+  return insertSql('AIProvenance', PROVENANCE_COLUMNS, [record], onlyIf);
 }
 
 export async function insertProvenance(tx: Tx, record: ProvenanceRecord): Promise<void> {

@@ -78,6 +78,18 @@ describe.each(databaseKinds())('keyed AI mutations answer their recorded effect 
     expect(await ai.db.prisma.aIProvenance.count({ where: { tenantId: tenant, facilityId: marker } })).toBe(1);
   });
 
+  it('assist: concurrent calls under one key (no gateway lease between them) leave one provenance row and one answer', async () => {
+    const tenant = newId('tenant');
+    const key = newUlid();
+    const marker = `fac-${newUlid()}`;
+    const input = assistInput('portal.triage', { message: 'raced' }, { context: { facilityId: marker, specialty: 'gp' } });
+    const answers = await Promise.all(Array.from({ length: 6 }, () => call(tenant, key, ASSIST, input)));
+    expect(answers[0].data?.assist?.status).toBe('completed');
+    for (const answer of answers) expect(answer).toEqual(answers[0]);
+    expect(await ai.db.prisma.aIProvenance.count({ where: { tenantId: tenant, facilityId: marker } })).toBe(1);
+    expect(await auditEvents(tenant, 'audit.ai.assist')).toBe(1);
+  });
+
   it('publishPromptTemplate and setFeatureFlag: one version, one flag change, one audit event each', async () => {
     const tenant = newId('tenant');
     const publish = `mutation P($input: PublishPromptTemplateInput!) { publishPromptTemplate(input: $input) { templateId version hash } }`;

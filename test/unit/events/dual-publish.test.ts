@@ -65,11 +65,25 @@ describe('event producer', () => {
     ],
   );
 
-  /** A transaction stand-in that records the outbox rows it is given. */
+  /**
+   * A transaction stand-in that records the outbox rows of the INSERT it is given: the statement's
+   * parameters, 8 columns and the ordinal per row (no outbox column is ever NULL).
+   */
   function fakeTx() {
     const rows: Array<Record<string, unknown>> = [];
+    const columns = ['eventId', 'eventType', 'eventVersion', 'subject', 'tenantId', 'partitionKey', 'envelope', 'headers'];
     const tx = {
-      outboxEvent: { createMany: async ({ data }: { data: Array<Record<string, unknown>> }) => rows.push(...data) },
+      $executeRaw: async (sql: { values: unknown[] }) => {
+        for (let at = 0; at < sql.values.length; at += columns.length + 1) {
+          const values = sql.values.slice(at, at + columns.length);
+          rows.push(
+            Object.fromEntries(
+              columns.map((name, i) => [name, /^(envelope|headers)$/.test(name) ? JSON.parse(values[i] as string) : values[i]]),
+            ),
+          );
+        }
+        return sql.values.length / (columns.length + 1);
+      },
     } as unknown as Tx;
     return { tx, rows };
   }
