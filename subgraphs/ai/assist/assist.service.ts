@@ -212,11 +212,14 @@ export function createAssistService(deps: AssistDeps): AssistService {
     answer?: (reviewTaskId: string | null) => AssistOutput,
   ): Promise<{ reviewTaskId: string | null; output?: AssistOutput }> {
     const auditRows = deps.audit.prepare(auditOf(snapshot, caller, row, 'assist', provenanceAuditDetails(row)));
-    const value = { reviewTaskId: null, output: answer?.(null) };
+    // The live answer is built again after the write, so its timings include it; the recorded one
+    // (what a retry gets) carries the timings known when it was written.
+    const answered = () => ({ reviewTaskId: null, output: answer?.(null) });
     if (!claim) {
       await deps.db.$executeRaw`WITH provenance AS (${provenanceInsertSql(row)}) ${outboxInsertSql(auditRows)}`;
-      return value;
+      return answered();
     }
+    const value = answered();
     claim.consumed = true;
     const now = new Date();
     const keyed = Prisma.sql`EXISTS (SELECT 1 FROM effect)`;
@@ -225,7 +228,7 @@ export function createAssistService(deps: AssistDeps): AssistService {
         provenance AS (${provenanceInsertSql(row, keyed)}),
         audit AS (${outboxInsertSql(auditRows, keyed)})
       SELECT count(*)::int AS written FROM effect`;
-    return written === 1 ? value : effectOfWinner(deps.db, claim, now);
+    return written === 1 ? answered() : effectOfWinner(deps.db, claim, now);
   }
 
   /**
