@@ -15,8 +15,11 @@ if [ ! -x "$work/node_modules/.bin/prisma" ]; then
   (cd "$work" && echo '{"private":true}' > package.json &&
     npm install --silent prisma@6.19.3 @prisma/adapter-pg@6.19.3 pg >/dev/null 2>&1)
 fi
-adapt() { # Prisma 6 wants a url in the schema and knows no moduleFormat
-  sed -e '/moduleFormat/d' -e "s#provider = \"postgresql\"#provider = \"postgresql\"\n  url = \"$url\"#"
+adapt() { # Prisma 6 wants a url in the schema and knows no moduleFormat, nor partial indexes:
+  # their `where:` is dropped on both sides, so write a new partial index's SQL by hand.
+  sed -e '/moduleFormat/d' -e '/previewFeatures = \["partialIndexes"\]/d' \
+    -e 's#, where: raw("\(\\"\|[^"]\)*")##' \
+    -e "s#provider = \"postgresql\"#provider = \"postgresql\"\n  url = \"$url\"#"
 }
 adapt < "$root/prisma/schema.prisma" > "$work/to.prisma"
 cat > "$work/prisma.config.ts" <<TS

@@ -32,7 +32,31 @@ interface DmmfModel {
 interface DmmfIndex {
   model: string;
   type: 'id' | 'unique' | 'normal' | 'fulltext';
+  dbName?: string;
   fields: Array<{ name: string }>;
+}
+
+/** `("publishedAt" IS NULL)` and `"publishedAt" IS NULL` are one predicate. */
+function normalizePredicate(predicate: string): string {
+  let text = predicate.replace(/\s+/g, ' ').trim();
+  while (text.startsWith('(') && text.endsWith(')')) text = text.slice(1, -1).trim();
+  return text;
+}
+
+/**
+ * The DMMF leaves out a partial index's `where: raw("...")` (preview feature partialIndexes), so
+ * it is read from the schema text, by the index's `map` name.
+ */
+function partialIndexPredicates(schema: string): Map<string, string> {
+  const predicates = new Map<string, string>();
+  for (const line of schema.split('\n')) {
+    const where = /where:\s*raw\("((?:[^"\\]|\\.)*)"\)/.exec(line);
+    if (!line.includes('@@index(') || !where) continue;
+    const map = /map:\s*"([^"]+)"/.exec(line);
+    if (!map) throw new Error(`A partial index needs a map name so its predicate can be checked: ${line.trim()}`);
+    predicates.set(map[1], normalizePredicate(where[1].replace(/\\"/g, '"')));
+  }
+  return predicates;
 }
 
 const PG_TYPES: Record<string, string> = {
@@ -80,10 +104,12 @@ export async function expectedShape(schemaPath: string): Promise<Shape> {
       columns.push(`${table(model)}.${field.dbName ?? field.name}: ${type}${nullable ? ' null' : ' not null'}`);
     }
   }
+  const predicates = partialIndexPredicates(schema);
   const indexes = dmmf.datamodel.indexes.map((index) => {
     const model = models.get(index.model)!;
     const kind = index.type === 'id' ? 'primary' : index.type === 'unique' ? 'unique' : 'index';
-    return `${kind} ${table(model)}(${index.fields.map((f) => column(model, f.name)).join(',')})`;
+    const predicate = index.dbName ? predicates.get(index.dbName) : undefined;
+    return `${kind} ${table(model)}(${index.fields.map((f) => column(model, f.name)).join(',')})${predicate ? ` WHERE ${predicate}` : ''}`;
   });
   return { columns: columns.sort(), indexes: indexes.sort(), foreignKeys: foreignKeys.sort() };
 }
@@ -100,17 +126,18 @@ export async function actualShape(databaseUrl: string): Promise<Shape> {
       JOIN pg_namespace n ON n.oid = t.relnamespace AND n.nspname = c.table_schema
       JOIN pg_attribute a ON a.attrelid = t.oid AND a.attname = c.column_name
       WHERE c.table_schema = current_schema() AND c.table_name <> '_prisma_migrations'`);
-    const indexes = await client.query<{ kind: string; table_name: string; cols: string }>(`
+    const indexes = await client.query<{ kind: string; table_name: string; cols: string; predicate: string | null }>(`
       SELECT CASE WHEN i.indisprimary THEN 'primary' WHEN i.indisunique THEN 'unique' ELSE 'index' END AS kind,
              t.relname AS table_name,
-             string_agg(a.attname, ',' ORDER BY k.ord) AS cols
+             string_agg(a.attname, ',' ORDER BY k.ord) AS cols,
+             pg_get_expr(i.indpred, i.indrelid) AS predicate
       FROM pg_index i
       JOIN pg_class t ON t.oid = i.indrelid
       JOIN pg_namespace n ON n.oid = t.relnamespace AND n.nspname = current_schema()
       CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
       JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum
       WHERE t.relname <> '_prisma_migrations'
-      GROUP BY i.indexrelid, i.indisprimary, i.indisunique, t.relname`);
+      GROUP BY i.indexrelid, i.indisprimary, i.indisunique, t.relname, i.indpred, i.indrelid`);
     const fks = await client.query<{ src: string; src_cols: string; dst: string; dst_cols: string }>(`
       SELECT src.relname AS src, dst.relname AS dst,
              (SELECT string_agg(a.attname, ',' ORDER BY k.ord) FROM unnest(c.conkey) WITH ORDINALITY k(attnum, ord)
@@ -126,7 +153,9 @@ export async function actualShape(databaseUrl: string): Promise<Shape> {
       columns: columns.rows
         .map((r) => `${r.table_name}.${r.column_name}: ${r.type}${r.is_nullable === 'YES' ? ' null' : ' not null'}`)
         .sort(),
-      indexes: indexes.rows.map((r) => `${r.kind} ${r.table_name}(${r.cols})`).sort(),
+      indexes: indexes.rows
+        .map((r) => `${r.kind} ${r.table_name}(${r.cols})${r.predicate ? ` WHERE ${normalizePredicate(r.predicate)}` : ''}`)
+        .sort(),
       foreignKeys: fks.rows.map((r) => `${r.src}(${r.src_cols}) -> ${r.dst}(${r.dst_cols})`).sort(),
     };
   } finally {

@@ -25,4 +25,17 @@ describe.each(databaseKinds())('migrated database matches schema.prisma on %s', 
     expect(diff).toEqual(['- Course.rogue: text null   (in the database, not in schema.prisma)']);
     await db.prisma.$executeRawUnsafe('ALTER TABLE "Course" DROP COLUMN "rogue"');
   });
+
+  it("notices a partial index whose predicate is not the schema's", async () => {
+    await db.prisma.$executeRawUnsafe('DROP INDEX "OutboxEvent_unpublished_idx"');
+    await db.prisma.$executeRawUnsafe('CREATE INDEX "OutboxEvent_unpublished_idx" ON "OutboxEvent"(id) WHERE attempts > 0');
+    const diff = diffShapes(await expectedShape(SCHEMA), await actualShape(db.url));
+    expect(diff.sort()).toEqual([
+      '+ index OutboxEvent(id) WHERE "publishedAt" IS NULL   (in schema.prisma, missing in the database)',
+      '- index OutboxEvent(id) WHERE attempts > 0   (in the database, not in schema.prisma)',
+    ]);
+    await db.prisma.$executeRawUnsafe('DROP INDEX "OutboxEvent_unpublished_idx"');
+    await db.prisma.$executeRawUnsafe('CREATE INDEX "OutboxEvent_unpublished_idx" ON "OutboxEvent"(id) WHERE "publishedAt" IS NULL');
+    expect(diffShapes(await expectedShape(SCHEMA), await actualShape(db.url))).toEqual([]);
+  });
 });
