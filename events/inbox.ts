@@ -21,7 +21,14 @@ export async function inboxHas(db: Db | Tx, consumer: string, eventId: string): 
  * Inbox rows only need to outlive every way an event can come back: the stream's hot retention
  * and the archive replay. Callers pick `before` accordingly.
  */
-export async function purgeInbox(db: Db, before: Date): Promise<number> {
-  const { count } = await db.inboxEvent.deleteMany({ where: { processedAt: { lt: before } } });
-  return count;
+export async function purgeInbox(db: Db, before: Date, batchSize = 5_000): Promise<number> {
+  let total = 0;
+  for (;;) {
+    // In batches, as purgeArchive: a year of rows in one DELETE would hold its locks for minutes.
+    const deleted = await db.$executeRaw`
+      DELETE FROM "InboxEvent" WHERE (consumer, "eventId") IN (
+        SELECT consumer, "eventId" FROM "InboxEvent" WHERE "processedAt" < ${before} ORDER BY "processedAt" LIMIT ${batchSize})`;
+    total += deleted;
+    if (deleted < batchSize) return total;
+  }
 }

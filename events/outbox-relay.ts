@@ -242,15 +242,28 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   };
 }
 
-/**
- * Deletes published events older than the cold-archive retention (spec: 13 months). Unpublished
- * rows are never purged, whatever their age.
- */
-export async function purgeArchive(db: Db, now: Date, months: number): Promise<number> {
+/** `months` calendar months before `now` (UTC). */
+export function monthsBefore(now: Date, months: number): Date {
   const cutoff = new Date(now);
   cutoff.setUTCMonth(cutoff.getUTCMonth() - months);
-  const { count } = await db.outboxEvent.deleteMany({ where: { publishedAt: { lt: cutoff } } });
-  return count;
+  return cutoff;
+}
+
+/**
+ * Deletes published events older than the cold-archive retention (spec: 13 months), `batchSize`
+ * rows per statement so no delete holds locks or bloats WAL for long. Unpublished rows are never
+ * purged, whatever their age.
+ */
+export async function purgeArchive(db: Db, now: Date, months: number, batchSize = 5_000): Promise<number> {
+  const cutoff = monthsBefore(now, months);
+  let total = 0;
+  for (;;) {
+    const deleted = await db.$executeRaw`
+      DELETE FROM "OutboxEvent" WHERE id IN (
+        SELECT id FROM "OutboxEvent" WHERE "publishedAt" < ${cutoff} ORDER BY "publishedAt" LIMIT ${batchSize})`;
+    total += deleted;
+    if (deleted < batchSize) return total;
+  }
 }
 
 export interface ArchiveFilter {

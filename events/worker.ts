@@ -7,6 +7,7 @@ import { startConsumer, type ConsumerHandle, type ConsumerSpec, type ConsumerSta
 import { createDlqMonitor, dlqDepth, type DlqMonitor } from './dlq.js';
 import type { DlqAlertState } from './dlq-monitor.logic.js';
 import { createEventProducer, type EventProducer } from './outbox.js';
+import { createRetentionJob, type RetentionJob } from './retention.js';
 import { createOutboxRelay, type OutboxRelay, type OutboxRelayOptions, type RelayStatus } from './outbox-relay.js';
 import { loadSchemaRegistry, type SchemaRegistry } from './schemas/registry.js';
 import { dlqSubjectPrefix, ensureStreams, type StreamOptions } from './streams.js';
@@ -40,6 +41,7 @@ export interface EventWorkerHealth {
 export interface EventWorker {
   relay: OutboxRelay;
   dlqMonitor: DlqMonitor;
+  retention: RetentionJob;
   producer: EventProducer;
   health(): EventWorkerHealth;
   /** Stops pulling, lets in-flight messages finish, then flushes the outbox relay. */
@@ -72,6 +74,14 @@ export async function startEventWorker(options: EventWorkerOptions): Promise<Eve
   });
   await dlqMonitor.check();
   dlqMonitor.start(options.dlqCheckIntervalMs);
+  const retention = createRetentionJob({
+    db,
+    clock,
+    logger,
+    archiveMonths: config.events.archiveMonths,
+    intervalMs: config.events.retentionIntervalMinutes * 60_000,
+  });
+  retention.start();
 
   const consumers: ConsumerHandle[] = [];
   try {
@@ -97,6 +107,7 @@ export async function startEventWorker(options: EventWorkerOptions): Promise<Eve
     await Promise.all(consumers.map((c) => c.stop()));
     await relay.stop();
     dlqMonitor.stop();
+    await retention.stop();
     throw error;
   }
   logger.info({ consumers: consumers.map((c) => c.durable) }, 'event worker started');
@@ -104,6 +115,7 @@ export async function startEventWorker(options: EventWorkerOptions): Promise<Eve
   return {
     relay,
     dlqMonitor,
+    retention,
     producer,
     health() {
       const relayStatus = relay.status();
@@ -120,6 +132,7 @@ export async function startEventWorker(options: EventWorkerOptions): Promise<Eve
       // After the consumers: the events their last handlers wrote go out with this flush.
       await relay.stop();
       dlqMonitor.stop();
+      await retention.stop();
       logger.info('event worker stopped');
     },
   };

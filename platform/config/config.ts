@@ -56,6 +56,8 @@ export interface Config {
     aiStream: string;
     dualPublishDays: number;
     archiveMonths: number;
+    /** How often each event worker purges outbox and inbox rows past the archive retention. */
+    retentionIntervalMinutes: number;
     dlqAlertMinutes: number;
     maxDeliver: number;
     ackWaitSeconds: number;
@@ -202,7 +204,8 @@ function list(env: Env, name: string, fallback: string[]): string[] {
 function residencyList(env: Env, name: string, fallback: string[]): string[] {
   const values = list(env, name, fallback);
   for (const value of values) {
-    if (value !== '*' && !/^[A-Z][A-Z0-9_]{1,15}$/.test(value)) throw new ConfigError(name, `has an invalid residency code "${value}"`);
+    if (value !== '*' && !/^[A-Z][A-Z0-9_]{1,15}$/.test(value))
+      throw new ConfigError(name, `has an invalid residency code "${value}"`);
   }
   return values;
 }
@@ -352,6 +355,7 @@ export function loadConfig(env: Env = process.env): Config {
       aiStream: streamName(env, 'AI_STREAM', 'AI'),
       dualPublishDays: int(env, 'DUAL_PUBLISH_DAYS', 30, 0, 365),
       archiveMonths: int(env, 'OUTBOX_ARCHIVE_MONTHS', 13, 1, 120),
+      retentionIntervalMinutes: int(env, 'EVENT_RETENTION_INTERVAL_MINUTES', 60, 1, 1440),
       dlqAlertMinutes: int(env, 'DLQ_ALERT_MINUTES', 10, 1, 1440),
       maxDeliver: int(env, 'CONSUMER_MAX_DELIVER', 6, 1, 100),
       ackWaitSeconds: int(env, 'CONSUMER_ACK_WAIT_SECONDS', 30, 1, 3600),
