@@ -15,27 +15,18 @@
 import 'reflect-metadata';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import { ensureDevKeyPair, mintToken } from '../platform/auth/dev-keys.js';
 import { createTestDatabase } from '../test/support/database.js';
-import { heading } from './lib.js';
+import { freePort, heading } from './lib.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const LEVELS = (process.env.BENCH_ASSIST_LEVELS ?? '1,10,100').split(',').map(Number);
 const DURATION = Number(process.env.BENCH_DURATION_SECONDS ?? 10);
 const TENANT = 'ten_01JDBENCH0000000000000000A';
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 async function waitForHealth(url: string, child: ChildProcess, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

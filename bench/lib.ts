@@ -4,13 +4,15 @@
 import 'reflect-metadata';
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { generateEd25519, mintToken, type DevKeyPair } from '../platform/auth/dev-keys.js';
+import { childEnv, freePort } from '../test/support/child-env.js';
 import { createTestDatabase, type TestDatabase } from '../test/support/database.js';
+
+export { freePort };
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -24,41 +26,6 @@ export const PREWARM = Number(process.env.BENCH_PREWARM_SECONDS ?? 10);
 export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
 
 // ------------------------------------------------------------------ processes
-
-/**
- * Variables of the caller that must not leak into a process under test: each bench decides
- * which database, broker and key it gets, never the shell's shared ones by accident.
- */
-const ISOLATED = [
-  'DATABASE_URL',
-  'REDIS_URL',
-  'NATS_URL',
-  'AUTH_JWKS_URL',
-  'AUTH_PUBLIC_KEY',
-  'AUTH_ISSUER',
-  'AUTH_AUDIENCE',
-  'PORT',
-  'CATALOG_PORT',
-  'AI_PORT',
-  'CATALOG_URL',
-  'AI_URL',
-  'DATA_DIR',
-  'HOST',
-  'OPENAI_BASE_URL',
-  'OTEL_EXPORTER_OTLP_ENDPOINT',
-  'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
-];
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export interface Proc {
   name: string;
@@ -99,15 +66,15 @@ export interface SpawnOptions {
 }
 
 export async function spawnNode(name: string, entry: string, options: SpawnOptions = {}): Promise<Proc> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) if (value !== undefined && !ISOLATED.includes(key)) env[key] = value;
   // As deployed: production mode (graphql-js skips its development-only checks), warnings only, no
   // trace export. Every process of a run gets the same, peers included.
-  Object.assign(env, { NODE_ENV: 'production', HOST: '127.0.0.1', LOG_LEVEL: 'warn', OTEL_SDK_DISABLED: 'true' });
-  for (const [key, value] of Object.entries(options.env ?? {})) {
-    if (value === undefined) delete env[key];
-    else env[key] = value;
-  }
+  const env = childEnv({
+    NODE_ENV: 'production',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    OTEL_SDK_DISABLED: 'true',
+    ...options.env,
+  });
   // BENCH_CPU_PROF_DIR: every process of the run writes a V8 CPU profile there on exit, one folder
   // per process name (summarise one with `npx tsx bench/profile.ts <file>`).
   const profile = process.env.BENCH_CPU_PROF_DIR

@@ -12,7 +12,6 @@ import { silentLogger } from '../../platform/logger.js';
 import { builtPayload, consumedEnvelope } from '../integration/catalog/harness.js';
 import { spawnEntry, waitForHttp, type EntryProcess } from '../support/entry-process.js';
 import {
-  freePort,
   privateServicesAvailable,
   startPrivateNats,
   startPrivatePostgres,
@@ -21,6 +20,7 @@ import {
   type PrivatePostgres,
   type PrivateRedis,
 } from '../support/private-services.js';
+import { freePort } from '../support/child-env.js';
 import { recordFigures } from '../support/reliability-figures.js';
 import {
   exchange,

@@ -17,13 +17,13 @@ import { CATALOG_DURABLES } from '../../subgraphs/catalog/consumers.js';
 import { builtPayload, consumedEnvelope } from '../integration/catalog/harness.js';
 import { spawnEntry, type EntryProcess } from '../support/entry-process.js';
 import {
-  freePort,
   privateServicesAvailable,
   startPrivateNats,
   startPrivatePostgres,
   type PrivateNats,
   type PrivatePostgres,
 } from '../support/private-services.js';
+import { freePort } from '../support/child-env.js';
 import { recordFigures } from '../support/reliability-figures.js';
 
 /**

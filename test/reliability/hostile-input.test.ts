@@ -20,7 +20,8 @@ import { silentLogger } from '../../platform/logger.js';
 import { ROUTES } from '../../rest-compat/routes.js';
 import { CATALOG_DURABLES } from '../../subgraphs/catalog/consumers.js';
 import { builtPayload, consumedEnvelope, draftPayload, gdprPayload, type ConsumedKind } from '../integration/catalog/harness.js';
-import { freePort, privateServicesAvailable, startPrivateNats, type PrivateNats } from '../support/private-services.js';
+import { privateServicesAvailable, startPrivateNats, type PrivateNats } from '../support/private-services.js';
+import { freePort } from '../support/child-env.js';
 import { recordFigures } from '../support/reliability-figures.js';
 import { exchange, startReliabilitySystem, type HttpAnswer, type ReliabilitySystem } from '../support/reliability-system.js';
 

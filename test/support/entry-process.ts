@@ -1,27 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { childEnv } from './child-env.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-/** Runner variables that must not reach a process under test unless the test sets them. */
-const ISOLATED = [
-  'DATABASE_URL',
-  'REDIS_URL',
-  'NATS_URL',
-  'AUTH_JWKS_URL',
-  'AUTH_PUBLIC_KEY',
-  'AUTH_ISSUER',
-  'AUTH_AUDIENCE',
-  'PORT',
-  'CATALOG_PORT',
-  'AI_PORT',
-  'CATALOG_URL',
-  'AI_URL',
-  'DATA_DIR',
-  'HOST',
-  'METRICS_PORT',
-  'OPENAI_BASE_URL',
-];
 
 export interface EntryProcess {
   pid: number;
@@ -39,18 +20,9 @@ export interface EntryProcess {
  * service variables. Resolves as soon as it is spawned; wait on `ready` for readiness.
  */
 export function spawnEntry(entry: string, env: Record<string, string | undefined>): EntryProcess {
-  const childEnv: Record<string, string> = {};
-  for (const [name, value] of Object.entries(process.env))
-    if (value !== undefined && !ISOLATED.includes(name)) childEnv[name] = value;
-  childEnv.HOST = '127.0.0.1';
-  childEnv.LOG_LEVEL = 'warn';
-  for (const [name, value] of Object.entries(env)) {
-    if (value === undefined) delete childEnv[name];
-    else childEnv[name] = value;
-  }
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', entry], {
     cwd: ROOT,
-    env: childEnv,
+    env: childEnv({ HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let log = '';

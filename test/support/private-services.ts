@@ -5,6 +5,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { freePort } from './child-env.js';
 
 /**
  * Private instances of the machine's own service binaries (nats-server, Postgres, redis-server),
@@ -14,17 +15,6 @@ import pg from 'pg';
  */
 
 export type ServiceBinary = 'nats-server' | 'postgres' | 'redis-server';
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function onPath(name: string): string | undefined {
   for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {

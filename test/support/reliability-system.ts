@@ -1,4 +1,4 @@
-import { freePort } from './private-services.js';
+import { freePort } from './child-env.js';
 import { startSystemWithDatabase, type StartOptions, type SystemProcess } from './system-process.js';
 import type { TestDatabase } from './database.js';
 

@@ -1,34 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateEd25519, mintToken, type DevKeyPair } from '../../platform/auth/dev-keys.js';
+import { childEnv, freePort } from './child-env.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-/**
- * Variables of the test runner that must not leak into the process under test: without an explicit
- * value it runs on its embedded defaults, never on the runner's shared database or broker.
- */
-const ISOLATED = [
-  'DATABASE_URL',
-  'REDIS_URL',
-  'NATS_URL',
-  'AUTH_JWKS_URL',
-  'AUTH_PUBLIC_KEY',
-  'AUTH_ISSUER',
-  'AUTH_AUDIENCE',
-  'PORT',
-  'CATALOG_PORT',
-  'AI_PORT',
-  'CATALOG_URL',
-  'AI_URL',
-  'DATA_DIR',
-  'HOST',
-];
 
 export interface SystemProcess {
   baseUrl: string;
@@ -53,17 +32,6 @@ export interface StartOptions {
   readyTimeoutMs?: number;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /**
  * Starts `main.ts` as a real process (gateway + REST, both subgraphs, worker) on free ports, with a
  * fresh key pair, and resolves once /readyz answers 200. Pass DATABASE_URL, REDIS_URL, NATS_URL
@@ -77,26 +45,18 @@ export async function startSystemProcess(
   const ownsDataDir = !options.dataDir;
   const dataDir = options.dataDir ?? (await fs.mkdtemp(path.join(os.tmpdir(), 'system-e2e-')));
   const [port, catalogPort, aiPort] = [await freePort(), await freePort(), await freePort()];
-  const childEnv: Record<string, string> = {};
-  for (const [name, value] of Object.entries(process.env))
-    if (value !== undefined && !ISOLATED.includes(name)) childEnv[name] = value;
-  Object.assign(childEnv, {
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    CATALOG_PORT: String(catalogPort),
-    AI_PORT: String(aiPort),
-    DATA_DIR: dataDir,
-    AUTH_PUBLIC_KEY: JSON.stringify(keys.publicJwk),
-    LOG_LEVEL: 'warn',
-  });
-  for (const [name, value] of Object.entries(env)) {
-    if (value === undefined) delete childEnv[name];
-    else childEnv[name] = value;
-  }
-
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
     cwd: ROOT,
-    env: childEnv,
+    env: childEnv({
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      CATALOG_PORT: String(catalogPort),
+      AI_PORT: String(aiPort),
+      DATA_DIR: dataDir,
+      AUTH_PUBLIC_KEY: JSON.stringify(keys.publicJwk),
+      LOG_LEVEL: 'warn',
+      ...env,
+    }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let log = '';

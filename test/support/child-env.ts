@@ -1,0 +1,55 @@
+import net from 'node:net';
+
+/**
+ * What a process under test (or under a bench) inherits. The runner's own service URLs, ports,
+ * keys and exporters never leak into it: without an explicit value it runs on its embedded
+ * defaults, never on the runner's shared database or broker by accident.
+ */
+export const ISOLATED_VARIABLES: readonly string[] = [
+  'DATABASE_URL',
+  'REDIS_URL',
+  'NATS_URL',
+  'AUTH_JWKS_URL',
+  'AUTH_PUBLIC_KEY',
+  'AUTH_ISSUER',
+  'AUTH_AUDIENCE',
+  'PORT',
+  'CATALOG_PORT',
+  'AI_PORT',
+  'CATALOG_URL',
+  'AI_URL',
+  'DATA_DIR',
+  'HOST',
+  'METRICS_PORT',
+  'OPENAI_BASE_URL',
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+];
+
+/**
+ * The runner's environment without the isolated variables, then `env` on top; a value of
+ * undefined in `env` removes a variable.
+ */
+export function childEnv(env: Record<string, string | undefined> = {}): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value !== undefined && !ISOLATED_VARIABLES.includes(name)) result[name] = value;
+  }
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined) delete result[name];
+    else result[name] = value;
+  }
+  return result;
+}
+
+/** A loopback port free right now (bound once, then released). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
