@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../../platform/config/config.js';
 
@@ -41,5 +42,22 @@ describe('configuration', () => {
       PROVIDER_ALLOWED_HOSTS: 'vllm.clinic.local',
     });
     expect(config.providers.allowedHosts.sort()).toEqual(['llm.internal.example:8443', 'vllm.clinic.local']);
+  });
+});
+
+describe('configuration documentation', () => {
+  it('names every variable loadConfig reads in the README', async () => {
+    const read = new Set<string>();
+    // Every variable read, whether set or not: the proxy answers undefined and records the name.
+    const env = new Proxy({} as Record<string, string | undefined>, {
+      get: (_target, name) => {
+        if (typeof name === 'string') read.add(name);
+        return undefined;
+      },
+    });
+    loadConfig(env);
+    const readme = await readFile(new URL('../../../README.md', import.meta.url), 'utf8');
+    expect(read.size).toBeGreaterThan(40);
+    expect([...read].filter((name) => !readme.includes(`\`${name}\``)).sort()).toEqual([]);
   });
 });
