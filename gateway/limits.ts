@@ -154,15 +154,15 @@ export function checkLimits(measure: OperationMeasure, limits: QueryLimits): App
  * Refuses an operation over the limits after it is parsed and validated, before it is planned or
  * sent to any subgraph: HTTP 400 with `extensions.code` QUERY_TOO_DEEP or QUERY_TOO_COSTLY.
  */
-export function queryLimitsPlugin<TContext extends BaseContext>(
+export function queryLimitsPlugin<TContext extends BaseContext & { trustedOperation?: boolean }>(
   limits: QueryLimits,
   metrics?: Metrics,
 ): ApolloServerPlugin<TContext> {
   return {
     async requestDidStart() {
       return {
-        async didResolveOperation({ schema, document, operation, request }) {
-          if (!operation) return;
+        async didResolveOperation({ schema, document, operation, request, contextValue }) {
+          if (!operation || contextValue.trustedOperation) return;
           const measure = measureOperation(schema, document, operation, request.variables, limits.defaultListSize);
           const refused = checkLimits(measure, limits);
           if (!refused) return;

@@ -28,6 +28,11 @@ export interface GatewayContext {
   forward: Record<string, string>;
   /** Set by a door that applied the Idempotency-Key rules; mutations without it are refused. */
   idempotencyChecked?: boolean;
+  /**
+   * Set by REST-compat for its own fixed documents (bounded by each route's limits): the depth and
+   * cost limits are for operations written by clients, not by this service.
+   */
+  trustedOperation?: boolean;
 }
 
 export interface ReadinessReport {

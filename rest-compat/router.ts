@@ -89,6 +89,8 @@ export function createRestRouter(deps: RestRouterDeps): RestRouter {
         requestId,
         forward: forwardedHeaders(req, requestId, traceparent),
         idempotencyChecked: key !== undefined,
+        // The route table's documents are ours and bounded by each route's own limits.
+        trustedOperation: true,
       };
       const ctx = routeContext({ gateway, context });
 

@@ -1,4 +1,4 @@
-import { AppError, isAppError, notFound } from '../platform/errors.js';
+import { AppError, notFound } from '../platform/errors.js';
 import type { Route, RouteContext, RouteRequest } from './route.js';
 import * as schema from './schemas.js';
 import {
@@ -56,35 +56,10 @@ const REPLAY_DEAD_LETTERS = `mutation RestReplayDeadLetters($filter: DeadLetterF
   replayDeadLetters(filter: $filter) { matched replayed }
 }`;
 
-/**
- * One REST page, read as consecutive GraphQL pages when the gateway's cost limit (meant for
- * arbitrary client queries) refuses the whole page at once: keyset cursors make consecutive pages
- * exactly one larger page, also while courses are being inserted.
- */
+/** One REST page: one GraphQL page (the route's documents are exempt from the cost limit). */
 async function coursesConnection(ctx: RouteContext, limit: number, cursor: string | null): Promise<CourseConnectionData> {
-  const edges: CourseConnectionData['edges'] = [];
-  let pageInfo: CourseConnectionData['pageInfo'] = { hasNextPage: true, endCursor: cursor };
-  let chunk = limit;
-  while (edges.length < limit && pageInfo.hasNextPage) {
-    const first = Math.min(chunk, limit - edges.length);
-    let data: Record<string, unknown>;
-    try {
-      data = await ctx.graphql(COURSES, { first, after: pageInfo.endCursor });
-    } catch (error) {
-      const cost =
-        isAppError(error) && error.code === 'QUERY_TOO_COSTLY'
-          ? (error.details as { cost?: number; maxCost?: number })
-          : undefined;
-      if (!cost?.cost || !cost.maxCost || first === 1) throw error;
-      chunk = Math.max(1, Math.floor((first * cost.maxCost) / cost.cost));
-      continue;
-    }
-    const connection = data.courses as CourseConnectionData;
-    edges.push(...connection.edges);
-    pageInfo = connection.pageInfo;
-    if (connection.edges.length === 0) break;
-  }
-  return { edges, pageInfo };
+  const data = await ctx.graphql(COURSES, { first: limit, after: cursor });
+  return data.courses as CourseConnectionData;
 }
 
 function courseResult(course: CourseData) {

@@ -29,7 +29,8 @@ const SECRET = 'sk-live-0123456789abcdefXYZ';
 
 let db: TestDatabase;
 let catalog: RunningServer;
-let gateway: RunningServer;
+type TestGateway = Awaited<ReturnType<typeof startGateway>>;
+let gateway: TestGateway;
 let metrics: Metrics;
 let token: string;
 let deadAiUrl: string;
@@ -55,7 +56,7 @@ function opsWith(overrides: Partial<GatewayOps> = {}): GatewayOps {
   };
 }
 
-async function startTestGateway(ops: GatewayOps): Promise<RunningServer> {
+async function startTestGateway(ops: GatewayOps): Promise<TestGateway> {
   const destination = new Writable({
     write(chunk, _encoding, done) {
       logLines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
@@ -134,6 +135,20 @@ describe('query limits', () => {
     const ok = await graphql(gateway.url, { query: '{ courses(first: 5) { edges { node { courseId slug } } } }' });
     expect(ok.status).toBe(200);
     expect(ok.body.errors).toBeUndefined();
+  });
+
+  it("exempts the service's own operations (REST-compat's documents), never a client's", async () => {
+    const costly = '{ courses(first: 100) { edges { node { courseId slug } } } }';
+    const context = {
+      principal: await verifier.verify(token),
+      requestId: 'req_trusted',
+      forward: { authorization: `Bearer ${token}`, 'x-tenant-id': TENANT },
+    };
+    const trusted = await gateway.handle.execute({ query: costly }, { ...context, trustedOperation: true });
+    expect(trusted.errors).toBeUndefined();
+    expect(trusted.data).toEqual({ courses: { edges: [] } });
+    const untrusted = await gateway.handle.execute({ query: costly }, context);
+    expect(untrusted.errors?.[0].extensions).toMatchObject({ code: 'QUERY_TOO_COSTLY' });
   });
 
   it('refuses a body over MAX_BODY_BYTES with 413 PAYLOAD_TOO_LARGE', async () => {
