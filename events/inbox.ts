@@ -1,3 +1,4 @@
+import { deleteInBatches } from '../platform/db/batched-delete.js';
 import type { Db, Tx } from '../platform/db/database.js';
 
 /**
@@ -22,13 +23,11 @@ export async function inboxHas(db: Db | Tx, consumer: string, eventId: string): 
  * and the archive replay. Callers pick `before` accordingly.
  */
 export async function purgeInbox(db: Db, before: Date, batchSize = 5_000): Promise<number> {
-  let total = 0;
-  for (;;) {
-    // In batches, as purgeArchive: a year of rows in one DELETE would hold its locks for minutes.
-    const deleted = await db.$executeRaw`
+  // In batches, as purgeArchive: a year of rows in one DELETE would hold its locks for minutes.
+  return deleteInBatches(
+    batchSize,
+    (limit) => db.$executeRaw`
       DELETE FROM "InboxEvent" WHERE (consumer, "eventId") IN (
-        SELECT consumer, "eventId" FROM "InboxEvent" WHERE "processedAt" < ${before} ORDER BY "processedAt" LIMIT ${batchSize})`;
-    total += deleted;
-    if (deleted < batchSize) return total;
-  }
+        SELECT consumer, "eventId" FROM "InboxEvent" WHERE "processedAt" < ${before} ORDER BY "processedAt" LIMIT ${limit})`,
+  );
 }

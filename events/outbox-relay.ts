@@ -1,3 +1,4 @@
+import { deleteInBatches } from '../platform/db/batched-delete.js';
 import { Prisma, type Db } from '../platform/db/database.js';
 import { AppError } from '../platform/errors.js';
 import { newUlid } from '../platform/ids.js';
@@ -256,14 +257,12 @@ export function monthsBefore(now: Date, months: number): Date {
  */
 export async function purgeArchive(db: Db, now: Date, months: number, batchSize = 5_000): Promise<number> {
   const cutoff = monthsBefore(now, months);
-  let total = 0;
-  for (;;) {
-    const deleted = await db.$executeRaw`
+  return deleteInBatches(
+    batchSize,
+    (limit) => db.$executeRaw`
       DELETE FROM "OutboxEvent" WHERE id IN (
-        SELECT id FROM "OutboxEvent" WHERE "publishedAt" < ${cutoff} ORDER BY "publishedAt" LIMIT ${batchSize})`;
-    total += deleted;
-    if (deleted < batchSize) return total;
-  }
+        SELECT id FROM "OutboxEvent" WHERE "publishedAt" < ${cutoff} ORDER BY "publishedAt" LIMIT ${limit})`,
+  );
 }
 
 export interface ArchiveFilter {

@@ -55,10 +55,13 @@ export async function insertEffect(tx: Client, claim: EffectClaim, value: unknow
 export async function effectOfWinner<T>(db: Db, claim: EffectClaim, now: Date): Promise<T> {
   const recorded = await findEffect<T>(db, claim, now);
   if (recorded) return recorded.value;
-  throw new AppError('idempotency.in_flight', 'A request with this Idempotency-Key is still being processed', {
+  throw winnerGone();
+}
+
+const winnerGone = () =>
+  new AppError('idempotency.in_flight', 'A request with this Idempotency-Key is still being processed', {
     headers: { 'retry-after': '1' },
   });
-}
 
 /**
  * The lookup alone, for a mutation with work to skip before its transaction (assist calls a
@@ -125,8 +128,8 @@ export async function keyedTransaction<T>(
       throw error;
     }
     if (recorded) return recorded.value;
-    if (!(error instanceof EffectTaken)) throw error;
-    return effectOfWinner<T>(db, claim, now());
+    // Lost the key, yet the winner's row is already gone: only with a TTL shorter than a request.
+    throw error instanceof EffectTaken ? winnerGone() : error;
   }
 }
 
