@@ -1,5 +1,5 @@
 import type { Prisma, Tx } from '../platform/db/database.js';
-import { insertSql, type Column } from '../platform/db/insert-sql.js';
+import { insertSql, type Column } from '../platform/db/bulk-sql.js';
 import { AppError } from '../platform/errors.js';
 import type { Clock } from './clock.js';
 import { buildEnvelope, subjectFor, type EnvelopeInput, type EventEnvelope, type EventSource } from './envelope.js';

@@ -35,7 +35,9 @@ describe.each(databaseKinds())('migrated database matches schema.prisma on %s', 
       '- index OutboxEvent(id) WHERE attempts > 0   (in the database, not in schema.prisma)',
     ]);
     await db.prisma.$executeRawUnsafe('DROP INDEX "OutboxEvent_unpublished_idx"');
-    await db.prisma.$executeRawUnsafe('CREATE INDEX "OutboxEvent_unpublished_idx" ON "OutboxEvent"(id) WHERE "publishedAt" IS NULL');
+    await db.prisma.$executeRawUnsafe(
+      'CREATE INDEX "OutboxEvent_unpublished_idx" ON "OutboxEvent"(id) WHERE "publishedAt" IS NULL',
+    );
     expect(diffShapes(await expectedShape(SCHEMA), await actualShape(db.url))).toEqual([]);
   });
 });

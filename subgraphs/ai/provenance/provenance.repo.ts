@@ -1,5 +1,5 @@
 import { Prisma, type Db, type Tx } from '../../../platform/db/database.js';
-import { insertSql, type Column } from '../../../platform/db/insert-sql.js';
+import { insertSql, type Column } from '../../../platform/db/bulk-sql.js';
 import { diffSummary, type DiffOp } from '../review/review.logic.js';
 import type { AIProvenance as ProvenanceRow } from '../../../prisma/generated/client.js';
 import type { ProvenanceRecord } from './provenance.logic.js';

@@ -7,7 +7,7 @@ import { provenanceInsertSql } from '../../../subgraphs/ai/provenance/provenance
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../../support/database.js';
 
 /**
- * The one-statement writes (platform/db/insert-sql.ts) against the real tables: every column a
+ * The one-statement writes (platform/db/bulk-sql.ts) against the real tables: every column a
  * record sets reads back through Prisma exactly as given (NULLs of every type, JSON, instants in a
  * session whose TimeZone is not UTC), and rows keep their order in the sequence.
  */
