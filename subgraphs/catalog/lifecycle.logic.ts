@@ -18,6 +18,10 @@ export type CourseState = (typeof COURSE_STATES)[number];
 export const VERSION_STATES = ['published', 'deprecated', 'withdrawn'] as const;
 export type VersionState = (typeof VERSION_STATES)[number];
 
+/** The state RegisterCourse creates a course in, and a version is published in. */
+export const INITIAL_COURSE_STATE: CourseState = 'registered';
+export const INITIAL_VERSION_STATE: VersionState = 'published';
+
 const COURSE_TRANSITIONS: Record<CourseState, readonly CourseState[]> = {
   registered: ['archived'],
   archived: [],

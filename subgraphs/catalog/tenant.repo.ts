@@ -12,3 +12,15 @@ export async function tenantPolicy(tx: Tx, tenantId: string): Promise<TenantPoli
   const row = await tx.tenantSettings.findUnique({ where: { tenantId }, select: { retentionClass: true, dataResidency: true } });
   return row ?? DEFAULTS;
 }
+
+/** The policies of several tenants, defaults filled in, in one statement. */
+export async function tenantPolicies(tx: Tx, tenantIds: readonly string[]): Promise<Map<string, TenantPolicy>> {
+  const policies = new Map<string, TenantPolicy>(tenantIds.map((tenantId) => [tenantId, DEFAULTS]));
+  if (!tenantIds.length) return policies;
+  const rows = await tx.tenantSettings.findMany({
+    where: { tenantId: { in: [...tenantIds] } },
+    select: { tenantId: true, retentionClass: true, dataResidency: true },
+  });
+  for (const { tenantId, ...policy } of rows) policies.set(tenantId, policy);
+  return policies;
+}

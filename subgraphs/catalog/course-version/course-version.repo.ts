@@ -1,4 +1,5 @@
-import type { Db, Prisma, Tx } from '../../../platform/db/database.js';
+import { insertSql, valuesSql, type Column } from '../../../platform/db/bulk-sql.js';
+import type { Db, Tx } from '../../../platform/db/database.js';
 import type { CourseVersion } from '../../../prisma/generated/client.js';
 
 export type CourseVersionRow = CourseVersion;
@@ -14,14 +15,6 @@ export function findVersionsByIds(db: Db, tenantId: string, ids: readonly string
   return db.courseVersion.findMany({ where: { tenantId, id: { in: [...ids] } } });
 }
 
-export function findVersionByLabel(tx: Tx, courseId: string, versionLabel: string): Promise<CourseVersionRow | null> {
-  return tx.courseVersion.findUnique({ where: { courseId_versionLabel: { courseId, versionLabel } } });
-}
-
-export function createVersion(tx: Tx, data: Prisma.CourseVersionUncheckedCreateInput): Promise<CourseVersionRow> {
-  return tx.courseVersion.create({ data });
-}
-
 export async function lockVersion(tx: Tx, tenantId: string, id: string): Promise<CourseVersionRow | null> {
   const locked = await tx.$queryRaw<Array<{ id: string }>>`
     SELECT id FROM "CourseVersion" WHERE "tenantId" = ${tenantId} AND id = ${id} FOR UPDATE`;
@@ -30,4 +23,52 @@ export async function lockVersion(tx: Tx, tenantId: string, id: string): Promise
 
 export function setVersionState(tx: Tx, id: string, state: string): Promise<CourseVersionRow> {
   return tx.courseVersion.update({ where: { id }, data: { state } });
+}
+
+// ------------------------------------------------------------------ set-based writes (a batch of consumed events)
+
+export interface VersionKey {
+  courseId: string;
+  versionLabel: string;
+}
+
+const KEY_COLUMNS: readonly Column<VersionKey>[] = [
+  { name: 'courseId', type: 'text', value: (k) => k.courseId },
+  { name: 'versionLabel', type: 'text', value: (k) => k.versionLabel },
+];
+
+const COLUMNS: readonly Column<CourseVersionRow>[] = [
+  { name: 'id', type: 'text', value: (r) => r.id },
+  { name: 'tenantId', type: 'text', value: (r) => r.tenantId },
+  { name: 'courseId', type: 'text', value: (r) => r.courseId },
+  { name: 'versionLabel', type: 'text', value: (r) => r.versionLabel },
+  { name: 'major', type: 'int', value: (r) => r.major },
+  { name: 'minor', type: 'int', value: (r) => r.minor },
+  { name: 'patch', type: 'int', value: (r) => r.patch },
+  { name: 'publishedBy', type: 'text', value: (r) => r.publishedBy },
+  { name: 'durationMinutes', type: 'int', value: (r) => r.durationMinutes },
+  { name: 'estimatedReadingMinutes', type: 'int', value: (r) => r.estimatedReadingMinutes },
+  { name: 'locales', type: 'text[]', value: (r) => r.locales },
+  { name: 'moduleSummaries', type: 'jsonb', value: (r) => r.moduleSummaries },
+  { name: 'playPackageId', type: 'text', value: (r) => r.playPackageId },
+  { name: 'playPackageSha256', type: 'text', value: (r) => r.playPackageSha256 },
+  { name: 'playPackageFormat', type: 'text', value: (r) => r.playPackageFormat },
+  { name: 'changelog', type: 'jsonb', value: (r) => r.changelog },
+  { name: 'state', type: 'text', value: (r) => r.state },
+  { name: 'becameLatest', type: 'bool', value: (r) => r.becameLatest },
+  { name: 'sequence', type: 'int', value: (r) => r.sequence },
+  { name: 'sourceEventId', type: 'text', value: (r) => r.sourceEventId },
+  { name: 'createdAt', type: 'timestamp', value: (r) => r.createdAt },
+  { name: 'updatedAt', type: 'timestamp', value: (r) => r.updatedAt },
+];
+
+export async function findVersionsByLabels(tx: Tx, keys: readonly VersionKey[]): Promise<CourseVersionRow[]> {
+  if (!keys.length) return [];
+  return tx.$queryRaw<CourseVersionRow[]>`
+    SELECT * FROM "CourseVersion" WHERE ("courseId", "versionLabel") IN (VALUES ${valuesSql(KEY_COLUMNS, keys)})`;
+}
+
+/** Inserts the rows as given, in one statement. */
+export async function insertVersions(tx: Tx, rows: readonly CourseVersionRow[]): Promise<void> {
+  if (rows.length) await tx.$executeRaw(insertSql('CourseVersion', COLUMNS, rows));
 }

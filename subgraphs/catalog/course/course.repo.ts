@@ -1,4 +1,5 @@
-import type { Db, Prisma, Tx } from '../../../platform/db/database.js';
+import { insertSql, updateSql, valuesSql, type Column } from '../../../platform/db/bulk-sql.js';
+import { Prisma, type Db, type Tx } from '../../../platform/db/database.js';
 import type { Course } from '../../../prisma/generated/client.js';
 
 export type CourseRow = Course;
@@ -29,21 +30,6 @@ export async function lockCourse(tx: Tx, tenantId: string, courseId: string): Pr
   return locked.length ? tx.course.findUnique({ where: { id: courseId } }) : null;
 }
 
-export async function lockCourseBySlug(tx: Tx, tenantId: string, slug: string): Promise<CourseRow | null> {
-  const locked = await tx.$queryRaw<Array<{ id: string }>>`
-    SELECT id FROM "Course" WHERE "tenantId" = ${tenantId} AND slug = ${slug} FOR UPDATE`;
-  return locked.length ? tx.course.findUnique({ where: { id: locked[0].id } }) : null;
-}
-
-/**
- * INSERT ... ON CONFLICT DO NOTHING on (tenantId, slug): two events creating the same new slug
- * at once both succeed, one inserts and the other waits for it and then finds its row.
- */
-export async function insertCourseIfAbsent(tx: Tx, data: Prisma.CourseCreateManyInput): Promise<boolean> {
-  const { count } = await tx.course.createMany({ data: [data], skipDuplicates: true });
-  return count === 1;
-}
-
 export function updateCourse(tx: Tx, id: string, data: Prisma.CourseUpdateInput): Promise<CourseRow> {
   return tx.course.update({ where: { id }, data });
 }
@@ -55,4 +41,69 @@ export async function lockCoursesByAuthor(tx: Tx, tenantId: string, userId: stri
     SELECT id FROM "Course" WHERE "tenantId" = ${tenantId} AND authors @> ${probe}::jsonb ORDER BY id FOR UPDATE`;
   if (!locked.length) return [];
   return tx.course.findMany({ where: { id: { in: locked.map((row) => row.id) } }, orderBy: { id: 'asc' } });
+}
+
+// ------------------------------------------------------------------ set-based writes (a batch of consumed events)
+
+export interface CourseKey {
+  tenantId: string;
+  slug: string;
+}
+
+const KEY_COLUMNS: readonly Column<CourseKey>[] = [
+  { name: 'tenantId', type: 'text', value: (k) => k.tenantId },
+  { name: 'slug', type: 'text', value: (k) => k.slug },
+];
+
+/** The columns a write may change; `id` first, as updateSql's key. */
+const MUTABLE_COLUMNS: readonly Column<CourseRow>[] = [
+  { name: 'id', type: 'text', value: (r) => r.id },
+  { name: 'title', type: 'jsonb', value: (r) => r.title },
+  { name: 'description', type: 'jsonb', value: (r) => r.description },
+  { name: 'defaultLocale', type: 'text', value: (r) => r.defaultLocale },
+  { name: 'visibility', type: 'text', value: (r) => r.visibility },
+  { name: 'authors', type: 'jsonb', value: (r) => r.authors },
+  { name: 'taxonomy', type: 'jsonb', value: (r) => r.taxonomy },
+  { name: 'tags', type: 'text[]', value: (r) => r.tags },
+  { name: 'cover', type: 'jsonb', value: (r) => r.cover },
+  { name: 'etag', type: 'text', value: (r) => r.etag },
+  { name: 'sourceDraftId', type: 'text', value: (r) => r.sourceDraftId },
+  { name: 'state', type: 'text', value: (r) => r.state },
+  { name: 'versionSeq', type: 'int', value: (r) => r.versionSeq },
+  { name: 'latestVersionLabel', type: 'text', value: (r) => r.latestVersionLabel },
+  { name: 'metadataProvenance', type: 'jsonb', value: (r) => r.metadataProvenance },
+  { name: 'updatedAt', type: 'timestamp', value: (r) => r.updatedAt },
+];
+
+const ALL_COLUMNS: readonly Column<CourseRow>[] = [
+  ...MUTABLE_COLUMNS,
+  { name: 'tenantId', type: 'text', value: (r) => r.tenantId },
+  { name: 'slug', type: 'text', value: (r) => r.slug },
+  { name: 'retentionClass', type: 'text', value: (r) => r.retentionClass },
+  { name: 'dataResidency', type: 'text', value: (r) => r.dataResidency },
+  { name: 'createdAt', type: 'timestamp', value: (r) => r.createdAt },
+];
+
+/** The courses of these slugs, whole, locked in id order as every multi-course lock here (no deadlocks). */
+export async function lockCoursesBySlugs(tx: Tx, keys: readonly CourseKey[]): Promise<CourseRow[]> {
+  if (!keys.length) return [];
+  return tx.$queryRaw<CourseRow[]>`
+    SELECT * FROM "Course" WHERE ("tenantId", slug) IN (VALUES ${valuesSql(KEY_COLUMNS, keys)}) ORDER BY id FOR UPDATE`;
+}
+
+/**
+ * Inserts the courses whose slug is still free in their tenant and returns those it inserted. A
+ * slug another transaction is inserting makes this one wait for it, then skips the row (the caller
+ * locks that course instead), as insertCourseIfAbsent does for one.
+ */
+export async function insertCoursesIfAbsent(tx: Tx, rows: readonly CourseRow[]): Promise<CourseRow[]> {
+  if (!rows.length) return [];
+  return tx.$queryRaw<CourseRow[]>(
+    Prisma.sql`${insertSql('Course', ALL_COLUMNS, rows)} ON CONFLICT ("tenantId", slug) DO NOTHING RETURNING *`,
+  );
+}
+
+/** Writes each row's mutable columns (see MUTABLE_COLUMNS) in one statement; the caller holds the locks. */
+export async function updateCourses(tx: Tx, rows: readonly CourseRow[]): Promise<void> {
+  if (rows.length) await tx.$executeRaw(updateSql('Course', MUTABLE_COLUMNS, rows));
 }

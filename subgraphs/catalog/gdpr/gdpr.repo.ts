@@ -1,3 +1,4 @@
+import { valuesSql, type Column } from '../../../platform/db/bulk-sql.js';
 import type { Prisma, Tx } from '../../../platform/db/database.js';
 import { OUTBOX_RELAY_LOCK } from '../../../events/outbox-relay.js';
 
@@ -9,6 +10,24 @@ export async function erasedAmong(tx: Tx, tenantId: string, userIds: string[]): 
   if (!userIds.length) return new Set();
   const rows = await tx.erasedAuthor.findMany({ where: { tenantId, userId: { in: userIds } }, select: { userId: true } });
   return new Set(rows.map((row) => row.userId));
+}
+
+const PAIR_COLUMNS: readonly Column<{ tenantId: string; userId: string }>[] = [
+  { name: 'tenantId', type: 'text', value: (p) => p.tenantId },
+  { name: 'userId', type: 'text', value: (p) => p.userId },
+];
+
+/** Which of these (tenant, user) pairs were erased, as userIds per tenant; one statement. */
+export async function erasedAmongTenants(
+  tx: Tx,
+  pairs: ReadonlyArray<{ tenantId: string; userId: string }>,
+): Promise<Map<string, Set<string>>> {
+  const erased = new Map<string, Set<string>>();
+  if (!pairs.length) return erased;
+  const rows = await tx.$queryRaw<Array<{ tenantId: string; userId: string }>>`
+    SELECT "tenantId", "userId" FROM "ErasedAuthor" WHERE ("tenantId", "userId") IN (VALUES ${valuesSql(PAIR_COLUMNS, pairs)})`;
+  for (const row of rows) erased.set(row.tenantId, (erased.get(row.tenantId) ?? new Set()).add(row.userId));
+  return erased;
 }
 
 export interface StoredEvent {

@@ -12,12 +12,19 @@ import {
   type Provenance,
   type StampedState,
 } from '../course/course-metadata.logic.js';
-import { insertCourseIfAbsent, lockCourseBySlug, updateCourse, type CourseRow } from '../course/course.repo.js';
-import type { Actor, CatalogEmitter } from '../events.js';
-import { erasedAmong } from '../gdpr/gdpr.repo.js';
+import {
+  insertCoursesIfAbsent,
+  lockCoursesBySlugs,
+  updateCourse,
+  updateCourses,
+  type CourseKey,
+  type CourseRow,
+} from '../course/course.repo.js';
+import type { Actor, CatalogEmitter, CatalogEvent } from '../events.js';
+import { erasedAmong, erasedAmongTenants } from '../gdpr/gdpr.repo.js';
 import { redactAuthors, retentionPermitsZeroing } from '../gdpr/redaction.logic.js';
-import { DEFAULT_VISIBILITY } from '../lifecycle.logic.js';
-import { tenantPolicy } from '../tenant.repo.js';
+import { DEFAULT_VISIBILITY, INITIAL_COURSE_STATE } from '../lifecycle.logic.js';
+import { tenantPolicies, type TenantPolicy } from '../tenant.repo.js';
 
 /** What every catalog write needs besides the transaction. */
 export interface WriteDeps {
@@ -76,7 +83,16 @@ export async function redactErasedAuthors(
     tenantId,
     authors.map((author) => author.userId),
   );
-  if (!erased.size) return authors;
+  return withoutErased(authors, erased, retentionClass, deps);
+}
+
+function withoutErased(
+  authors: Author[] | undefined,
+  erased: ReadonlySet<string> | undefined,
+  retentionClass: string,
+  deps: Pick<WriteDeps, 'gdprZeroingRetentionClasses'>,
+): Author[] | undefined {
+  if (!authors?.length || !erased?.size) return authors;
   return redactAuthors(authors, {
     userIds: erased,
     zeroIds: retentionPermitsZeroing(retentionClass, deps.gdprZeroingRetentionClasses),
@@ -124,62 +140,235 @@ export async function registerOrMergeCourse(
   source: CourseSource,
   deps: WriteDeps,
 ): Promise<{ course: CourseRow; created: boolean }> {
-  let existing = await lockCourseBySlug(tx, source.tenantId, source.slug);
-  if (!existing) {
-    const policy = await tenantPolicy(tx, source.tenantId);
-    const values: IncomingValues = {
-      ...source.values,
-      authors: await redactErasedAuthors(tx, source.tenantId, source.values.authors, policy.retentionClass, deps),
-    };
-    const metadata: CourseMetadata = {
-      title: source.values.title,
-      description: values.description ?? {},
-      defaultLocale: source.values.defaultLocale,
-      authors: values.authors ?? [],
-      taxonomy: values.taxonomy ?? [],
-      tags: values.tags ?? [],
-      cover: values.cover ?? null,
-    };
-    const inserted = await insertCourseIfAbsent(tx, {
-      id: newId('course'),
-      tenantId: source.tenantId,
-      slug: source.slug,
-      ...metadataColumns(metadata),
-      visibility: values.visibility ?? DEFAULT_VISIBILITY,
-      sourceDraftId: values.sourceDraftId ?? null,
-      etag: computeEtag(metadata),
-      retentionClass: policy.retentionClass,
-      dataResidency: policy.dataResidency,
-      metadataProvenance: initialProvenance(values, source.stamp) as Prisma.InputJsonValue,
+  const courses = await LockedCourses.lock(tx, [source], deps);
+  const result = await courses.apply(0, deps.events);
+  await courses.save(tx);
+  return result;
+}
+
+const keyOf = (course: CourseKey) => `${course.tenantId}\u0000${course.slug}`;
+
+/**
+ * The courses a batch of consumed events writes, for RegisterCourse and the metadata merge at a
+ * handful of statements per batch instead of several per event: one locks (and loads) every
+ * course the batch names, one inserts the new ones, one writes the changes back (`save`). In
+ * between, `apply` replays each event on the locked rows in the batch's order and emits exactly
+ * what handling the events one transaction at a time would have emitted.
+ */
+export class LockedCourses {
+  private readonly dirty = new Set<string>();
+
+  private constructor(
+    private readonly sources: readonly CourseSource[],
+    private readonly rows: Map<string, CourseRow>,
+    /** Course key -> index of the source that created it in this batch. */
+    private readonly creators: Map<string, number>,
+    /** tenantId -> erased userIds among the batch's authors. */
+    private readonly erased: Map<string, Set<string>>,
+    private readonly deps: Pick<WriteDeps, 'gdprZeroingRetentionClasses'>,
+  ) {}
+
+  static async lock(
+    tx: Tx,
+    sources: readonly CourseSource[],
+    deps: Pick<WriteDeps, 'gdprZeroingRetentionClasses'>,
+  ): Promise<LockedCourses> {
+    const keys = uniqueBy(
+      sources.map(({ tenantId, slug }) => ({ tenantId, slug })),
+      keyOf,
+    );
+    const rows = new Map((await lockCoursesBySlugs(tx, keys)).map((row) => [keyOf(row), row]));
+    const erased = await erasedAmongTenants(
+      tx,
+      uniqueBy(
+        sources.flatMap((s) => (s.values.authors ?? []).map((author) => ({ tenantId: s.tenantId, userId: author.userId }))),
+        (pair) => `${pair.tenantId}\u0000${pair.userId}`,
+      ),
+    );
+    const creators = new Map<string, number>();
+    sources.forEach((source, index) => {
+      const key = keyOf(source);
+      if (!rows.has(key) && !creators.has(key)) creators.set(key, index);
     });
-    existing = await lockCourseBySlug(tx, source.tenantId, source.slug);
-    if (!existing) throw new Error(`course ${source.slug} vanished between insert and lock`);
-    if (inserted) {
-      await deps.events.emit({
-        eventType: 'catalog.course.registered',
-        payload: registeredPayload(existing),
-        ...courseEvent(existing, source.actor),
-      });
-      return { course: existing, created: true };
+    if (creators.size) {
+      const policies = await tenantPolicies(tx, [...new Set([...creators.values()].map((i) => sources[i].tenantId))]);
+      const now = new Date();
+      // Sorted by slug: two batches inserting the same new slugs wait for each other in one order.
+      const fresh = [...creators]
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([, index]) => newCourseRow(sources[index], policies.get(sources[index].tenantId)!, erased, deps, now));
+      for (const row of await insertCoursesIfAbsent(tx, fresh)) rows.set(keyOf(row), row);
+      // Another transaction registered these slugs first: merge into its courses like any update.
+      const lost = fresh.filter((row) => !rows.has(keyOf(row)));
+      for (const row of lost) creators.delete(keyOf(row));
+      for (const row of await lockCoursesBySlugs(tx, lost)) rows.set(keyOf(row), row);
+      const vanished = lost.find((row) => !rows.has(keyOf(row)));
+      if (vanished) throw new Error(`course ${vanished.slug} vanished between insert and lock`);
     }
-    // Another transaction registered the slug first: merge into its course like any update.
+    return new LockedCourses(sources, rows, creators, erased, deps);
   }
-  const values = {
+
+  /** The course of source `index` as it stands now. */
+  current(index: number): CourseRow {
+    return this.rows.get(keyOf(this.sources[index]))!;
+  }
+
+  /** Whether the course of source `index` existed before this batch. */
+  existedBefore(index: number): boolean {
+    return !this.creators.has(keyOf(this.sources[index]));
+  }
+
+  /**
+   * Source `index`'s part of RegisterCourse / the merge: `registered` for the source that created
+   * the course, otherwise its fields merged by the precedence rule and what changed emitted.
+   */
+  async apply(index: number, events: CatalogEmitter): Promise<{ course: CourseRow; created: boolean }> {
+    const source = this.sources[index];
+    const course = this.current(index);
+    if (this.creators.get(keyOf(source)) === index) {
+      await events.emit({
+        eventType: 'catalog.course.registered',
+        payload: registeredPayload(course),
+        ...courseEvent(course, source.actor),
+      });
+      return { course, created: true };
+    }
+    const values = {
+      ...source.values,
+      authors: withoutErased(source.values.authors, this.erased.get(source.tenantId), course.retentionClass, this.deps),
+    };
+    const change = courseStateChange(course, mergeStamped(stampedStateOf(course), values, source.stamp), {
+      visibilityReason: `authoring draft ${source.values.sourceDraftId ?? 'update'} published`,
+      now: new Date(),
+    });
+    if (!change) return { course, created: false };
+    this.replace(change.row);
+    for (const event of change.events) await events.emit({ ...event, ...courseEvent(change.row, source.actor) });
+    return { course: change.row, created: false };
+  }
+
+  /** Takes a changed row of one of these courses (e.g. its version sequence); `save` writes it. */
+  replace(row: CourseRow): void {
+    const key = keyOf(row);
+    if (!this.rows.has(key)) throw new Error(`course ${row.slug} is not in this batch`);
+    this.rows.set(key, row);
+    this.dirty.add(key);
+  }
+
+  /** Writes every changed course, in one statement. */
+  async save(tx: Tx): Promise<void> {
+    await updateCourses(
+      tx,
+      [...this.dirty].map((key) => this.rows.get(key)!),
+    );
+    this.dirty.clear();
+  }
+}
+
+/** A new course as RegisterCourse creates it from its first source (the erasure registry applied). */
+function newCourseRow(
+  source: CourseSource,
+  policy: TenantPolicy,
+  erased: Map<string, Set<string>>,
+  deps: Pick<WriteDeps, 'gdprZeroingRetentionClasses'>,
+  now: Date,
+): CourseRow {
+  const values: IncomingValues = {
     ...source.values,
-    authors: await redactErasedAuthors(tx, source.tenantId, source.values.authors, existing.retentionClass, deps),
+    authors: withoutErased(source.values.authors, erased.get(source.tenantId), policy.retentionClass, deps),
   };
-  const merged = mergeStamped(stampedStateOf(existing), values, source.stamp);
-  const course = await saveCourseState(tx, existing, merged, deps, {
-    actor: source.actor,
-    visibilityReason: `authoring draft ${source.values.sourceDraftId ?? 'update'} published`,
-  });
-  return { course, created: false };
+  const metadata: CourseMetadata = {
+    title: source.values.title,
+    description: values.description ?? {},
+    defaultLocale: source.values.defaultLocale,
+    authors: values.authors ?? [],
+    taxonomy: values.taxonomy ?? [],
+    tags: values.tags ?? [],
+    cover: values.cover ?? null,
+  };
+  return {
+    id: newId('course'),
+    tenantId: source.tenantId,
+    slug: source.slug,
+    ...metadataRow(metadata),
+    visibility: values.visibility ?? DEFAULT_VISIBILITY,
+    sourceDraftId: values.sourceDraftId ?? null,
+    etag: computeEtag(metadata),
+    state: INITIAL_COURSE_STATE,
+    retentionClass: policy.retentionClass,
+    dataResidency: policy.dataResidency,
+    versionSeq: 0,
+    latestVersionLabel: null,
+    metadataProvenance: initialProvenance(values, source.stamp) as Prisma.JsonObject,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+function metadataRow(metadata: CourseMetadata) {
+  return {
+    title: metadata.title,
+    description: metadata.description,
+    defaultLocale: metadata.defaultLocale,
+    authors: metadata.authors as unknown as Prisma.JsonArray,
+    taxonomy: metadata.taxonomy as unknown as Prisma.JsonArray,
+    tags: metadata.tags,
+    cover: (metadata.cover as unknown as Prisma.JsonObject | null) ?? null,
+  };
+}
+
+function uniqueBy<T>(items: readonly T[], key: (item: T) => string): T[] {
+  return [...new Map(items.map((item) => [key(item), item])).values()];
+}
+
+type CourseEventFacts = Pick<CatalogEvent, 'eventType' | 'payload'>;
+
+/**
+ * A course's next state as a row, and the events saying what changed: `metadata_updated`
+ * (changedFields, previous, next, new etag) and/or `visibility_changed`. Null when nothing, not
+ * even a stamp, changed.
+ */
+export function courseStateChange(
+  existing: CourseRow,
+  next: StampedState,
+  options: { visibilityReason: string; now: Date },
+): { row: CourseRow; events: CourseEventFacts[] } | null {
+  const previous = stampedStateOf(existing);
+  const diff = diffMetadata(previous.metadata, next.metadata);
+  const visibilityChanged = next.visibility !== previous.visibility;
+  const stampsChanged = JSON.stringify(next.provenance) !== JSON.stringify(previous.provenance);
+  if (!diff.changedFields.length && !visibilityChanged && !stampsChanged && next.sourceDraftId === previous.sourceDraftId)
+    return null;
+
+  const etag = diff.changedFields.length ? computeEtag(next.metadata) : existing.etag;
+  const row: CourseRow = {
+    ...existing,
+    ...metadataRow(next.metadata),
+    visibility: next.visibility,
+    sourceDraftId: next.sourceDraftId,
+    metadataProvenance: next.provenance as Prisma.JsonObject,
+    etag,
+    updatedAt: options.now,
+  };
+  const events: CourseEventFacts[] = [];
+  if (diff.changedFields.length) {
+    events.push({
+      eventType: 'catalog.course.metadata_updated',
+      payload: { courseId: row.id, changedFields: diff.changedFields, previous: diff.previous, next: diff.next, etag },
+    });
+  }
+  if (visibilityChanged) {
+    events.push({
+      eventType: 'catalog.course.visibility_changed',
+      payload: { courseId: row.id, from: previous.visibility, to: next.visibility, reason: options.visibilityReason },
+    });
+  }
+  return { row, events };
 }
 
 /**
- * Writes a course's new metadata, visibility and stamps, and emits what changed:
- * `metadata_updated` (changedFields, previous, next, new etag) and/or `visibility_changed`.
- * Writes nothing when nothing (not even a stamp) changed.
+ * Writes a course's new metadata, visibility and stamps (see courseStateChange) and emits what
+ * changed. Writes nothing when nothing changed.
  */
 export async function saveCourseState(
   tx: Tx,
@@ -188,34 +377,15 @@ export async function saveCourseState(
   deps: WriteDeps,
   options: { actor: Actor; visibilityReason: string },
 ): Promise<CourseRow> {
-  const previous = stampedStateOf(existing);
-  const diff = diffMetadata(previous.metadata, next.metadata);
-  const visibilityChanged = next.visibility !== previous.visibility;
-  const stampsChanged = JSON.stringify(next.provenance) !== JSON.stringify(previous.provenance);
-  if (!diff.changedFields.length && !visibilityChanged && !stampsChanged && next.sourceDraftId === previous.sourceDraftId)
-    return existing;
-
-  const etag = diff.changedFields.length ? computeEtag(next.metadata) : existing.etag;
+  const change = courseStateChange(existing, next, { visibilityReason: options.visibilityReason, now: new Date() });
+  if (!change) return existing;
   const course = await updateCourse(tx, existing.id, {
     ...metadataColumns(next.metadata),
     visibility: next.visibility,
     sourceDraftId: next.sourceDraftId,
     metadataProvenance: next.provenance as Prisma.InputJsonValue,
-    etag,
+    etag: change.row.etag,
   });
-  if (diff.changedFields.length) {
-    await deps.events.emit({
-      eventType: 'catalog.course.metadata_updated',
-      payload: { courseId: course.id, changedFields: diff.changedFields, previous: diff.previous, next: diff.next, etag },
-      ...courseEvent(course, options.actor),
-    });
-  }
-  if (visibilityChanged) {
-    await deps.events.emit({
-      eventType: 'catalog.course.visibility_changed',
-      payload: { courseId: course.id, from: previous.visibility, to: next.visibility, reason: options.visibilityReason },
-      ...courseEvent(course, options.actor),
-    });
-  }
+  for (const event of change.events) await deps.events.emit({ ...event, ...courseEvent(course, options.actor) });
   return course;
 }
