@@ -6,9 +6,10 @@ import type { BusMessage, EventBus } from './bus/event-bus.js';
 import { systemClock, type Clock } from './clock.js';
 import { deadLetterHeaders, deadLetterMsgId, deadLetterSubject } from './dead-letter.logic.js';
 import type { EventEnvelope } from './envelope.js';
-import { inboxHas, recordInbox } from './inbox.js';
-import type { EmitInput, EventProducer } from './outbox.js';
+import { inboxHas, recordInbox, recordInboxBatch } from './inbox.js';
+import { outboxInsertSql, type EmitInput, type EventProducer, type OutboxRow } from './outbox.js';
 import { oneLine } from './outbox-relay.js';
+import { BatchQueue } from './batch-queue.js';
 import { retryDelayMs } from './retry.logic.js';
 import type { SchemaRegistry } from './schemas/registry.js';
 import { childTraceparent } from './trace.logic.js';
@@ -32,6 +33,19 @@ export interface EventHandlerContext {
 /** Runs inside the consumer's transaction: write state and outbox rows with `tx` only. */
 export type EventHandler = (tx: Tx, envelope: EventEnvelope, ctx: EventHandlerContext) => Promise<void>;
 
+/**
+ * Handles several events, in their order, in one transaction: it must leave exactly what `handle`
+ * would leave running them one after the other, with a few set-based statements instead of a
+ * transaction each. Throwing fails the whole batch; the runner then handles its events one at a
+ * time with `handle`, so every event still gets its own verdict (redelivery or dead letter).
+ */
+export type BatchEventHandler = (
+  tx: Tx,
+  batch: ReadonlyArray<{ envelope: EventEnvelope; ctx: EventHandlerContext }>,
+  /** The consumer's logger (each ctx.logger names its event). */
+  logger: Logger,
+) => Promise<void>;
+
 /** A consumer of one event type and version, as the catalog plugs it into the worker. */
 export interface ConsumerSpec {
   /** Durable consumer name, e.g. `catalog-svc-play-package-built`; also the inbox's consumer key. */
@@ -42,13 +56,21 @@ export interface ConsumerSpec {
   eventType: string;
   version: number;
   handle: EventHandler;
+  /** Optional set-based handler; with `batchSize` above 1 the runner hands it the events it has. */
+  handleBatch?: BatchEventHandler;
+  /**
+   * Events taken into one batch transaction (default 1: no batching). Batches run one after the
+   * other (`concurrency` of them at once), each in stream order, so a consumer with concurrency 1
+   * still handles its events in stream order.
+   */
+  batchSize?: number;
   /** Default: config `events.maxDeliver` (6 = the spec's 5 redeliveries). */
   maxDeliver?: number;
   /** Default: config `events.ackWaitSeconds`. */
   ackWaitMs?: number;
   /** 1 processes strictly one at a time across replicas (design §4); default 1000. */
   maxAckPending?: number;
-  /** Messages handled at once in this replica (default 1, in stream order); see DurableConsumerSpec. */
+  /** Messages (batches, with `handleBatch`) handled at once in this replica (default 1, in stream order). */
   concurrency?: number;
 }
 
@@ -231,35 +253,64 @@ export async function startConsumer(options: StartConsumerOptions): Promise<Cons
     const keepAlive = setInterval(() => m.working(), Math.max(100, Math.floor(options.ackWaitMs / 2)));
     keepAlive.unref?.();
     try {
-      for (;;) {
-        try {
-          await handleOnce(m, envelope);
-          return;
-        } catch (error) {
-          stats.lastError = oneLine(error);
-          if (databaseUnreachable(error)) {
-            if (await databaseReturned()) continue;
-            // Stopping: leave the message to the next consumer without spending it on a verdict.
-            m.nak();
-            return;
-          }
-          const permanent = isAppError(error) && PERMANENT_CODES.has(error.code);
-          if (permanent || m.deliveryCount >= options.maxDeliver) {
-            await deadLetterAndTerm(m, error, envelope);
-          } else {
-            stats.retried += 1;
-            logger.warn(
-              { eventId: envelope.eventId, deliveryCount: m.deliveryCount, err: stats.lastError },
-              'event handler failed; will redeliver',
-            );
-            m.nak(nakDelay(m.deliveryCount));
-          }
-          return;
-        }
-      }
+      if (batching) await batches.add({ m, envelope });
+      else await settle(m, envelope);
     } finally {
       clearInterval(keepAlive);
     }
+  }
+
+  /** Handles one message alone until it has a verdict: acked, redelivered, dead-lettered or held. */
+  async function settle(m: BusMessage, envelope: EventEnvelope): Promise<void> {
+    for (;;) {
+      try {
+        await handleOnce(m, envelope);
+        return;
+      } catch (error) {
+        stats.lastError = oneLine(error);
+        if (databaseUnreachable(error)) {
+          if (await databaseReturned()) continue;
+          // Stopping: leave the message to the next consumer without spending it on a verdict.
+          m.nak();
+          return;
+        }
+        const permanent = isAppError(error) && PERMANENT_CODES.has(error.code);
+        if (permanent || m.deliveryCount >= options.maxDeliver) {
+          await deadLetterAndTerm(m, error, envelope);
+        } else {
+          stats.retried += 1;
+          logger.warn(
+            { eventId: envelope.eventId, deliveryCount: m.deliveryCount, err: stats.lastError },
+            'event handler failed; will redeliver',
+          );
+          m.nak(nakDelay(m.deliveryCount));
+        }
+        return;
+      }
+    }
+  }
+
+  function handlerContext(m: BusMessage, envelope: EventEnvelope, emit: EventHandlerContext['emit']): EventHandlerContext {
+    return {
+      eventId: envelope.eventId,
+      correlationId: envelope.correlationId,
+      traceparent: m.headers.traceparent ?? '',
+      subject: m.subject,
+      deliveryCount: m.deliveryCount,
+      logger: logger.child({ eventId: envelope.eventId }),
+      emit,
+    };
+  }
+
+  /** The EmitInput of an event caused by the consumed one: same correlation, same trace. */
+  function causedBy(m: BusMessage, envelope: EventEnvelope, input: Parameters<EventHandlerContext['emit']>[0]): EmitInput {
+    if (!options.producer) throw new Error(`consumer ${durable} was started without a producer; ctx.emit is unavailable`);
+    return {
+      ...input,
+      correlationId: envelope.correlationId,
+      causationId: envelope.eventId,
+      traceparent: input.traceparent ?? childTraceparent(m.headers.traceparent),
+    };
   }
 
   /** One attempt: inbox row and handler in one transaction, then the ack. */
@@ -269,24 +320,11 @@ export async function startConsumer(options: StartConsumerOptions): Promise<Cons
       async (tx) => {
         if (!(await recordInbox(tx, { consumer: durable, eventId: envelope.eventId, subject: m.subject })))
           return 'duplicate' as const;
-        const ctx: EventHandlerContext = {
-          eventId: envelope.eventId,
-          correlationId: envelope.correlationId,
-          traceparent: m.headers.traceparent ?? '',
-          subject: m.subject,
-          deliveryCount: m.deliveryCount,
-          logger: logger.child({ eventId: envelope.eventId }),
-          emit: async (input) => {
-            if (!options.producer) throw new Error(`consumer ${durable} was started without a producer; ctx.emit is unavailable`);
-            emitted = true;
-            return options.producer.emit(tx, {
-              ...input,
-              correlationId: envelope.correlationId,
-              causationId: envelope.eventId,
-              traceparent: input.traceparent ?? childTraceparent(m.headers.traceparent),
-            });
-          },
-        };
+        const ctx = handlerContext(m, envelope, async (input) => {
+          const caused = causedBy(m, envelope, input);
+          emitted = true;
+          return options.producer!.emit(tx, caused);
+        });
         await options.handle(tx, envelope, ctx);
         return 'processed' as const;
       },
@@ -297,6 +335,74 @@ export async function startConsumer(options: StartConsumerOptions): Promise<Cons
     else stats.processed += 1;
     if (emitted) options.afterCommit?.();
   }
+
+  /**
+   * One attempt at a batch: the inbox rows of all its events in one statement, `handleBatch` for
+   * those not handled before, the outbox rows of everything they emitted in one statement, one
+   * commit, then the acks.
+   */
+  async function handleBatchOnce(batch: readonly Pending[]): Promise<void> {
+    let rows: OutboxRow[] = [];
+    const fresh = await db.$transaction(
+      async (tx) => {
+        rows = [];
+        const firsts = [...new Map(batch.map((p) => [p.envelope.eventId, p])).values()];
+        const fresh = await recordInboxBatch(
+          tx,
+          durable,
+          firsts.map(({ m, envelope }) => ({ eventId: envelope.eventId, subject: m.subject })),
+        );
+        const handled = firsts
+          .filter(({ envelope }) => fresh.has(envelope.eventId))
+          .map(({ m, envelope }) => ({
+            envelope,
+            ctx: handlerContext(m, envelope, async (input) => {
+              const prepared = options.producer!.prepare(causedBy(m, envelope, input));
+              rows.push(...prepared.rows);
+              return prepared.envelopes;
+            }),
+          }));
+        if (handled.length) await options.handleBatch!(tx, handled, logger);
+        if (rows.length) await tx.$executeRaw(outboxInsertSql(rows));
+        return fresh;
+      },
+      { timeout: options.transactionTimeoutMs ?? 60_000, maxWait: 10_000 },
+    );
+    for (const { m } of batch) m.ack();
+    stats.processed += fresh.size;
+    stats.duplicates += batch.length - fresh.size;
+    if (rows.length) options.afterCommit?.();
+  }
+
+  /**
+   * A batch until every message has a verdict. A database outage holds it (as settle does for
+   * one); any other failure hands each message to `settle`, which finds the one that failed.
+   */
+  async function runBatch(batch: readonly Pending[]): Promise<void> {
+    for (;;) {
+      try {
+        await handleBatchOnce(batch);
+        return;
+      } catch (error) {
+        stats.lastError = oneLine(error);
+        if (databaseUnreachable(error)) {
+          if (await databaseReturned()) continue;
+          for (const { m } of batch) m.nak();
+          return;
+        }
+        logger.warn({ size: batch.length, err: stats.lastError }, 'batch failed; handling its events one at a time');
+        for (const { m, envelope } of batch) await settle(m, envelope);
+        return;
+      }
+    }
+  }
+
+  const batching = Boolean(options.handleBatch) && (options.batchSize ?? 1) > 1;
+  const batches = new BatchQueue<Pending>(Math.max(1, options.batchSize ?? 1), Math.max(1, options.concurrency ?? 1), (batch) =>
+    runBatch(batch).catch((error: unknown) => {
+      logger.error({ err: oneLine(error), size: batch.length }, 'batch ended without verdicts; the ack wait will redeliver');
+    }),
+  );
 
   // Safety net (design §4): a process that died on a message's last delivery never wrote its
   // dead letter; JetStream then only raises the MAX_DELIVERIES advisory, which carries no body.
@@ -330,7 +436,8 @@ export async function startConsumer(options: StartConsumerOptions): Promise<Cons
       ackWaitMs: options.ackWaitMs,
       maxDeliver: options.maxDeliver,
       maxAckPending: options.maxAckPending,
-      concurrency: options.concurrency,
+      // Batching needs the bus to hand over the next batches' messages while one runs.
+      concurrency: batching ? batches.capacity : options.concurrency,
     },
     // One span per delivery, under the producer's trace (its traceparent header).
     (m) =>
@@ -350,4 +457,9 @@ export async function startConsumer(options: StartConsumerOptions): Promise<Cons
     },
     stats: () => ({ ...stats }),
   };
+}
+
+interface Pending {
+  m: BusMessage;
+  envelope: EventEnvelope;
 }

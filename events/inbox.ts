@@ -1,5 +1,5 @@
 import { deleteInBatches } from '../platform/db/batched-delete.js';
-import type { Db, Tx } from '../platform/db/database.js';
+import { Prisma, type Db, type Tx } from '../platform/db/database.js';
 
 /**
  * Records that `consumer` handled `eventId`, in the handler's transaction. False means the event
@@ -12,6 +12,25 @@ export async function recordInbox(tx: Tx, entry: { consumer: string; eventId: st
     INSERT INTO "InboxEvent" (consumer, "eventId", subject) VALUES (${entry.consumer}, ${entry.eventId}, ${entry.subject})
     ON CONFLICT (consumer, "eventId") DO NOTHING`;
   return inserted === 1;
+}
+
+/**
+ * recordInbox for several events in one statement: the ids of those handled for the first time.
+ * Rows go in id order, so two batches sharing events wait for each other in one order, never in a
+ * cycle.
+ */
+export async function recordInboxBatch(
+  tx: Tx,
+  consumer: string,
+  entries: ReadonlyArray<{ eventId: string; subject: string }>,
+): Promise<Set<string>> {
+  if (!entries.length) return new Set();
+  const sorted = [...entries].sort((a, b) => (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0));
+  const inserted = await tx.$queryRaw<Array<{ eventId: string }>>`
+    INSERT INTO "InboxEvent" (consumer, "eventId", subject)
+    VALUES ${Prisma.join(sorted.map((e) => Prisma.sql`(${consumer}, ${e.eventId}, ${e.subject})`))}
+    ON CONFLICT (consumer, "eventId") DO NOTHING RETURNING "eventId"`;
+  return new Set(inserted.map((row) => row.eventId));
 }
 
 export async function inboxHas(db: Db | Tx, consumer: string, eventId: string): Promise<boolean> {

@@ -61,8 +61,10 @@ export interface Config {
     dlqAlertMinutes: number;
     maxDeliver: number;
     ackWaitSeconds: number;
-    /** Messages each catalog consumer handles at once (1 = in stream order). */
+    /** Messages (batches, where a consumer batches) each catalog consumer handles at once (1 = in stream order). */
     consumerConcurrency: number;
+    /** Events a batching consumer (content.play_package.built) takes into one transaction. */
+    consumerBatchSize: number;
   };
   /** Retention classes under which a GDPR erasure may zero author ids. */
   gdprZeroingRetentionClasses: string[];
@@ -360,6 +362,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxDeliver: int(env, 'CONSUMER_MAX_DELIVER', 6, 1, 100),
       ackWaitSeconds: int(env, 'CONSUMER_ACK_WAIT_SECONDS', 30, 1, 3600),
       consumerConcurrency: int(env, 'CONSUMER_CONCURRENCY', 1, 1, 64),
+      consumerBatchSize: int(env, 'CONSUMER_BATCH_SIZE', 100, 1, 500),
     },
     gdprZeroingRetentionClasses: list(env, 'GDPR_ZEROING_RETENTION_CLASSES', ['operational']),
     idempotencyTtlSeconds: int(env, 'IDEMPOTENCY_TTL_SECONDS', 24 * 3600, 60, 7 * 24 * 3600),

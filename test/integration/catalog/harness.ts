@@ -105,7 +105,7 @@ export async function waitFor(condition: () => boolean | Promise<boolean>, what:
 export interface HarnessOptions {
   /** Consumers per durable: more than one processes messages of one consumer concurrently. */
   replicas?: number;
-  /** Runs before the catalog's handler; throwing makes the delivery fail (a broken dependency). */
+  /** Runs before the catalog's handler (per event, also in a batch); throwing makes the delivery fail (a broken dependency). */
   intercept?: (envelope: EventEnvelope) => void;
 }
 
@@ -133,11 +133,19 @@ export async function startCatalogHarness(stack: Stack, options: HarnessOptions 
       options.intercept?.(envelope);
       await spec.handle(tx, envelope, ctx);
     };
+    // A batch holding a failing event fails whole; the runner then finds it one event at a time.
+    const handleBatch: ConsumerSpec['handleBatch'] =
+      spec.handleBatch &&
+      (async (tx, batch, logger) => {
+        for (const { envelope } of batch) options.intercept?.(envelope);
+        await spec.handleBatch!(tx, batch, logger);
+      });
     for (let i = 0; i < (options.replicas ?? 1); i++) {
       handles.push(
         await startConsumer({
           ...spec,
           handle,
+          handleBatch,
           bus,
           db: db.prisma,
           logger: silentLogger,

@@ -5,6 +5,7 @@ import { silentLogger } from '../../../platform/logger.js';
 import type { EventBus } from '../../../events/bus/event-bus.js';
 import { systemClock } from '../../../events/clock.js';
 import {
+  permanentFailure,
   startConsumer,
   type ConsumerHandle,
   type EventHandler,
@@ -146,6 +147,88 @@ describe.each(stacks())('consumer runner, inbox and dead letters: $name', (stack
     expect(emitted.find((e) => e.causationId === event.eventId)).toMatchObject({ correlationId: event.correlationId });
     expect((rows[0].headers as Record<string, string>).traceparent).toMatch(new RegExp(`^00-${'c'.repeat(32)}-[0-9a-f]{16}-01$`));
     expect(await db.prisma.inboxEvent.count({ where: { eventId: event.eventId } })).toBe(1);
+  });
+
+  describe('in batches (handleBatch)', () => {
+    const registered = (env: EventEnvelope) => ({
+      ...courseEmit(env.tenantId, `crs_${env.eventId}`),
+      eventType: 'catalog.course.registered',
+      payload: courseRegisteredPayload(`crs_${env.eventId}`),
+    });
+
+    it('hands every new event to the batch handler once, skips duplicates, and writes what it emits in order', async () => {
+      const { publish, consumer } = await fixture();
+      const single = recorder<string>();
+      const batched = recorder<string[]>();
+      const events = Array.from({ length: 12 }, () => envelope());
+      const sentinel = envelope();
+      // Published before the consumer starts: its first pulls bring several at once.
+      for (const event of events) await publish(JSON.stringify(event), event.eventId);
+      await publish(JSON.stringify(events[3]), `${events[3].eventId}-again`);
+      await publish(JSON.stringify(sentinel), sentinel.eventId);
+      const handle = await consumer(
+        async (_tx, env) => {
+          single.push(env.eventId);
+        },
+        {
+          batchSize: 5,
+          handleBatch: async (_tx, batch) => {
+            for (const { envelope: env, ctx } of batch) await ctx.emit(registered(env));
+            batched.push(batch.map(({ envelope: env }) => env.eventId));
+          },
+        },
+      );
+      await batched.until((b) => b.flat().includes(sentinel.eventId), 'the sentinel');
+      // Stopping waits for the batch in hand: its verdicts are counted after.
+      await handle.stop();
+      expect(single.items).toEqual([]);
+      expect(batched.items.every((batch) => batch.length <= 5)).toBe(true);
+      // Within and across batches (concurrency 1), the handler sees the stream's order.
+      expect(batched.items.flat()).toEqual([...events, sentinel].map((e) => e.eventId));
+      expect(handle.stats()).toMatchObject({ processed: events.length + 1, duplicates: 1, deadLettered: 0 });
+      const rows = await db.prisma.outboxEvent.findMany({
+        where: { eventType: 'catalog.course.registered', partitionKey: { in: events.map((e) => `crs_${e.eventId}`) } },
+        orderBy: { id: 'asc' },
+      });
+      expect(rows.map((r) => (r.envelope as unknown as EventEnvelope).causationId)).toEqual(events.map((e) => e.eventId));
+      expect(await db.prisma.inboxEvent.count({ where: { eventId: { in: events.map((e) => e.eventId) } } })).toBe(events.length);
+    });
+
+    it('retries a failed batch one event at a time: only the bad event is dead-lettered, nothing is applied twice', async () => {
+      const { publish, consumer, deadLetters } = await fixture();
+      const events = Array.from({ length: 6 }, () => envelope());
+      const poison = events[2];
+      const applied = recorder<string>();
+      for (const event of events) await publish(JSON.stringify(event), event.eventId);
+      const handle = await consumer(
+        async (_tx, env, ctx) => {
+          if (env.eventId === poison.eventId) throw permanentFailure('package contradicts the stored version');
+          await ctx.emit(registered(env));
+          applied.push(env.eventId);
+        },
+        {
+          batchSize: 10,
+          handleBatch: async (_tx, batch) => {
+            for (const { envelope: env, ctx } of batch) {
+              if (env.eventId === poison.eventId) throw permanentFailure('package contradicts the stored version');
+              await ctx.emit(registered(env));
+            }
+            for (const { envelope: env } of batch) applied.push(env.eventId);
+          },
+        },
+      );
+      await deadLetters.until((items) => items.some((d) => d.headers['x-event-id'] === poison.eventId), 'the dead letter');
+      await applied.until((ids) => ids.length >= events.length - 1, 'the other events');
+      await handle.stop();
+      const good = events.filter((e) => e !== poison).map((e) => e.eventId);
+      expect([...applied.items].sort()).toEqual([...good].sort());
+      expect(handle.stats()).toMatchObject({ processed: good.length, deadLettered: 1, retried: 0 });
+      const rows = await db.prisma.outboxEvent.findMany({
+        where: { partitionKey: { in: events.map((e) => `crs_${e.eventId}`) } },
+      });
+      expect(rows.map((r) => (r.envelope as unknown as EventEnvelope).causationId).sort()).toEqual([...good].sort());
+      expect(await db.prisma.inboxEvent.count({ where: { eventId: poison.eventId } })).toBe(0);
+    });
   });
 
   it('tolerates an unknown enum value (enum widening is a minor change)', async () => {
