@@ -206,6 +206,7 @@ export async function run(): Promise<void> {
           DB_POOL_SIZE: '10',
           METRICS_PORT: String(metricsPort),
           CONSUMER_CONCURRENCY: String(concurrency),
+          ...(process.env.BENCH_EVENTS_BATCH ? { CONSUMER_BATCH_SIZE: process.env.BENCH_EVENTS_BATCH } : {}),
           ...streams,
         },
         readyUrl: `http://127.0.0.1:${metricsPort}/metrics`,

@@ -291,13 +291,17 @@ export async function startConsumer(options: StartConsumerOptions): Promise<Cons
   }
 
   function handlerContext(m: BusMessage, envelope: EventEnvelope, emit: EventHandlerContext['emit']): EventHandlerContext {
+    let eventLogger: Logger | undefined;
     return {
       eventId: envelope.eventId,
       correlationId: envelope.correlationId,
       traceparent: m.headers.traceparent ?? '',
       subject: m.subject,
       deliveryCount: m.deliveryCount,
-      logger: logger.child({ eventId: envelope.eventId }),
+      // Made on first use: a child logger per event costs more than most handlers' logic.
+      get logger() {
+        return (eventLogger ??= logger.child({ eventId: envelope.eventId }));
+      },
       emit,
     };
   }

@@ -5,8 +5,12 @@ import { Prisma } from './database.js';
  * for the hot write paths.
  * Measured here (Postgres, 2 vCPU): three rows through Prisma's interactive transaction cost
  * 2.5–2.8 ms of client CPU, the same rows as one statement 0.4–0.5 ms (bench/README.md, assist).
- * Every value is cast to its column's type, so the statement also works as `INSERT ... SELECT`
- * (a condition on another CTE, ordinal order) where Postgres cannot infer parameter types.
+ *
+ * INSERT and UPDATE send their rows as ONE jsonb parameter that Postgres reads back as a typed
+ * record set (`jsonb_to_recordset`): Prisma and pg handle every parameter in JavaScript, and a
+ * batch of 300 rows × 16 columns as separate parameters cost the event worker more CPU than the
+ * statement itself (bench/README.md, events). Key lists stay VALUES tuples: the planner sees their
+ * row count and uses the indexes.
  */
 export type ColumnType = 'text' | 'text[]' | 'int' | 'bigint' | 'bool' | 'jsonb' | 'timestamp';
 
@@ -16,77 +20,79 @@ export interface Column<R> {
   value: (row: R) => unknown;
 }
 
-const SQL_TYPE: Record<ColumnType, string> = {
+/** The type each column is read as (a timestamp as an instant, converted below). */
+const RECORD_TYPE: Record<ColumnType, string> = {
   text: 'text',
   'text[]': 'text[]',
   int: 'int',
   bigint: 'bigint',
   bool: 'boolean',
   jsonb: 'jsonb',
-  timestamp: 'timestamp(3)',
+  timestamp: 'timestamptz',
 };
 
-function typed(type: ColumnType, value: unknown): Prisma.Sql {
-  // A NULL keeps its type too: a VALUES column of untyped NULLs would be text.
-  if (value === null || value === undefined) return Prisma.raw(`NULL::${SQL_TYPE[type]}`);
-  switch (type) {
-    case 'text':
-      return Prisma.sql`${value}::text`;
-    case 'text[]':
-      return Prisma.sql`${value}::text[]`;
-    case 'int':
-      return Prisma.sql`${value}::int`;
-    case 'bigint':
-      return Prisma.sql`${String(value)}::bigint`;
-    case 'bool':
-      return Prisma.sql`${value}::boolean`;
-    case 'jsonb':
-      return Prisma.sql`${JSON.stringify(value)}::jsonb`;
-    case 'timestamp':
-      // Prisma's DateTime columns are timestamp(3) holding UTC wall time; an ISO instant converted
-      // explicitly keeps that whatever the session's TimeZone.
-      return Prisma.sql`(${(value as Date).toISOString()}::timestamptz AT TIME ZONE 'UTC')`;
-  }
+/** A value as JSON the record set reads back exactly: bigints as strings, instants as ISO text. */
+function jsonValue(type: ColumnType, value: unknown): unknown {
+  if (value === null || value === undefined) return null;
+  if (type === 'bigint') return String(value);
+  if (type === 'timestamp') return (value as Date).toISOString();
+  return value;
+}
+
+/** `v."column"` as its table column wants it. */
+function readBack(column: { name: string; type: ColumnType }): string {
+  // Prisma's DateTime columns are timestamp(3) holding UTC wall time; the instant converted
+  // explicitly keeps that whatever the session's TimeZone.
+  return column.type === 'timestamp' ? `(v."${column.name}" AT TIME ZONE 'UTC')` : `v."${column.name}"`;
+}
+
+/** `jsonb_to_recordset($1::jsonb) AS v(columns..., "ordinal" int)`: the rows, in order, as one parameter. */
+function recordSet<R>(columns: readonly Column<R>[], rows: readonly R[]): Prisma.Sql {
+  const records = rows.map((row, ordinal) => {
+    const record: Record<string, unknown> = { ordinal };
+    for (const column of columns) record[column.name] = jsonValue(column.type, column.value(row));
+    return record;
+  });
+  const definitions = [...columns.map((c) => `"${c.name}" ${RECORD_TYPE[c.type]}`), '"ordinal" int'].join(', ');
+  return Prisma.sql`jsonb_to_recordset(${JSON.stringify(records)}::jsonb) AS v(${Prisma.raw(definitions)})`;
 }
 
 /**
- * `INSERT INTO "table" (columns) SELECT columns FROM (VALUES ...) [WHERE onlyIf] ORDER BY ordinal`:
- * rows keep their order (sequence ids follow it), and `onlyIf` (e.g. `EXISTS (SELECT 1 FROM effect)`)
- * lets a sibling CTE decide whether anything is written.
+ * `INSERT INTO "table" (columns) SELECT ... FROM <rows> [WHERE onlyIf] ORDER BY ordinal`: rows keep
+ * their order (sequence ids follow it), and `onlyIf` (e.g. `EXISTS (SELECT 1 FROM effect)`) lets a
+ * sibling CTE decide whether anything is written.
  */
 export function insertSql<R>(table: string, columns: readonly Column<R>[], rows: readonly R[], onlyIf?: Prisma.Sql): Prisma.Sql {
   if (rows.length === 0) throw new Error(`insertSql(${table}) needs at least one row`);
-  const names = columnNames(columns);
-  const values = valuesSql(columns, rows, true);
+  const names = Prisma.raw(columns.map((c) => `"${c.name}"`).join(', '));
+  const values = Prisma.raw(columns.map(readBack).join(', '));
   const where = onlyIf ? Prisma.sql`WHERE ${onlyIf}` : Prisma.empty;
   return Prisma.sql`INSERT INTO ${Prisma.raw(`"${table}"`)} (${names})
-    SELECT ${names} FROM (VALUES ${values}) AS v(${names}, "ordinal") ${where} ORDER BY "ordinal"`;
+    SELECT ${values} FROM ${recordSet(columns, rows)} ${where} ORDER BY v."ordinal"`;
 }
 
 /**
- * `UPDATE "table" SET column = v.column, ... FROM (VALUES ...) WHERE "table".key = v.key`: each row
- * gives the new values of its own table row (the first column is the key, never updated).
+ * `UPDATE "table" SET column = v.column, ... FROM <rows> WHERE "table".key = v.key`: each row gives
+ * the new values of its own table row (the first column is the key, never updated).
  */
 export function updateSql<R>(table: string, columns: readonly Column<R>[], rows: readonly R[]): Prisma.Sql {
   if (rows.length === 0) throw new Error(`updateSql(${table}) needs at least one row`);
   const [key, ...set] = columns;
-  const assignments = Prisma.raw(set.map((c) => `"${c.name}" = v."${c.name}"`).join(', '));
+  const assignments = Prisma.raw(set.map((c) => `"${c.name}" = ${readBack(c)}`).join(', '));
   return Prisma.sql`UPDATE ${Prisma.raw(`"${table}"`)} AS t SET ${assignments}
-    FROM (VALUES ${valuesSql(columns, rows, false)}) AS v(${columnNames(columns)})
-    WHERE ${Prisma.raw(`t."${key.name}" = v."${key.name}"`)}`;
+    FROM ${recordSet(columns, rows)} WHERE ${Prisma.raw(`t."${key.name}" = v."${key.name}"`)}`;
 }
 
-/** `(a, b), (c, d)`: typed tuples, e.g. for `WHERE (x, y) IN (VALUES ...)`. */
-export function valuesSql<R>(columns: readonly Column<R>[], rows: readonly R[], withOrdinal = false): Prisma.Sql {
+/** `(a, b), (c, d)`: text key tuples of the rows, e.g. for `WHERE (x, y) IN (VALUES ...)`. */
+export function keyTuplesSql<R>(rows: readonly R[], ...keys: ReadonlyArray<(row: R) => string>): Prisma.Sql {
   return Prisma.join(
-    rows.map((row, ordinal) => {
-      const cells = columns.map((c) => typed(c.type, c.value(row)));
-      return Prisma.sql`(${Prisma.join(withOrdinal ? [...cells, Prisma.sql`${ordinal}::int`] : cells, ', ')})`;
-    }),
+    rows.map(
+      (row) =>
+        Prisma.sql`(${Prisma.join(
+          keys.map((key) => Prisma.sql`${key(row)}::text`),
+          ', ',
+        )})`,
+    ),
     ', ',
   );
-}
-
-function columnNames<R>(columns: readonly Column<R>[]): Prisma.Sql {
-  return Prisma.raw(columns.map((c) => `"${c.name}"`).join(', '));
 }

@@ -1,4 +1,4 @@
-import { insertSql, valuesSql, type Column } from '../../../platform/db/bulk-sql.js';
+import { insertSql, keyTuplesSql, type Column } from '../../../platform/db/bulk-sql.js';
 import type { Db, Tx } from '../../../platform/db/database.js';
 import type { CourseVersion } from '../../../prisma/generated/client.js';
 
@@ -32,11 +32,6 @@ export interface VersionKey {
   versionLabel: string;
 }
 
-const KEY_COLUMNS: readonly Column<VersionKey>[] = [
-  { name: 'courseId', type: 'text', value: (k) => k.courseId },
-  { name: 'versionLabel', type: 'text', value: (k) => k.versionLabel },
-];
-
 const COLUMNS: readonly Column<CourseVersionRow>[] = [
   { name: 'id', type: 'text', value: (r) => r.id },
   { name: 'tenantId', type: 'text', value: (r) => r.tenantId },
@@ -65,7 +60,11 @@ const COLUMNS: readonly Column<CourseVersionRow>[] = [
 export async function findVersionsByLabels(tx: Tx, keys: readonly VersionKey[]): Promise<CourseVersionRow[]> {
   if (!keys.length) return [];
   return tx.$queryRaw<CourseVersionRow[]>`
-    SELECT * FROM "CourseVersion" WHERE ("courseId", "versionLabel") IN (VALUES ${valuesSql(KEY_COLUMNS, keys)})`;
+    SELECT * FROM "CourseVersion" WHERE ("courseId", "versionLabel") IN (VALUES ${keyTuplesSql(
+      keys,
+      (k) => k.courseId,
+      (k) => k.versionLabel,
+    )})`;
 }
 
 /** Inserts the rows as given, in one statement. */

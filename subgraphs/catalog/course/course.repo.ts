@@ -1,4 +1,4 @@
-import { insertSql, updateSql, valuesSql, type Column } from '../../../platform/db/bulk-sql.js';
+import { insertSql, keyTuplesSql, updateSql, type Column } from '../../../platform/db/bulk-sql.js';
 import { Prisma, type Db, type Tx } from '../../../platform/db/database.js';
 import type { Course } from '../../../prisma/generated/client.js';
 
@@ -50,11 +50,6 @@ export interface CourseKey {
   slug: string;
 }
 
-const KEY_COLUMNS: readonly Column<CourseKey>[] = [
-  { name: 'tenantId', type: 'text', value: (k) => k.tenantId },
-  { name: 'slug', type: 'text', value: (k) => k.slug },
-];
-
 /** The columns a write may change; `id` first, as updateSql's key. */
 const MUTABLE_COLUMNS: readonly Column<CourseRow>[] = [
   { name: 'id', type: 'text', value: (r) => r.id },
@@ -88,7 +83,11 @@ const ALL_COLUMNS: readonly Column<CourseRow>[] = [
 export async function lockCoursesBySlugs(tx: Tx, keys: readonly CourseKey[]): Promise<CourseRow[]> {
   if (!keys.length) return [];
   return tx.$queryRaw<CourseRow[]>`
-    SELECT * FROM "Course" WHERE ("tenantId", slug) IN (VALUES ${valuesSql(KEY_COLUMNS, keys)}) ORDER BY id FOR UPDATE`;
+    SELECT * FROM "Course" WHERE ("tenantId", slug) IN (VALUES ${keyTuplesSql(
+      keys,
+      (k) => k.tenantId,
+      (k) => k.slug,
+    )}) ORDER BY id FOR UPDATE`;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { valuesSql, type Column } from '../../../platform/db/bulk-sql.js';
+import { keyTuplesSql } from '../../../platform/db/bulk-sql.js';
 import type { Prisma, Tx } from '../../../platform/db/database.js';
 import { OUTBOX_RELAY_LOCK } from '../../../events/outbox-relay.js';
 
@@ -12,11 +12,6 @@ export async function erasedAmong(tx: Tx, tenantId: string, userIds: string[]): 
   return new Set(rows.map((row) => row.userId));
 }
 
-const PAIR_COLUMNS: readonly Column<{ tenantId: string; userId: string }>[] = [
-  { name: 'tenantId', type: 'text', value: (p) => p.tenantId },
-  { name: 'userId', type: 'text', value: (p) => p.userId },
-];
-
 /** Which of these (tenant, user) pairs were erased, as userIds per tenant; one statement. */
 export async function erasedAmongTenants(
   tx: Tx,
@@ -25,7 +20,11 @@ export async function erasedAmongTenants(
   const erased = new Map<string, Set<string>>();
   if (!pairs.length) return erased;
   const rows = await tx.$queryRaw<Array<{ tenantId: string; userId: string }>>`
-    SELECT "tenantId", "userId" FROM "ErasedAuthor" WHERE ("tenantId", "userId") IN (VALUES ${valuesSql(PAIR_COLUMNS, pairs)})`;
+    SELECT "tenantId", "userId" FROM "ErasedAuthor" WHERE ("tenantId", "userId") IN (VALUES ${keyTuplesSql(
+      pairs,
+      (p) => p.tenantId,
+      (p) => p.userId,
+    )})`;
   for (const row of rows) erased.set(row.tenantId, (erased.get(row.tenantId) ?? new Set()).add(row.userId));
   return erased;
 }
