@@ -19,7 +19,14 @@ import type { Logger } from '../platform/logger.js';
 import { continueTrace } from '../platform/tracing.js';
 import { SUPERGRAPH_PATH, type SubgraphName } from './compose.js';
 import { FORWARDED_HEADERS } from './forwarded-headers.js';
-import { attachGatewayOps, gatewayApolloOptions, subgraphFetcher, type GatewayOps } from './ops.js';
+import {
+  attachGatewayOps,
+  defaultGatewayOps,
+  gatewayApolloOptions,
+  subgraphDispatcher,
+  subgraphFetcher,
+  type GatewayOps,
+} from './ops.js';
 
 export interface GatewayContext {
   principal: Principal;
@@ -107,12 +114,13 @@ export async function startGateway(options: GatewayOptions): Promise<RunningServ
   // and it only reads the environment. A hospital network must not be called out of unasked, so it
   // is off unless an operator sets APOLLO_TELEMETRY_DISABLED=false explicitly.
   process.env.APOLLO_TELEMETRY_DISABLED ??= 'true';
+  const dispatcher = subgraphDispatcher(options.ops?.subgraphMaxConnections ?? defaultGatewayOps().subgraphMaxConnections);
   const gateway = new ApolloGateway({
     supergraphSdl,
     buildService: ({ name }) => {
       const url = options.subgraphUrls[name as SubgraphName];
       if (!url) throw new Error(`No URL configured for subgraph ${name}`);
-      return new ForwardingDataSource({ url, fetcher: subgraphFetcher(name, options.ops?.metrics) as never });
+      return new ForwardingDataSource({ url, fetcher: subgraphFetcher(name, dispatcher, options.ops?.metrics) as never });
     },
     logger: { debug: () => {}, info: () => {}, warn: (m) => logger.warn(String(m)), error: (m) => logger.error(String(m)) },
   });
@@ -208,6 +216,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningServ
     close: async () => {
       await ops.drain();
       await apollo.stop();
+      await dispatcher.close();
     },
   };
 }

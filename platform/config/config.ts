@@ -89,6 +89,8 @@ export interface OpsConfig {
   limits: { maxDepth: number; maxCost: number; defaultListSize: number };
   /** Automatic persisted queries: entry lifetime (Apollo's bounded in-memory LRU, or Redis when REDIS_URL is set). */
   apqTtlSeconds: number;
+  /** Connections the gateway keeps to each subgraph at most (keep-alive); requests beyond wait for one. */
+  subgraphMaxConnections: number;
 }
 
 export interface AiConfig {
@@ -434,6 +436,7 @@ export function loadConfig(env: Env = process.env): Config {
         defaultListSize: int(env, 'QUERY_DEFAULT_LIST_SIZE', 10, 1, 10_000),
       },
       apqTtlSeconds: int(env, 'APQ_TTL_SECONDS', 24 * 3600, 60, 30 * 24 * 3600),
+      subgraphMaxConnections: int(env, 'SUBGRAPH_MAX_CONNECTIONS', 64, 1, 4096),
     },
   };
 }

@@ -52,6 +52,7 @@ function opsWith(overrides: Partial<GatewayOps> = {}): GatewayOps {
     apq: { ttlSeconds: 300 },
     graphiql: true,
     drainMs: 5_000,
+    subgraphMaxConnections: 16,
     ...overrides,
   };
 }
