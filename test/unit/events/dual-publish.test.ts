@@ -67,22 +67,16 @@ describe('event producer', () => {
 
   /**
    * A transaction stand-in that records the outbox rows of the INSERT it is given: the statement's
-   * parameters, 8 columns and the ordinal per row (no outbox column is ever NULL).
+   * one parameter is the rows as JSON (platform/db/bulk-sql.ts), each with its ordinal.
    */
   function fakeTx() {
     const rows: Array<Record<string, unknown>> = [];
-    const columns = ['eventId', 'eventType', 'eventVersion', 'subject', 'tenantId', 'partitionKey', 'envelope', 'headers'];
     const tx = {
       $executeRaw: async (sql: { values: unknown[] }) => {
-        for (let at = 0; at < sql.values.length; at += columns.length + 1) {
-          const values = sql.values.slice(at, at + columns.length);
-          rows.push(
-            Object.fromEntries(
-              columns.map((name, i) => [name, /^(envelope|headers)$/.test(name) ? JSON.parse(values[i] as string) : values[i]]),
-            ),
-          );
-        }
-        return sql.values.length / (columns.length + 1);
+        expect(sql.values).toHaveLength(1);
+        const records = JSON.parse(sql.values[0] as string) as Array<Record<string, unknown>>;
+        for (const { ordinal: _ordinal, ...row } of records) rows.push(row);
+        return records.length;
       },
     } as unknown as Tx;
     return { tx, rows };
