@@ -346,10 +346,9 @@ export async function startConsumer(options: StartConsumerOptions): Promise<Cons
    * commit, then the acks.
    */
   async function handleBatchOnce(batch: readonly Pending[]): Promise<void> {
-    let rows: OutboxRow[] = [];
+    const rows: OutboxRow[] = [];
     const fresh = await db.$transaction(
       async (tx) => {
-        rows = [];
         const firsts = [...new Map(batch.map((p) => [p.envelope.eventId, p])).values()];
         const fresh = await recordInboxBatch(
           tx,

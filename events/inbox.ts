@@ -8,10 +8,7 @@ import { Prisma, type Db, type Tx } from '../platform/db/database.js';
  * ends, then sees the row, so two replicas never both apply one event.
  */
 export async function recordInbox(tx: Tx, entry: { consumer: string; eventId: string; subject: string }): Promise<boolean> {
-  const inserted = await tx.$executeRaw`
-    INSERT INTO "InboxEvent" (consumer, "eventId", subject) VALUES (${entry.consumer}, ${entry.eventId}, ${entry.subject})
-    ON CONFLICT (consumer, "eventId") DO NOTHING`;
-  return inserted === 1;
+  return (await recordInboxBatch(tx, entry.consumer, [entry])).has(entry.eventId);
 }
 
 /**

@@ -9,8 +9,7 @@ export interface TenantPolicy {
 const DEFAULTS: TenantPolicy = { retentionClass: 'operational', dataResidency: 'EU' };
 
 export async function tenantPolicy(tx: Tx, tenantId: string): Promise<TenantPolicy> {
-  const row = await tx.tenantSettings.findUnique({ where: { tenantId }, select: { retentionClass: true, dataResidency: true } });
-  return row ?? DEFAULTS;
+  return (await tenantPolicies(tx, [tenantId])).get(tenantId)!;
 }
 
 /** The policies of several tenants, defaults filled in, in one statement. */

@@ -7,9 +7,11 @@ export async function recordErasure(tx: Tx, entry: { tenantId: string; userId: s
 }
 
 export async function erasedAmong(tx: Tx, tenantId: string, userIds: string[]): Promise<Set<string>> {
-  if (!userIds.length) return new Set();
-  const rows = await tx.erasedAuthor.findMany({ where: { tenantId, userId: { in: userIds } }, select: { userId: true } });
-  return new Set(rows.map((row) => row.userId));
+  const erased = await erasedAmongTenants(
+    tx,
+    userIds.map((userId) => ({ tenantId, userId })),
+  );
+  return erased.get(tenantId) ?? new Set();
 }
 
 /** Which of these (tenant, user) pairs were erased, as userIds per tenant; one statement. */

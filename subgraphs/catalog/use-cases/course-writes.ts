@@ -15,7 +15,6 @@ import {
 import {
   insertCoursesIfAbsent,
   lockCoursesBySlugs,
-  updateCourse,
   updateCourses,
   type CourseKey,
   type CourseRow,
@@ -42,18 +41,6 @@ export function metadataOf(row: CourseRow): CourseMetadata {
     taxonomy: row.taxonomy as unknown as CourseMetadata['taxonomy'],
     tags: row.tags,
     cover: (row.cover as CourseMetadata['cover']) ?? null,
-  };
-}
-
-function metadataColumns(metadata: CourseMetadata) {
-  return {
-    title: metadata.title as Prisma.InputJsonValue,
-    description: metadata.description as Prisma.InputJsonValue,
-    defaultLocale: metadata.defaultLocale,
-    authors: metadata.authors as unknown as Prisma.InputJsonValue,
-    taxonomy: metadata.taxonomy as unknown as Prisma.InputJsonValue,
-    tags: metadata.tags,
-    cover: (metadata.cover as unknown as Prisma.InputJsonValue) ?? Prisma.DbNull,
   };
 }
 
@@ -379,13 +366,8 @@ export async function saveCourseState(
 ): Promise<CourseRow> {
   const change = courseStateChange(existing, next, { visibilityReason: options.visibilityReason, now: new Date() });
   if (!change) return existing;
-  const course = await updateCourse(tx, existing.id, {
-    ...metadataColumns(next.metadata),
-    visibility: next.visibility,
-    sourceDraftId: next.sourceDraftId,
-    metadataProvenance: next.provenance as Prisma.InputJsonValue,
-    etag: change.row.etag,
-  });
-  for (const event of change.events) await deps.events.emit({ ...event, ...courseEvent(course, options.actor) });
-  return course;
+  // The same write as a batch's (LockedCourses.save): the caller holds the course's row lock.
+  await updateCourses(tx, [change.row]);
+  for (const event of change.events) await deps.events.emit({ ...event, ...courseEvent(change.row, options.actor) });
+  return change.row;
 }
