@@ -1,7 +1,105 @@
 import tseslint from 'typescript-eslint';
+import importX from 'eslint-plugin-import-x';
+
+/**
+ * The design's "may import" column (docs: README "Layout"), as import zones: a file in `target`
+ * may not import from `from` (except `except`). The ground floor imports nothing of ours; catalog
+ * and AI meet only in the supergraph; REST-compat reaches the gateway through its execute port.
+ */
+const OURS = [
+  './platform',
+  './prisma',
+  './events',
+  './subgraphs',
+  './gateway',
+  './rest-compat',
+  './processes',
+  './system.ts',
+  './main.ts',
+  './bench',
+  './test',
+];
+const above = (...allowed) => OURS.filter((folder) => !allowed.includes(folder));
+export const LAYER_ZONES = [
+  // The Prisma client generated from prisma/schema.prisma is the database library platform/ wraps.
+  {
+    target: './platform',
+    from: above('./platform', './prisma'),
+    message: 'platform/ is the ground floor: it imports nothing of ours.',
+  },
+  {
+    target: './platform',
+    from: './prisma',
+    except: ['./generated'],
+    message: 'platform/ is the ground floor: it imports nothing of ours.',
+  },
+  { target: './prisma', from: above('./prisma', './platform'), message: 'prisma/ holds the schema and migrations only.' },
+  { target: './events', from: above('./events', './platform'), message: 'events/ may import platform/ only.' },
+  {
+    target: './subgraphs/catalog',
+    from: [...above('./subgraphs', './events', './platform', './prisma'), './subgraphs/ai'],
+    message: 'The catalog subgraph may import platform/ and events/; it meets the AI subgraph only in the supergraph.',
+  },
+  {
+    target: './subgraphs/ai',
+    from: [...above('./subgraphs', './events', './platform', './prisma'), './subgraphs/catalog'],
+    message: 'The AI subgraph may import platform/ and events/; it meets the catalog only in the supergraph.',
+  },
+  {
+    target: './subgraphs/shared',
+    from: [...above('./subgraphs', './events', './platform', './prisma'), './subgraphs/catalog', './subgraphs/ai'],
+    message: 'subgraphs/shared/ serves both subgraphs and imports neither.',
+  },
+  {
+    target: './gateway',
+    from: above('./gateway', './platform'),
+    message: 'gateway/ may import platform/ only (no subgraph code, no REST-compat).',
+  },
+  {
+    target: './rest-compat',
+    from: above('./rest-compat', './platform', './gateway'),
+    message: "rest-compat/ may import platform/ and the gateway's execute port.",
+  },
+  {
+    target: './rest-compat',
+    from: './gateway',
+    except: ['./execute-port.ts'],
+    message: 'rest-compat/ reaches the gateway only through its execute port (gateway/execute-port.ts).',
+  },
+];
+
+/** What a pure `*.logic.ts` may not touch: I/O, frameworks, the clock, randomness. */
+const IMPURE_MODULES = [
+  'graphql',
+  'type-graphql',
+  '@prisma/client',
+  'pg',
+  'ioredis',
+  'undici',
+  'jose',
+  'node:fs',
+  'node:fs/promises',
+  'node:http',
+  'node:https',
+  'node:net',
+  'node:child_process',
+  'fs',
+  'http',
+];
+const IMPURE_PATTERNS = ['@apollo/*', '@nats-io/*', '**/prisma/generated/**', '**/*.repo.js', '**/bus/*-bus.js'];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.data/**', 'prisma/generated/**', 'bench/peers/**', '.scratch/**'] },
+  {
+    ignores: [
+      'node_modules/**',
+      '.data/**',
+      'prisma/generated/**',
+      'bench/peers/**',
+      '.scratch/**',
+      'dist/**',
+      'test/fixtures/lint/**',
+    ],
+  },
   ...tseslint.configs.recommended,
   {
     rules: {
@@ -9,6 +107,57 @@ export default tseslint.config(
       // Decorated GraphQL classes declare fields that are assigned by the mappers.
       '@typescript-eslint/no-unsafe-declaration-merging': 'off',
       '@typescript-eslint/no-empty-function': 'off',
+    },
+  },
+  {
+    files: ['**/*.ts', '**/*.mts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      ...importX.flatConfigs.typescript.settings,
+      // The TypeScript resolver (v3, pure JS): v4 and later pull in a native resolver whose
+      // non-Linux builds this machine's registry mirror does not carry, which breaks `npm ci`.
+      'import-x/resolver': { typescript: { project: './tsconfig.json' } },
+    },
+    rules: {
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
+      'import-x/no-restricted-paths': ['error', { zones: LAYER_ZONES }],
+    },
+  },
+  {
+    files: ['**/*.logic.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: IMPURE_MODULES.map((name) => ({
+            name,
+            allowTypeImports: true,
+            message: '*.logic.ts is pure: plain data in, decisions out (no I/O, no frameworks).',
+          })),
+          patterns: [
+            {
+              group: IMPURE_PATTERNS,
+              allowTypeImports: true,
+              message: '*.logic.ts is pure: plain data in, decisions out (no I/O, no frameworks).',
+            },
+          ],
+        },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+          message: '*.logic.ts takes the time as an argument (inject a Clock).',
+        },
+        {
+          selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']",
+          message: '*.logic.ts takes the time as an argument (inject a Clock).',
+        },
+        {
+          selector: "CallExpression[callee.object.name='Math'][callee.property.name='random']",
+          message: '*.logic.ts takes randomness as an argument.',
+        },
+      ],
     },
   },
 );

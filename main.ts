@@ -1,12 +1,14 @@
 import 'reflect-metadata';
-import { configOrExit, exitOnSignals } from './platform/entrypoint.js';
-import { startSystem } from './system.js';
+import { configOrExit, exitOnSignals, startOrExit } from './platform/entrypoint.js';
+import { loadSystemConfig } from './processes/config.js';
+import { startSystem } from './processes/system.js';
+import { DEMO_TENANT_ID } from './subgraphs/catalog/demo/demo-catalog.data.js';
 import { startTelemetry, telemetryOptions } from './platform/telemetry.js';
 
-const config = configOrExit();
+const config = configOrExit(loadSystemConfig);
 // Before anything serves traffic, so the first request already has trace context.
 const telemetry = startTelemetry(telemetryOptions(config, 'main'));
-const system = await startSystem(config);
+const system = await startOrExit(() => startSystem(config));
 const usesDevKey = !config.auth.jwksUrl && !config.auth.publicKey;
 console.log(`
   Catalog + AI gateway federation is up.
@@ -16,6 +18,9 @@ console.log(`
     GraphiQL (offline):  ${system.gatewayUrl}/graphiql     Metrics: ${system.gatewayUrl}/metrics
     Subgraphs:           catalog ${system.catalogUrl}, ai ${system.aiUrl}
     Database:            ${config.databaseUrl ? 'DATABASE_URL' : `embedded PGlite under ${config.dataDir}`}
+    Runtime:             Node ${process.version}, pid ${process.pid}${
+      config.demoData ? `\n    Demo catalog:        tenant ${DEMO_TENANT_ID} (DEMO_DATA=false turns it off)` : ''
+    }
   ${
     usesDevKey
       ? `Get a token signed by the development key:

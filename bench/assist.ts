@@ -1,7 +1,7 @@
 // `npm run bench -- assist` (or `npx tsx bench/assist.ts`): the AI gateway's own overhead on the
 // assist path, with the tenant's quota on and then off in the same run.
 //
-// Starts the AI subgraph as its own process (subgraphs/ai/main.ts) on a throw-away DATA_DIR, routes
+// Starts the AI subgraph as its own process (processes/ai.main.ts) on a throw-away DATA_DIR, routes
 // a tenant to the `mock` provider at zero latency, and drives `assist` with autocannon at 1, 10 and
 // 100 concurrent connections. Overhead per request = client-measured latency minus the provider
 // time the gateway reports for that request (timings.providerMs), so what is left is HTTP, auth,
@@ -20,6 +20,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import { ensureDevKeyPair, mintToken } from '../platform/auth/dev-keys.js';
+import { newUlid } from '../platform/ids.js';
 import { createTestDatabase } from '../test/support/database.js';
 import { freePort, heading } from './lib.js';
 
@@ -75,6 +76,8 @@ async function runLevel(
     method: 'POST',
     headers,
     body,
+    // The subgraph's door refuses a mutation without an Idempotency-Key; each request is a new one.
+    requests: [{ setupRequest: (request) => ({ ...request, headers: { ...request.headers, 'idempotency-key': newUlid() } }) }],
     connections,
     pipelining: 1,
     duration,
@@ -135,7 +138,7 @@ export async function run(): Promise<void> {
   delete env.OPENAI_BASE_URL;
   if (databaseUrl) env.DATABASE_URL = databaseUrl;
   const nodeArgs = process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(ROOT, 'subgraphs/ai/main.ts')], {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(ROOT, 'processes/ai.main.ts')], {
     cwd: ROOT,
     env,
     // Kept, not printed: at the end of each level autocannon drops its connections mid-request and
@@ -164,7 +167,7 @@ export async function run(): Promise<void> {
 
     const rule = await fetch(`${base}/graphql`, {
       method: 'POST',
-      headers,
+      headers: { ...headers, 'idempotency-key': newUlid() },
       body: JSON.stringify({
         query: `mutation { createRoutingRule(input: { featureKey: "portal.triage", primary: { provider: "mock", model: "mock-1" }, fallbacks: [] }) { ruleId } }`,
       }),

@@ -6,12 +6,14 @@ import 'reflect-metadata';
 import { connectJetStreamBus } from '../events/bus/jetstream-bus.js';
 import { startEventWorker } from '../events/worker.js';
 import { feedWorkerMetrics } from '../events/worker-metrics.js';
+import { applyMigrations } from '../prisma/migrate.js';
 import { openPlatform } from '../platform/bootstrap.js';
 import { configOrExit, exitOnSignals } from '../platform/entrypoint.js';
 import { createMetrics, startMetricsServer } from '../platform/metrics.js';
 import { catalogConsumers } from '../subgraphs/catalog/consumers.js';
+import { loadWorkerProcessConfig } from '../processes/config.js';
 
-const config = configOrExit();
+const config = configOrExit(loadWorkerProcessConfig);
 const subjectPrefix = process.env.BENCH_SUBJECT_PREFIX ?? '';
 // ensureStreams updates a stream that already exists: a stream name left at its default (a new
 // stream added to the configuration, say) would rewrite the subjects of a stream someone else uses.
@@ -24,7 +26,7 @@ if (!subjectPrefix || shared.length) {
   );
   process.exit(2);
 }
-const platform = await openPlatform(config, 'bench-worker');
+const platform = await openPlatform(config, 'bench-worker', { migrate: applyMigrations });
 const bus = await connectJetStreamBus(config.natsUrl!, { logger: platform.logger });
 const worker = await startEventWorker({
   bus,
@@ -39,7 +41,7 @@ const worker = await startEventWorker({
   }),
 });
 const metrics = createMetrics();
-feedWorkerMetrics(metrics, worker, { db: platform.database.prisma, dlqStream: config.events.dlqStream });
+feedWorkerMetrics(metrics, worker, { db: platform.database.prisma, deadLetterStream: config.events.dlqStream });
 const metricsServer = await startMetricsServer({ host: config.host, port: config.ops.metricsPort, metrics });
 exitOnSignals(
   platform.logger,

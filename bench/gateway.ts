@@ -1,22 +1,27 @@
-// `npm run bench -- gateway`: one nested federated query — 20 courses, 3 versions each (catalog)
-// and each course's AI provenance (AI subgraph, an entity fetch on the same courses) — through
-//   (a) our gateway (gateway/main.ts: @apollo/gateway, JWT verification, limits, metrics),
-//   (b) Hive Gateway (@graphql-hive/gateway, from bench/peers) over the same subgraph processes
-//       and the same supergraph,
-//   (c) the catalog subgraph directly, for the part it answers alone (the limit: no planning, no
-//       second subgraph, no extra hop).
-// Same connections, same duration, one run; the order flips every round so drift (other users
-// of the machine) does not favour one target. Each gateway is one Node process.
-import { execFileSync } from 'node:child_process';
+// `npm run bench -- gateway`: three federated queries through
+//   (a) our gateway (processes/gateway.main.ts: @apollo/gateway, JWT verification, limits, metrics),
+//   (b) Hive Gateway (@graphql-hive/gateway, from bench/peers), default JavaScript query planner,
+//   (r) Hive Gateway with Hive Router's Rust query planner (`--hive-router-runtime`),
+//   (c) the catalog subgraph directly, for the part of the nested query it answers alone (the
+//       limit: no planning, no second subgraph, no extra hop),
+// all over the same subgraph processes and the same supergraph. The queries:
+//   nested    20 courses, 3 versions each (catalog) and each course's AI provenance (an entity
+//             fetch to the AI subgraph on the same courses);
+//   one-field one course's title: what a gateway costs when the subgraph does almost nothing;
+//   wide      50 courses with every field, every version field and every provenance field
+//             (~140 KB answers): serialisation and entity merging at size.
+// Same connections, same duration; the order flips every round so drift (other users of the
+// machine) does not favour one target. Each gateway is one Node process.
 import fs from 'node:fs/promises';
-import fsSync from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type autocannon from 'autocannon';
 import {
   DURATION,
+  HIVE_BIN,
   LOAD_HEADERS,
+  ensurePeers,
   PREWARM,
   ROOT,
   ROUNDS,
@@ -38,10 +43,8 @@ import { startStack } from './stack.js';
 
 const COURSES = 2_000;
 const PAGES = COURSES;
-const PEERS = path.join(ROOT, 'bench/peers');
-const HIVE_BIN = path.join(PEERS, 'node_modules/@graphql-hive/gateway/dist/bin.js');
 
-const FEDERATED = `query BenchCourses($after: String) {
+const NESTED = `query BenchCourses($after: String) {
   courses(first: 20, after: $after) {
     edges { node {
       courseId slug title visibility tags
@@ -51,24 +54,78 @@ const FEDERATED = `query BenchCourses($after: String) {
   }
 }`;
 
-/** What the catalog answers alone: the same query without the AI subgraph's field. */
-const CATALOG_PART = FEDERATED.replace(/\n\s*aiProvenance[^\n]*/, '');
+/** What the catalog answers alone: the nested query without the AI subgraph's field. */
+const CATALOG_PART = NESTED.replace(/\n\s*aiProvenance[^\n]*/, '');
 
-/**
- * Hive Gateway pulls ~750 packages, so it lives in bench/peers (design.md §3), installed here on
- * first use rather than with the root dependencies.
- */
-export function ensurePeers(): void {
-  if (fsSync.existsSync(HIVE_BIN)) return;
-  console.log('Installing the bench peers (Hive Gateway) into bench/peers/node_modules, once ...');
-  const lock = fsSync.existsSync(path.join(PEERS, 'package-lock.json'));
-  execFileSync('npm', [lock ? 'ci' : 'install', '--prefix', PEERS, '--no-audit', '--no-fund', '--loglevel=error'], {
-    stdio: 'inherit',
-    cwd: ROOT,
-  });
+const ONE_FIELD = `query BenchOneField($after: String) { courses(first: 1, after: $after) { edges { node { title } } } }`;
+
+const WIDE = `query BenchWide($after: String) {
+  courses(first: 50, after: $after) {
+    count
+    pageInfo { hasNextPage endCursor }
+    edges { cursor node {
+      courseId tenantId slug title description defaultLocale visibility tags etag sourceDraftId state
+      latestVersionLabel createdAt updatedAt
+      authors { userId role displayName }
+      taxonomy { taxonomyId nodePath }
+      cover { assetId }
+      localizedTitle { locale text }
+      localizedDescription { locale text }
+      versions {
+        courseVersionId courseId versionLabel publishedBy durationMinutes estimatedReadingMinutes locales
+        becameLatest changelog state sequence createdAt
+        moduleSummaries { id title lessonCount durationMinutes hasAssessments }
+        playPackage { playPackageId sha256 format }
+      }
+      aiProvenance(first: 3) {
+        provenanceId tenantId actorType actorId featureKey status mode templateId templateVersion
+        templateHash renderedPromptHash ruleId ruleVersion provider model outputHash inputTokens
+        outputTokens moderation reviewState review facilityId specialty subjectRef residency
+        legacyBackfill heldTextExpiresAt errorCode latencyMs providerLatencyMs createdAt completedAt
+        releasedText
+        attempts { provider model attempt outcome latencyMs errorCode }
+      }
+    } }
+  }
+}`;
+
+type Edges = Array<{ node: { versions?: unknown[]; aiProvenance?: unknown[] } }>;
+const edgesOf = (body: unknown): Edges | undefined => (body as { data?: { courses?: { edges?: Edges } } })?.data?.courses?.edges;
+
+interface Query {
+  name: string;
+  document: string;
+  /** Courses per page, versions and provenance per course the answer must hold before timing. */
+  courses: number;
+  versions?: number;
+  provenance?: number;
 }
 
-async function startHive(catalogUrl: string, aiUrl: string, dir: string): Promise<Proc & { url: string }> {
+const QUERIES: Query[] = [
+  { name: 'nested', document: NESTED, courses: 20, versions: 3, provenance: 3 },
+  { name: 'one-field', document: ONE_FIELD, courses: 1 },
+  { name: 'wide', document: WIDE, courses: 50, versions: 3, provenance: 3 },
+];
+
+function expectAnswer(query: Query, withProvenance = query.provenance !== undefined) {
+  return (status: number, body: unknown): string | undefined => {
+    const edges = edgesOf(body);
+    if (status !== 200 || (body as { errors?: unknown }).errors) return `status ${status} or errors`;
+    if (edges?.length !== query.courses) return `not ${query.courses} courses`;
+    if (query.versions !== undefined && edges.some((e) => e.node.versions?.length !== query.versions))
+      return `not ${query.versions} versions per course`;
+    if (withProvenance && edges.some((e) => e.node.aiProvenance?.length !== query.provenance))
+      return 'the AI subgraph field is not filled';
+    return undefined;
+  };
+}
+
+async function startHive(
+  catalogUrl: string,
+  aiUrl: string,
+  dir: string,
+  planner: 'javascript' | 'rust',
+): Promise<Proc & { url: string }> {
   // The committed supergraph names placeholder URLs (our gateway maps names at start); Hive reads
   // URLs from the file, so it gets a copy pointing at the running subgraphs.
   const sdl = (await fs.readFile(path.join(ROOT, 'gateway/supergraph.graphql'), 'utf8'))
@@ -91,10 +148,13 @@ async function startHive(catalogUrl: string, aiUrl: string, dir: string): Promis
 };\n`,
   );
   const port = await freePort();
-  const proc = await spawnNode('hive-gateway', HIVE_BIN, {
+  const args = ['supergraph', supergraph, '--port', String(port), '--host', '127.0.0.1', '-c', pathToFileURL(config).pathname];
+  // Hive Router's query planner (Rust, in process through napi) instead of the JavaScript one.
+  if (planner === 'rust') args.push('--hive-router-runtime');
+  const proc = await spawnNode(planner === 'rust' ? 'hive-gateway-rust' : 'hive-gateway', HIVE_BIN, {
     tsx: false,
     cwd: dir,
-    args: ['supergraph', supergraph, '--port', String(port), '--host', '127.0.0.1', '-c', pathToFileURL(config).pathname],
+    args,
     readyUrl: `http://127.0.0.1:${port}/readiness`,
   });
   return Object.assign(proc, { url: `http://127.0.0.1:${port}/graphql` });
@@ -118,110 +178,169 @@ function randomPages(query: string, headers: Record<string, string>): autocannon
   ];
 }
 
+interface Target {
+  key: 'a' | 'b' | 'r' | 'c';
+  label: string;
+  url: string;
+  proc: Proc;
+}
+
 interface Row extends LoadResult {
   round: number;
+  query: string;
+  key: Target['key'];
   rssPeakMb: number;
 }
 
-export async function run(): Promise<void> {
-  ensurePeers();
-  const connectionLevels = (process.env.BENCH_GATEWAY_CONNECTIONS ?? '16,64').split(',').map(Number);
-  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-gateway-'));
-  const stack = await startStack({
-    ai: true,
-    seed: (db) => seedCourses(db.url, { courses: COURSES, versionsPerCourse: 3, provenancePerCourse: 3 }),
+/** Same answer from every door before anything is timed; our answer is the reference. */
+async function checkAnswers(query: Query, gateways: Target[], catalog: Target, headers: Record<string, string>) {
+  const body = JSON.stringify({ query: query.document, variables: { after: encodeCursor(courseId(100)) } });
+  const answers: string[] = [];
+  for (const target of gateways) {
+    const answer = await probe(target.url, { method: 'POST', headers, body }, expectAnswer(query));
+    answers.push(JSON.stringify(answer));
+  }
+  answers.forEach((answer, index) => {
+    if (answer !== answers[0]) throw new Error(`${query.name}: ${gateways[index]!.label} answers differently from ours`);
   });
-  let hive: (Proc & { url: string }) | undefined;
-  try {
-    hive = await startHive(stack.catalog.url, stack.ai!.url, dir);
-    const token = await stack.keys.token(BENCH_TENANT, 'catalog.read ai.read');
-    const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'x-tenant-id': BENCH_TENANT };
-    const federated = JSON.stringify({ query: FEDERATED, variables: { after: encodeCursor(courseId(100)) } });
-    const catalogOnly = JSON.stringify({ query: CATALOG_PART, variables: { after: encodeCursor(courseId(100)) } });
+  console.log(`${query.name}: the same ${(answers[0]!.length / 1024).toFixed(1)} KB answer from every gateway`);
+  if (query.name === 'nested') {
+    const catalogBody = JSON.stringify({ query: CATALOG_PART, variables: { after: encodeCursor(courseId(100)) } });
+    await probe(catalog.url, { method: 'POST', headers, body: catalogBody }, expectAnswer(query, false));
+  }
+}
 
-    // Same answer from every door before anything is timed.
-    const expectFull = (status: number, body: unknown) => {
-      const edges = (
-        body as { data?: { courses?: { edges?: Array<{ node: { versions: unknown[]; aiProvenance?: unknown[] } }> } } }
-      )?.data?.courses?.edges;
-      if (status !== 200 || (body as { errors?: unknown }).errors) return `status ${status} or errors`;
-      if (edges?.length !== 20 || edges.some((e) => e.node.versions.length !== 3)) return 'not 20 courses with 3 versions each';
-      return undefined;
-    };
-    const ours = (await probe(
-      `${stack.gateway.url}/graphql`,
-      { method: 'POST', headers, body: federated },
-      expectFull,
-    )) as object;
-    const theirs = (await probe(hive.url, { method: 'POST', headers, body: federated }, expectFull)) as object;
-    if (JSON.stringify(ours) !== JSON.stringify(theirs)) throw new Error('our gateway and Hive Gateway answer differently');
-    const provenance = (ours as { data: { courses: { edges: Array<{ node: { aiProvenance: unknown[] } }> } } }).data.courses
-      .edges;
-    if (provenance.some((e) => e.node.aiProvenance.length !== 3)) throw new Error('the AI subgraph field is not filled');
-    await probe(stack.catalog.url, { method: 'POST', headers, body: catalogOnly }, expectFull);
+/** The targets a query is timed on: the three gateways, and the catalog alone for the nested one. */
+const targetsFor = (query: Query, gateways: Target[], catalog: Target) =>
+  query.name === 'nested' ? [...gateways, catalog] : gateways;
 
-    const targets: Array<{ label: string; url: string; query: string; proc: Proc }> = [
-      { label: '(a) our gateway', url: `${stack.gateway.url}/graphql`, query: FEDERATED, proc: stack.gateway },
-      { label: '(b) Hive Gateway', url: hive.url, query: FEDERATED, proc: hive },
-      { label: '(c) catalog subgraph direct (limit)', url: stack.catalog.url, query: CATALOG_PART, proc: stack.catalog },
-    ];
-    for (const target of targets) {
-      await measure(target.label, {
-        url: target.url,
-        connections: 16,
-        requests: randomPages(target.query, headers),
-        warmup: 0,
-        duration: PREWARM,
-      });
-    }
-    const rows: Row[] = [];
-    for (let round = 1; round <= ROUNDS; round++) {
+const documentFor = (query: Query, target: Target) => (target.key === 'c' ? CATALOG_PART : query.document);
+
+async function timeRounds(
+  queries: Query[],
+  gateways: Target[],
+  catalog: Target,
+  headers: Record<string, string>,
+  connectionLevels: number[],
+): Promise<Row[]> {
+  const rows: Row[] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const query of queries) {
+      const targets = targetsFor(query, gateways, catalog);
       const order = round % 2 === 1 ? targets : [...targets].reverse();
       for (const connections of connectionLevels) {
         for (const target of order) {
           const rss = sampleRss(target.proc);
-          const result = await measure(target.label, {
+          const result = await measure(`${target.label} · ${query.name}`, {
             url: target.url,
             connections,
-            requests: randomPages(target.query, headers),
+            requests: randomPages(documentFor(query, target), headers),
           });
-          rows.push({ ...result, round, rssPeakMb: rss.stop().peakMb });
+          rows.push({ ...result, round, query: query.name, key: target.key, rssPeakMb: rss.stop().peakMb });
         }
       }
     }
+  }
+  return rows;
+}
 
-    heading(`gateway: 20 courses × 3 versions + aiProvenance(first: 3), ${DURATION} s per run`);
-    console.log(
-      table(
-        ['>round', ...LOAD_HEADERS, '>RSS peak MB', 'load 1m'],
-        rows.map((r) => [r.round, ...loadResultRow(r, [f(r.rssPeakMb, 0)])]),
-      ),
-    );
-    console.log('\nRatios within each round and concurrency (ours / Hive; ours / limit):\n');
-    const ratioRows: Array<Array<string | number>> = [];
-    for (let round = 1; round <= ROUNDS; round++) {
+function report(rows: Row[], queries: Query[], connectionLevels: number[]): void {
+  heading(`gateway: nested, one-field and wide queries, ${DURATION} s per run, Node ${process.version}`);
+  console.log(
+    table(
+      ['>round', ...LOAD_HEADERS, '>RSS peak MB', 'load 1m'],
+      rows.map((r) => [r.round, ...loadResultRow(r, [f(r.rssPeakMb, 0)])]),
+    ),
+  );
+  console.log('\nRatios within each round, query and concurrency (ours / Hive JS planner; ours / Hive Rust planner):\n');
+  const ratioRows: Array<Array<string | number>> = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const query of queries) {
       for (const connections of connectionLevels) {
-        const pick = (prefix: string) =>
-          rows.find((r) => r.round === round && r.connections === connections && r.label.startsWith(prefix))!;
-        const [a, b, c] = [pick('(a)'), pick('(b)'), pick('(c)')];
+        const pick = (key: Target['key']) =>
+          rows.find((r) => r.round === round && r.query === query.name && r.connections === connections && r.key === key)!;
+        const [a, b, r] = [pick('a'), pick('b'), pick('r')];
+        const limit = query.name === 'nested' ? f(a.rps / pick('c').rps, 2) : '';
+        const met = a.rps >= r.rps && a.p95 <= r.p95 && a.rps >= b.rps;
         ratioRows.push([
           round,
+          query.name,
           connections,
           f(a.rps / b.rps, 2),
-          f(a.p95 / b.p95, 2),
-          f(a.rps / c.rps, 2),
-          a.rps >= b.rps && a.p95 <= b.p95 ? 'met' : 'missed',
+          f(a.rps / r.rps, 2),
+          f(a.p95 / r.p95, 2),
+          limit,
+          met ? 'met' : 'missed',
         ]);
       }
     }
-    console.log(
-      table(
-        ['>round', '>conns', '>RPS ours/Hive', '>p95 ours/Hive', '>RPS ours/limit', 'target (RPS ≥ Hive, p95 ≤ Hive)'],
-        ratioRows,
-      ),
-    );
+  }
+  console.log(
+    table(
+      [
+        '>round',
+        'query',
+        '>conns',
+        '>RPS ours/Hive JS',
+        '>RPS ours/Hive Rust',
+        '>p95 ours/Hive Rust',
+        '>RPS ours/limit',
+        'target (RPS ≥ both, p95 ≤ Rust)',
+      ],
+      ratioRows,
+    ),
+  );
+}
+
+export async function run(): Promise<void> {
+  ensurePeers();
+  const connectionLevels = (process.env.BENCH_GATEWAY_CONNECTIONS ?? '32').split(',').map(Number);
+  const only = process.env.BENCH_GATEWAY_QUERIES?.split(',');
+  const queries = only ? QUERIES.filter((q) => only.includes(q.name)) : QUERIES;
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-gateway-'));
+  const stack = await startStack({
+    ai: true,
+    // The wide query resolves ~64,000 fields by the cost walk's count (lists without a bound count
+    // as 10 items), over the 20,000 default: an analyst who needs it raises the limit, as here.
+    env: { QUERY_MAX_COST: '100000' },
+    seed: (db) => seedCourses(db.url, { courses: COURSES, versionsPerCourse: 3, provenancePerCourse: 3 }),
+  });
+  const peers: Array<Proc & { url: string }> = [];
+  try {
+    const hiveJs = await startHive(stack.catalog.url, stack.ai!.url, dir, 'javascript');
+    peers.push(hiveJs);
+    const hiveRust = await startHive(stack.catalog.url, stack.ai!.url, dir, 'rust');
+    peers.push(hiveRust);
+    const token = await stack.keys.token(BENCH_TENANT, 'catalog.read ai.assist');
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'x-tenant-id': BENCH_TENANT };
+    const gateways: Target[] = [
+      { key: 'a', label: '(a) our gateway', url: `${stack.gateway.url}/graphql`, proc: stack.gateway },
+      { key: 'b', label: '(b) Hive Gateway, JS planner', url: hiveJs.url, proc: hiveJs },
+      { key: 'r', label: '(r) Hive Gateway, Rust planner', url: hiveRust.url, proc: hiveRust },
+    ];
+    const catalog: Target = {
+      key: 'c',
+      label: '(c) catalog subgraph direct (limit)',
+      url: stack.catalog.url,
+      proc: stack.catalog,
+    };
+    for (const query of queries) await checkAnswers(query, gateways, catalog, headers);
+
+    for (const query of queries) {
+      for (const target of targetsFor(query, gateways, catalog)) {
+        await measure(`${target.label} · ${query.name}`, {
+          url: target.url,
+          connections: 16,
+          requests: randomPages(documentFor(query, target), headers),
+          warmup: 0,
+          duration: PREWARM,
+        });
+      }
+    }
+    const rows = await timeRounds(queries, gateways, catalog, headers, connectionLevels);
+    report(rows, queries, connectionLevels);
   } finally {
-    await hive?.stop();
+    for (const peer of peers) await peer.stop();
     await stack.stop();
     await fs.rm(dir, { recursive: true, force: true });
   }

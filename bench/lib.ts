@@ -25,6 +25,31 @@ export const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 export const PREWARM = Number(process.env.BENCH_PREWARM_SECONDS ?? 10);
 export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
 
+// ------------------------------------------------------------------ peers
+
+export const PEERS = path.join(ROOT, 'bench/peers');
+export const HIVE_BIN = path.join(PEERS, 'node_modules/@graphql-hive/gateway/dist/bin.js');
+export const PORTKEY_BIN = path.join(PEERS, 'node_modules/@portkey-ai/gateway/build/start-server.js');
+
+/**
+ * The peers (Hive Gateway with its Rust planner, Portkey's AI gateway) pull ~800 packages, so they
+ * live in bench/peers (design.md §3), installed here on first use rather than with the root.
+ */
+export function ensurePeers(): void {
+  if (
+    fs.existsSync(HIVE_BIN) &&
+    fs.existsSync(PORTKEY_BIN) &&
+    fs.existsSync(path.join(PEERS, 'node_modules/@graphql-hive/router-runtime'))
+  )
+    return;
+  console.log('Installing the bench peers into bench/peers/node_modules, once ...');
+  const lock = fs.existsSync(path.join(PEERS, 'package-lock.json'));
+  execFileSync('npm', [lock ? 'ci' : 'install', '--prefix', PEERS, '--no-audit', '--no-fund', '--loglevel=error'], {
+    stdio: 'inherit',
+    cwd: ROOT,
+  });
+}
+
 // ------------------------------------------------------------------ processes
 
 export interface Proc {
@@ -63,6 +88,8 @@ export interface SpawnOptions {
   cwd?: string;
   /** Run the entry with tsx (our TypeScript entries); false for plain JS (peers). */
   tsx?: boolean;
+  /** Another Node binary than the one running the bench (bench/startup.ts compares runtimes). */
+  nodePath?: string;
 }
 
 export async function spawnNode(name: string, entry: string, options: SpawnOptions = {}): Promise<Proc> {
@@ -81,7 +108,7 @@ export async function spawnNode(name: string, entry: string, options: SpawnOptio
     ? ['--cpu-prof', `--cpu-prof-dir=${path.join(process.env.BENCH_CPU_PROF_DIR, name)}`]
     : [];
   const nodeArgs = [...profile, ...(options.nodeArgs ?? []), ...(options.tsx === false ? [] : ['--import', 'tsx'])];
-  const child = spawn(process.execPath, [...nodeArgs, entry, ...(options.args ?? [])], {
+  const child = spawn(options.nodePath ?? process.execPath, [...nodeArgs, entry, ...(options.args ?? [])], {
     cwd: options.cwd ?? ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import path from 'node:path';
 import { ROOT, machine } from './lib.js';
 
-const SCENARIOS = ['gateway', 'rest-list', 'events', 'assist', 'scale'] as const;
+const SCENARIOS = ['gateway', 'rest-list', 'events', 'assist', 'assist-peer', 'scale'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 const asked = process.argv.slice(2).filter((a) => !a.startsWith('-'));
@@ -37,7 +37,7 @@ for (const name of asked.length ? (asked as Scenario[]) : SCENARIOS) {
     console.log(`\n(${name}: ${Math.round((Date.now() - started) / 1000)} s)`);
   } catch (error) {
     failed.push(name);
-    console.error(`\n${name} failed: ${(error as Error).stack ?? error}`);
+    console.error(`\n${name} failed: ${(error as Error).stack ?? error}`, (error as Error).cause ?? '');
   }
 }
 process.exit(failed.length ? 1 : 0);

@@ -51,7 +51,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     };
     const catalogPort = await freePort();
     const catalog = Object.assign(
-      await spawnNode('catalog', 'subgraphs/catalog/main.ts', {
+      await spawnNode('catalog', 'processes/catalog.main.ts', {
         env: { ...common, CATALOG_PORT: String(catalogPort) },
         nodeArgs: options.nodeArgs?.catalog,
         readyUrl: `http://127.0.0.1:${catalogPort}/healthz`,
@@ -63,7 +63,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     const aiPort = await freePort();
     if (options.ai) {
       ai = Object.assign(
-        await spawnNode('ai', 'subgraphs/ai/main.ts', {
+        await spawnNode('ai', 'processes/ai.main.ts', {
           env: { ...common, AI_PORT: String(aiPort) },
           nodeArgs: options.nodeArgs?.ai,
           readyUrl: `http://127.0.0.1:${aiPort}/healthz`,
@@ -74,7 +74,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     }
     const port = await freePort();
     const gateway = Object.assign(
-      await spawnNode('gateway', 'gateway/main.ts', {
+      await spawnNode('gateway', 'processes/gateway.main.ts', {
         env: { ...common, PORT: String(port), CATALOG_URL: catalog.url, AI_URL: ai?.url ?? `http://127.0.0.1:${aiPort}/graphql` },
         nodeArgs: options.nodeArgs?.gateway,
         readyUrl: `http://127.0.0.1:${port}/healthz`,

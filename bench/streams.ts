@@ -19,6 +19,8 @@ export interface BenchStreams {
     AUDIT_STREAM: string;
     AI_STREAM: string;
     BENCH_SUBJECT_PREFIX: string;
+    /** The bench plays the content service: the worker creates the producers' streams too. */
+    CREATE_PRODUCER_STREAMS: 'true';
   };
 }
 
@@ -38,6 +40,7 @@ export function benchStreams(): BenchStreams {
       AUDIT_STREAM: name('AUDIT'),
       AI_STREAM: name('AI'),
       BENCH_SUBJECT_PREFIX: prefix,
+      CREATE_PRODUCER_STREAMS: 'true',
     },
   };
 }

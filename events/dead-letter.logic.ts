@@ -1,6 +1,6 @@
 import type { Headers } from './bus/event-bus.js';
 
-export const DLQ_HEADERS = {
+export const DEAD_LETTER_HEADERS = {
   originalSubject: 'x-original-subject',
   error: 'x-error',
   stack: 'x-stack',
@@ -37,6 +37,19 @@ export interface DeadLetterInput {
   eventId?: string;
   eventType?: string;
   traceparent?: string;
+  /**
+   * The install directory: stack frames under it are written relative to it, so a dead letter
+   * says where in the code it failed without telling where (and as whom) the service is installed.
+   */
+  projectRoot?: string;
+}
+
+/** `stack` with every path under `root` (plain or as a file:// URL) made relative to it. */
+export function relativeStack(stack: string, root: string | undefined): string {
+  if (!root) return stack;
+  const dir = root.endsWith('/') ? root : `${root}/`;
+  const url = `file://${dir}`;
+  return stack.split(url).join('').split(dir).join('');
 }
 
 /**
@@ -49,19 +62,22 @@ export function deadLetterHeaders(input: DeadLetterInput): Headers {
   const error = input.error instanceof Error ? input.error : new Error(String(input.error));
   const code = (error as { code?: unknown }).code;
   const headers: Headers = {
-    [DLQ_HEADERS.originalSubject]: input.originalSubject,
-    [DLQ_HEADERS.error]: headerValue(`${typeof code === 'string' ? `${code}: ` : ''}${error.message || error.name}`, ERROR_MAX),
-    [DLQ_HEADERS.stack]: headerValue(error.stack ?? error.message, STACK_MAX),
-    [DLQ_HEADERS.retries]: String(Math.max(0, input.deliveryCount - 1)),
-    [DLQ_HEADERS.deliveries]: String(input.deliveryCount),
-    [DLQ_HEADERS.deadLetteredAt]: input.now.toISOString(),
-    [DLQ_HEADERS.consumer]: input.consumer,
-    [DLQ_HEADERS.originalStream]: input.originalStream,
-    [DLQ_HEADERS.originalSeq]: String(input.originalSeq),
+    [DEAD_LETTER_HEADERS.originalSubject]: input.originalSubject,
+    [DEAD_LETTER_HEADERS.error]: headerValue(
+      `${typeof code === 'string' ? `${code}: ` : ''}${error.message || error.name}`,
+      ERROR_MAX,
+    ),
+    [DEAD_LETTER_HEADERS.stack]: headerValue(relativeStack(error.stack ?? error.message, input.projectRoot), STACK_MAX),
+    [DEAD_LETTER_HEADERS.retries]: String(Math.max(0, input.deliveryCount - 1)),
+    [DEAD_LETTER_HEADERS.deliveries]: String(input.deliveryCount),
+    [DEAD_LETTER_HEADERS.deadLetteredAt]: input.now.toISOString(),
+    [DEAD_LETTER_HEADERS.consumer]: input.consumer,
+    [DEAD_LETTER_HEADERS.originalStream]: input.originalStream,
+    [DEAD_LETTER_HEADERS.originalSeq]: String(input.originalSeq),
     'Content-Type': 'application/json',
   };
-  if (input.eventId) headers[DLQ_HEADERS.eventId] = input.eventId;
-  if (input.eventType) headers[DLQ_HEADERS.eventType] = input.eventType;
+  if (input.eventId) headers[DEAD_LETTER_HEADERS.eventId] = input.eventId;
+  if (input.eventType) headers[DEAD_LETTER_HEADERS.eventType] = input.eventType;
   if (input.traceparent) headers.traceparent = input.traceparent;
   return headers;
 }
@@ -75,5 +91,7 @@ export function deadLetterSubject(prefix: string, originalSubject: string): stri
  * may both try, and the DLQ stream's duplicate window keeps one.
  */
 export function deadLetterMsgId(consumer: string, stream: string, seq: number): string {
+  // A wire name (Nats-Msg-Id): changing it would let a dead letter written before the change and
+  // its retry after it both land.
   return `dlq.${stream}.${consumer}.${seq}`;
 }

@@ -1,31 +1,9 @@
 import { newUlid } from '../platform/ids.js';
-import type { Clock } from './clock.js';
+import type { Clock } from '../platform/clock.js';
+import type { EventEnvelope } from './schemas/envelope-schema.js';
 import type { SchemaRegistry } from './schemas/registry.js';
 
-/** The envelope of every event (spec, "Event envelope"). */
-export interface EventEnvelope<P extends object = Record<string, unknown>> {
-  /** A bare ULID for the events we produce; "ULID-like" for the ones we consume. */
-  eventId: string;
-  /** `<domain>.<aggregate>.<event>`, e.g. `catalog.course_version.published`. */
-  eventType: string;
-  eventVersion: number;
-  /** `schemas://<domain>/<aggregate>/<event>/v<N>#sha256-<digest of the canonical schema>` */
-  schemaUri: string;
-  source: { service: string; instance: string; commit: string };
-  /** ISO 8601 UTC. */
-  occurredAt: string;
-  /** ISO 8601 UTC: when the event entered the event system (the outbox write). */
-  ingestedAt: string;
-  correlationId: string;
-  causationId: string;
-  tenantId: string;
-  actor: { type: string; id: string };
-  /** courseId, or taxonomyId for taxonomy events. */
-  partitionKey: string;
-  retentionClass: string;
-  dataResidency: string;
-  payload: P;
-}
+export type { ConsumedEnvelope, EventEnvelope } from './schemas/envelope-schema.js';
 
 export interface EventSource {
   service: string;

@@ -30,6 +30,41 @@ export async function recordInboxBatch(
   return new Set(inserted.map((row) => row.eventId));
 }
 
+/** The inbox consumer key under which `durable`'s dead letters are marked (see order-hold.logic.ts). */
+export function deadLetterConsumer(durable: string): string {
+  return `dead-letter:${durable}`;
+}
+
+/**
+ * Records that `durable` dead-lettered a message (`mark` = its stream sequence and event id), so
+ * later messages of its key waiting for it go ahead. A separate consumer key: the event itself
+ * stays unhandled, and a replay of it is handled as usual.
+ */
+export async function recordDeadLetterMark(db: Db | Tx, durable: string, mark: string, subject: string): Promise<void> {
+  await db.$executeRaw`
+    INSERT INTO "InboxEvent" (consumer, "eventId", subject) VALUES (${deadLetterConsumer(durable)}, ${mark}, ${subject})
+    ON CONFLICT (consumer, "eventId") DO NOTHING`;
+}
+
+/** Which of `eventIds` `durable` handled, and which of `marks` it dead-lettered, in one statement. */
+export async function settledAmong(
+  db: Db | Tx,
+  durable: string,
+  eventIds: readonly string[],
+  marks: readonly string[],
+): Promise<{ handled: Set<string>; deadLettered: Set<string> }> {
+  const handled = new Set<string>();
+  const deadLettered = new Set<string>();
+  if (!eventIds.length && !marks.length) return { handled, deadLettered };
+  const none = Prisma.sql`NULL`;
+  const rows = await db.$queryRaw<Array<{ consumer: string; eventId: string }>>`
+    SELECT consumer, "eventId" FROM "InboxEvent"
+     WHERE (consumer = ${durable} AND "eventId" IN (${eventIds.length ? Prisma.join(eventIds) : none}))
+        OR (consumer = ${deadLetterConsumer(durable)} AND "eventId" IN (${marks.length ? Prisma.join(marks) : none}))`;
+  for (const row of rows) (row.consumer === durable ? handled : deadLettered).add(row.eventId);
+  return { handled, deadLettered };
+}
+
 export async function inboxHas(db: Db | Tx, consumer: string, eventId: string): Promise<boolean> {
   return (await db.inboxEvent.count({ where: { consumer, eventId } })) > 0;
 }

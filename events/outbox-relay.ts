@@ -1,11 +1,12 @@
 import { deleteInBatches } from '../platform/db/batched-delete.js';
-import { Prisma, type Db } from '../platform/db/database.js';
+import { Prisma, type Db, type Tx } from '../platform/db/database.js';
 import { AppError } from '../platform/errors.js';
 import { newUlid } from '../platform/ids.js';
 import type { Logger } from '../platform/logger.js';
 import { extractContextFromHeaders, injectTraceHeaders, SpanKind, withSpan } from '../platform/telemetry.js';
 import type { EventBus } from './bus/event-bus.js';
-import { systemClock, type Clock } from './clock.js';
+import { systemClock, type Clock } from '../platform/clock.js';
+import { afterRelayRun, inPartitions, reportedFailure, type RelayFailure, type RelayTick } from './outbox-relay.logic.js';
 import { retryDelayMs } from './retry.logic.js';
 
 /** pg_try_advisory_xact_lock key of the relay: one publisher at a time across replicas. */
@@ -62,185 +63,223 @@ interface OutboxRow {
 }
 
 export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
-  const { db, bus, logger } = options;
-  const clock = options.clock ?? systemClock;
-  const batchSize = options.batchSize ?? 100;
-  const pollIntervalMs = options.pollIntervalMs ?? 1_000;
-  const status: RelayStatus = { running: false, consecutiveFailures: 0, publishedTotal: 0 };
-  let loop: Promise<void> | undefined;
-  let wakePoll: (() => void) | undefined;
-  let wakeAny: (() => void) | undefined;
-  let notified = false;
+  const loop = new RelayLoop(options);
+  return {
+    runOnce: () => loop.runOnce(),
+    start: () => loop.start(),
+    stop: () => loop.stop(),
+    notify: () => loop.notify(),
+    status: () => loop.status(),
+  };
+}
 
-  async function runOnce(): Promise<RelayRun> {
-    const result: RelayRun = await db.$transaction(
-      async (tx): Promise<RelayRun> => {
-        const [{ locked }] = await tx.$queryRaw<
-          Array<{ locked: boolean }>
-        >`SELECT pg_try_advisory_xact_lock(${OUTBOX_RELAY_LOCK}) AS locked`;
-        if (!locked) return { locked: false, published: 0 };
-        // Ids come from a sequence, so a transaction can take a lower id and commit after a
-        // higher one. Rows are only taken below the oldest transaction still running (the
-        // snapshot's xmin): an uncommitted lower row can never be overtaken, and a row is taken
-        // in id order once everything before it has settled.
-        //
-        // Transaction ids are cluster-wide, so a long transaction in ANOTHER database of the same
-        // server would hold that horizon back too. Those are left out when pg_stat_activity
-        // proves them foreign; an id it cannot place (already ended, or hidden from this role)
-        // still counts, so the refinement can only make the relay wait, never skip.
-        //
-        // One replica publishes at a time (the advisory lock) rather than replicas sharing rows
-        // with FOR UPDATE SKIP LOCKED: with skipping, replica B would publish row 2 of a course
-        // while replica A still holds row 1, and the stream would carry them out of order.
-        const rows = await tx.$queryRaw<OutboxRow[]>`
-          SELECT id, "eventId", subject, "partitionKey", envelope, headers FROM "OutboxEvent"
-          WHERE "publishedAt" IS NULL AND txid < (
-            SELECT COALESCE(min(xip::text::bigint), min(pg_snapshot_xmax(snap.s)::text::bigint))
-            FROM (SELECT pg_current_snapshot() AS s) snap
-            LEFT JOIN LATERAL pg_snapshot_xip(snap.s) AS xip ON xip::text::bigint % 4294967296 NOT IN (
-              SELECT backend_xid::text::bigint FROM pg_stat_activity
-              WHERE backend_xid IS NOT NULL AND datname IS DISTINCT FROM current_database()
-            )
-          )
-          ORDER BY id LIMIT ${batchSize}`;
-        // Rows of different partitions go out together (one ack round trip for many rows, not
-        // one each); rows of one partition one after the other, in id order, so the stream holds
-        // every partition in commit order. A failed row stops only its own partition: its later
-        // rows wait, since publishing past it would reorder that partition.
-        const partitions = new Map<string, OutboxRow[]>();
-        for (const row of rows) {
-          const partition = partitions.get(row.partitionKey);
-          if (partition) partition.push(row);
-          else partitions.set(row.partitionKey, [row]);
-        }
-        const published: bigint[] = [];
-        let failed: { row: OutboxRow; error: string } | undefined;
-        await Promise.all(
-          [...partitions.values()].map(async (partition) => {
-            for (const row of partition) {
-              try {
-                // Nats-Msg-Id = eventId: a row re-sent after a crash between publish and commit is
-                // dropped by the stream's duplicate window and reported as a duplicate, i.e. done.
-                // A producer span in the trace of the request that wrote the row; consumers continue from it.
-                const attributes = {
-                  'messaging.system': 'nats',
-                  'messaging.destination.name': row.subject,
-                  'messaging.message.id': row.eventId,
-                };
-                await withSpan(
-                  `publish ${row.subject}`,
-                  attributes,
-                  () =>
-                    bus.publish(`${options.subjectPrefix ?? ''}${row.subject}`, Buffer.from(JSON.stringify(row.envelope)), {
-                      msgId: row.eventId,
-                      headers: injectTraceHeaders({ ...(row.headers ?? {}) }),
-                    }),
-                  { kind: SpanKind.PRODUCER, parent: extractContextFromHeaders(row.headers ?? {}) },
-                );
-                published.push(row.id);
-              } catch (error) {
-                // The lowest-numbered failure is the one reported and counted.
-                if (!failed || row.id < failed.row.id) failed = { row, error: oneLine(error) };
-                return;
-              }
-            }
-          }),
-        );
-        if (published.length) {
-          await tx.$executeRaw`UPDATE "OutboxEvent" SET "publishedAt" = ${clock.now()} WHERE id IN (${Prisma.join(published)})`;
-        }
-        if (failed) {
-          await tx.$executeRaw`UPDATE "OutboxEvent" SET attempts = attempts + 1, "lastError" = ${failed.error} WHERE id = ${failed.row.id}`;
-        }
-        return {
-          locked: true,
-          published: published.length,
-          ...(failed ? { failed: { eventId: failed.row.eventId, error: failed.error } } : {}),
-        };
-      },
-      { timeout: options.transactionTimeoutMs ?? 60_000, maxWait: 10_000 },
-    );
-    status.lastRunAt = clock.now().toISOString();
-    status.publishedTotal += result.published;
+/** The relay's poll loop: a run, then the next one at once, after the poll interval, or after a backoff. */
+class RelayLoop {
+  private readonly clock: Clock;
+  private readonly batchSize: number;
+  private readonly state: RelayStatus = { running: false, consecutiveFailures: 0, publishedTotal: 0 };
+  private loop: Promise<void> | undefined;
+  private wakePoll: (() => void) | undefined;
+  private wakeAny: (() => void) | undefined;
+  private notified = false;
+
+  constructor(private readonly options: OutboxRelayOptions) {
+    this.clock = options.clock ?? systemClock;
+    this.batchSize = options.batchSize ?? 100;
+  }
+
+  status(): RelayStatus {
+    return { ...this.state };
+  }
+
+  async runOnce(): Promise<RelayRun> {
+    const { db, logger } = this.options;
+    const result = await db.$transaction((tx) => relayBatch(tx, this.options, this.clock, this.batchSize), {
+      timeout: this.options.transactionTimeoutMs ?? 60_000,
+      maxWait: 10_000,
+    });
+    this.state.lastRunAt = this.clock.now().toISOString();
+    this.state.publishedTotal += result.published;
     if (result.failed)
       logger.warn({ eventId: result.failed.eventId, err: result.failed.error }, 'outbox publish failed; the batch waits');
     return result;
   }
 
-  function wait(ms: number, wakeOnNotify: boolean): Promise<void> {
-    if (wakeOnNotify && notified) {
-      notified = false;
+  start(): void {
+    if (this.state.running) return;
+    this.state.running = true;
+    this.loop = this.poll();
+  }
+
+  async stop(): Promise<void> {
+    if (!this.state.running) return;
+    this.state.running = false;
+    this.wakeAny?.();
+    await this.loop;
+    // Events committed just before shutdown go out now rather than at the next start.
+    for (let i = 0; i < 10; i++) {
+      if ((await this.tick()) !== 'more') break;
+    }
+  }
+
+  notify(): void {
+    if (this.wakePoll) this.wakePoll();
+    else this.notified = true;
+  }
+
+  private async poll(): Promise<void> {
+    while (this.state.running) {
+      const outcome = await this.tick();
+      if (!this.state.running) break;
+      if (outcome === 'more') continue;
+      if (outcome === 'failed') await this.wait(this.backoffMs(), false);
+      else await this.wait(this.options.pollIntervalMs ?? 1_000, true);
+    }
+  }
+
+  private backoffMs(): number {
+    return retryDelayMs(this.state.consecutiveFailures, {
+      baseMs: this.options.retryBaseMs ?? 500,
+      maxMs: this.options.retryMaxMs ?? 30_000,
+    });
+  }
+
+  private async tick(): Promise<RelayTick> {
+    try {
+      const run = await this.runOnce();
+      if (run.failed) throw new Error(run.failed.error);
+      this.state.consecutiveFailures = 0;
+      this.state.lastError = undefined;
+      return afterRelayRun(run, this.batchSize);
+    } catch (error) {
+      this.state.consecutiveFailures += 1;
+      this.state.lastError = oneLine(error);
+      this.options.logger.warn(
+        { err: this.state.lastError, failures: this.state.consecutiveFailures },
+        'outbox relay run failed',
+      );
+      return 'failed';
+    }
+  }
+
+  /** Waits `ms`; cut short by stop(), and by notify() when `wakeOnNotify`. */
+  private wait(ms: number, wakeOnNotify: boolean): Promise<void> {
+    if (wakeOnNotify && this.notified) {
+      this.notified = false;
       return Promise.resolve();
     }
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
-        wakePoll = undefined;
-        wakeAny = undefined;
+        this.wakePoll = undefined;
+        this.wakeAny = undefined;
         resolve();
       };
       const timer = setTimeout(done, ms);
       timer.unref?.();
-      wakeAny = done;
-      if (wakeOnNotify) wakePoll = done;
+      this.wakeAny = done;
+      if (wakeOnNotify) this.wakePoll = done;
     });
   }
+}
 
-  async function tick(): Promise<'more' | 'idle' | 'failed'> {
-    try {
-      const run = await runOnce();
-      if (run.failed) throw new Error(run.failed.error);
-      status.consecutiveFailures = 0;
-      status.lastError = undefined;
-      return run.locked && run.published === batchSize ? 'more' : 'idle';
-    } catch (error) {
-      status.consecutiveFailures += 1;
-      status.lastError = oneLine(error);
-      logger.warn({ err: status.lastError, failures: status.consecutiveFailures }, 'outbox relay run failed');
-      return 'failed';
-    }
+/** One relay run, in its transaction: the lock, the rows that may go, their publishes, their marks. */
+async function relayBatch(tx: Tx, options: OutboxRelayOptions, clock: Clock, batchSize: number): Promise<RelayRun> {
+  const [{ locked }] = await tx.$queryRaw<
+    Array<{ locked: boolean }>
+  >`SELECT pg_try_advisory_xact_lock(${OUTBOX_RELAY_LOCK}) AS locked`;
+  if (!locked) return { locked: false, published: 0 };
+  const rows = await rowsReadyToPublish(tx, batchSize);
+  const { published, failed } = await publishByPartition(rows, (row) => publishRow(options, row));
+  if (published.length) {
+    await tx.$executeRaw`UPDATE "OutboxEvent" SET "publishedAt" = ${clock.now()} WHERE id IN (${Prisma.join(published.map((row) => row.id))})`;
   }
-
+  if (failed) {
+    await tx.$executeRaw`UPDATE "OutboxEvent" SET attempts = attempts + 1, "lastError" = ${failed.error} WHERE id = ${failed.row.id}`;
+  }
   return {
-    runOnce,
-    start() {
-      if (status.running) return;
-      status.running = true;
-      loop = (async () => {
-        while (status.running) {
-          const outcome = await tick();
-          if (!status.running) break;
-          if (outcome === 'more') continue;
-          if (outcome === 'failed') {
-            await wait(
-              retryDelayMs(status.consecutiveFailures, {
-                baseMs: options.retryBaseMs ?? 500,
-                maxMs: options.retryMaxMs ?? 30_000,
-              }),
-              false,
-            );
-          } else {
-            await wait(pollIntervalMs, true);
-          }
-        }
-      })();
-    },
-    async stop() {
-      if (!status.running) return;
-      status.running = false;
-      wakeAny?.();
-      await loop;
-      // Events committed just before shutdown go out now rather than at the next start.
-      for (let i = 0; i < 10; i++) {
-        if ((await tick()) !== 'more') break;
-      }
-    },
-    notify() {
-      if (wakePoll) wakePoll();
-      else notified = true;
-    },
-    status: () => ({ ...status }),
+    locked: true,
+    published: published.length,
+    ...(failed ? { failed: { eventId: failed.row.eventId, error: failed.error } } : {}),
   };
+}
+
+function rowsReadyToPublish(tx: Tx, batchSize: number): Promise<OutboxRow[]> {
+  // Ids come from a sequence, so a transaction can take a lower id and commit after a
+  // higher one. Rows are only taken below the oldest transaction still running (the
+  // snapshot's xmin): an uncommitted lower row can never be overtaken, and a row is taken
+  // in id order once everything before it has settled.
+  //
+  // Transaction ids are cluster-wide, so a long transaction in ANOTHER database of the same
+  // server would hold that horizon back too. Those are left out when pg_stat_activity
+  // proves them foreign; an id it cannot place (already ended, or hidden from this role)
+  // still counts, so the refinement can only make the relay wait, never skip.
+  //
+  // One replica publishes at a time (the advisory lock) rather than replicas sharing rows
+  // with FOR UPDATE SKIP LOCKED: with skipping, replica B would publish row 2 of a course
+  // while replica A still holds row 1, and the stream would carry them out of order.
+  return tx.$queryRaw<OutboxRow[]>`
+    SELECT id, "eventId", subject, "partitionKey", envelope, headers FROM "OutboxEvent"
+    WHERE "publishedAt" IS NULL AND txid < (
+      SELECT COALESCE(min(xip::text::bigint), min(pg_snapshot_xmax(snap.s)::text::bigint))
+      FROM (SELECT pg_current_snapshot() AS s) snap
+      LEFT JOIN LATERAL pg_snapshot_xip(snap.s) AS xip ON xip::text::bigint % 4294967296 NOT IN (
+        SELECT backend_xid::text::bigint FROM pg_stat_activity
+        WHERE backend_xid IS NOT NULL AND datname IS DISTINCT FROM current_database()
+      )
+    )
+    ORDER BY id LIMIT ${batchSize}`;
+}
+
+/**
+ * Rows of different partitions go out together (one ack round trip for many rows, not one each);
+ * rows of one partition one after the other, in id order, so the stream holds every partition in
+ * commit order. A failed row stops only its own partition: its later rows wait, since publishing
+ * past it would reorder that partition.
+ */
+async function publishByPartition(
+  rows: readonly OutboxRow[],
+  publish: (row: OutboxRow) => Promise<unknown>,
+): Promise<{ published: OutboxRow[]; failed?: RelayFailure<OutboxRow> }> {
+  const published: OutboxRow[] = [];
+  const failures: RelayFailure<OutboxRow>[] = [];
+  await Promise.all(
+    inPartitions(rows).map(async (partition) => {
+      for (const row of partition) {
+        try {
+          await publish(row);
+          published.push(row);
+        } catch (error) {
+          failures.push({ row, error: oneLine(error) });
+          return;
+        }
+      }
+    }),
+  );
+  return { published, failed: reportedFailure(failures) };
+}
+
+/**
+ * Nats-Msg-Id = eventId: a row re-sent after a crash between publish and commit is dropped by the
+ * stream's duplicate window and reported as a duplicate, i.e. done. A producer span in the trace
+ * of the request that wrote the row; consumers continue from it.
+ */
+function publishRow(options: OutboxRelayOptions, row: OutboxRow): Promise<unknown> {
+  const attributes = {
+    'messaging.system': 'nats',
+    'messaging.destination.name': row.subject,
+    'messaging.message.id': row.eventId,
+  };
+  return withSpan(
+    `publish ${row.subject}`,
+    attributes,
+    () =>
+      options.bus.publish(`${options.subjectPrefix ?? ''}${row.subject}`, Buffer.from(JSON.stringify(row.envelope)), {
+        msgId: row.eventId,
+        headers: injectTraceHeaders({ ...(row.headers ?? {}) }),
+      }),
+    { kind: SpanKind.PRODUCER, parent: extractContextFromHeaders(row.headers ?? {}) },
+  );
 }
 
 /** `months` calendar months before `now` (UTC). */

@@ -1,6 +1,6 @@
 import type { Db } from '../platform/db/database.js';
 import type { Logger } from '../platform/logger.js';
-import type { Clock } from './clock.js';
+import type { Clock } from '../platform/clock.js';
 import { purgeInbox } from './inbox.js';
 import { monthsBefore, purgeArchive } from './outbox-relay.js';
 

@@ -4,16 +4,41 @@ import type { EventWorker } from './worker.js';
 
 const OUTBOX_CACHE_MS = 5_000;
 
+// The event system's metrics; their names and labels are a contract (dashboards, docs/operations.md).
+const OUTBOX_BACKLOG = { name: 'outbox_backlog', help: 'Outbox events not yet published to the broker.', labelNames: [] };
+const OUTBOX_LAG = {
+  name: 'outbox_lag_seconds',
+  help: 'Age of the oldest unpublished outbox event (0 when the outbox is empty).',
+  labelNames: [],
+};
+const DLQ_DEPTH = { name: 'dlq_depth', help: 'Messages in the dead-letter stream.', labelNames: ['stream'] };
+const DLQ_ALERT = {
+  name: 'dlq_alert',
+  help: 'Dead-letter alert: 1 when the DLQ has been non-empty longer than DLQ_ALERT_MINUTES.',
+  labelNames: ['stream'],
+};
+const CONSUMER_REDELIVERIES = {
+  name: 'consumer_redeliveries_total',
+  help: 'Messages delivered again to a durable consumer (delivery count above 1).',
+  labelNames: ['consumer'],
+} as const;
+const SCHEMA_DIGEST_MISMATCHES = {
+  name: 'consumer_schema_digest_mismatches_total',
+  help: "Consumed events whose schemaUri digest differs from our copy of the producer's schema (handled all the same).",
+  labelNames: ['consumer'],
+} as const;
+
 /**
  * The event worker's metrics, read at scrape time from what the worker already tracks: outbox
  * backlog and lag (from the table, so every replica reports the same value: aggregate with max()),
- * DLQ depth and alert state (the DLQ monitor's last sample), and consumer redeliveries (the
- * handler failures that sent a message back, per durable).
+ * DLQ depth and alert state (the DLQ monitor's last sample), consumer redeliveries (the
+ * handler failures that sent a message back, per durable), and consumed events whose schemaUri
+ * digest differs from our copy of the producer's schema (per durable: a closed label set).
  */
 export function feedWorkerMetrics(
   metrics: Metrics,
   worker: Pick<EventWorker, 'health'>,
-  deps: { db: Db; dlqStream: string; cacheMs?: number },
+  deps: { db: Db; deadLetterStream: string; cacheMs?: number },
 ): () => void {
   const cacheMs = deps.cacheMs ?? OUTBOX_CACHE_MS;
   let cached: { at: number; row: Promise<{ backlog: number; lag: number }> } | undefined;
@@ -30,17 +55,26 @@ export function feedWorkerMetrics(
     }
     return cached.row;
   };
+  const redeliveries = metrics.counter(CONSUMER_REDELIVERIES);
+  const digestMismatches = metrics.counter(SCHEMA_DIGEST_MISMATCHES);
   const seen = new Map<string, number>();
+  const seenDigests = new Map<string, number>();
   const removers = [
-    metrics.feed('outbox_backlog', async () => (await outbox()).backlog),
-    metrics.feed('outbox_lag_seconds', async () => (await outbox()).lag),
-    metrics.feed('dlq_depth', () => [{ labels: { stream: deps.dlqStream }, value: worker.health().dlq.depth }]),
-    metrics.feed('dlq_alert', () => [{ labels: { stream: deps.dlqStream }, value: worker.health().dlq.alerting ? 1 : 0 }]),
+    metrics.feed(OUTBOX_BACKLOG, async () => (await outbox()).backlog),
+    metrics.feed(OUTBOX_LAG, async () => (await outbox()).lag),
+    // dlq_depth / dlq_alert are the metrics' wire names (dashboards and alerts query them).
+    metrics.feed(DLQ_DEPTH, () => [{ labels: { stream: deps.deadLetterStream }, value: worker.health().deadLetters.depth }]),
+    metrics.feed(DLQ_ALERT, () => [
+      { labels: { stream: deps.deadLetterStream }, value: worker.health().deadLetters.alerting ? 1 : 0 },
+    ]),
     metrics.onScrape(() => {
       for (const consumer of worker.health().consumers) {
         const delta = consumer.retried - (seen.get(consumer.durable) ?? 0);
-        if (delta > 0) metrics.consumerRedeliveries.inc({ consumer: consumer.durable }, delta);
+        if (delta > 0) redeliveries.inc({ consumer: consumer.durable }, delta);
         seen.set(consumer.durable, consumer.retried);
+        const mismatches = consumer.schemaDigestMismatches - (seenDigests.get(consumer.durable) ?? 0);
+        if (mismatches > 0) digestMismatches.inc({ consumer: consumer.durable }, mismatches);
+        seenDigests.set(consumer.durable, consumer.schemaDigestMismatches);
       }
     }),
   ];

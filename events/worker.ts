@@ -1,16 +1,18 @@
-import type { Config } from '../platform/config/config.js';
+import type { PlatformConfig } from '../platform/config/config.js';
+import type { EventsSlice } from './config.js';
 import type { Db } from '../platform/db/database.js';
 import type { Logger } from '../platform/logger.js';
 import type { EventBus } from './bus/event-bus.js';
-import { systemClock, type Clock } from './clock.js';
-import { startConsumer, type ConsumerHandle, type ConsumerSpec, type ConsumerStats } from './consumer-runner.js';
-import { createDlqMonitor, dlqDepth, type DlqMonitor } from './dlq.js';
-import type { DlqAlertState } from './dlq-monitor.logic.js';
+import { systemClock, type Clock } from '../platform/clock.js';
+import { startConsumer } from './consumer-runner.js';
+import type { ConsumerHandle, ConsumerSpec, ConsumerStats } from './consumer-spec.js';
+import { createDeadLetterMonitor, deadLetterDepth, type DeadLetterMonitor } from './dead-letters.js';
+import type { DeadLetterAlertState } from './dead-letter-monitor.logic.js';
 import { createEventProducer, type EventProducer } from './outbox.js';
 import { createRetentionJob, type RetentionJob } from './retention.js';
 import { createOutboxRelay, type OutboxRelay, type OutboxRelayOptions, type RelayStatus } from './outbox-relay.js';
 import { loadSchemaRegistry, type SchemaRegistry } from './schemas/registry.js';
-import { dlqSubjectPrefix, ensureStreams, type StreamOptions } from './streams.js';
+import { deadLetterSubjectPrefix, ensureStreams, type StreamOptions } from './streams.js';
 
 export type { ConsumerSpec };
 
@@ -18,7 +20,7 @@ export interface EventWorkerOptions {
   bus: EventBus;
   db: Db;
   logger: Logger;
-  config: Pick<Config, 'events' | 'service'>;
+  config: EventsSlice & Pick<PlatformConfig, 'service'>;
   consumers: ConsumerSpec[];
   registry?: SchemaRegistry;
   /** The producer handlers emit with; by default one for `serviceName` from the config. */
@@ -27,20 +29,20 @@ export interface EventWorkerOptions {
   clock?: Clock;
   streams?: StreamOptions;
   relay?: Pick<OutboxRelayOptions, 'batchSize' | 'pollIntervalMs' | 'retryBaseMs' | 'retryMaxMs'>;
-  dlqCheckIntervalMs?: number;
+  deadLetterCheckIntervalMs?: number;
   nakDelayMs?: (deliveryCount: number) => number;
 }
 
 export interface EventWorkerHealth {
   status: 'ok' | 'degraded';
   relay: RelayStatus;
-  dlq: DlqAlertState;
+  deadLetters: DeadLetterAlertState;
   consumers: Array<{ durable: string } & ConsumerStats>;
 }
 
 export interface EventWorker {
   relay: OutboxRelay;
-  dlqMonitor: DlqMonitor;
+  deadLetterMonitor: DeadLetterMonitor;
   retention: RetentionJob;
   producer: EventProducer;
   health(): EventWorkerHealth;
@@ -61,19 +63,22 @@ export async function startEventWorker(options: EventWorkerOptions): Promise<Eve
       source: { service: options.serviceName ?? 'catalog', instance: config.service.instance, commit: config.service.commit },
       dualPublishDays: config.events.dualPublishDays,
     });
-  const dlq = { stream: config.events.dlqStream, subjectPrefix: dlqSubjectPrefix(config.events, options.streams) };
+  const deadLetterStream = {
+    stream: config.events.dlqStream,
+    subjectPrefix: deadLetterSubjectPrefix(config.events, options.streams),
+  };
 
   await ensureStreams(bus, config, options.streams);
   const relay = createOutboxRelay({ db, bus, logger, clock, subjectPrefix: options.streams?.subjectPrefix, ...options.relay });
   relay.start();
-  const dlqMonitor = createDlqMonitor({
-    depth: () => dlqDepth(bus, dlq),
+  const deadLetterMonitor = createDeadLetterMonitor({
+    depth: () => deadLetterDepth(bus, deadLetterStream),
     alertAfterMs: config.events.dlqAlertMinutes * 60_000,
     logger,
     clock,
   });
-  await dlqMonitor.check();
-  dlqMonitor.start(options.dlqCheckIntervalMs);
+  await deadLetterMonitor.check();
+  deadLetterMonitor.start(options.deadLetterCheckIntervalMs);
   const retention = createRetentionJob({
     db,
     clock,
@@ -95,7 +100,7 @@ export async function startEventWorker(options: EventWorkerOptions): Promise<Eve
           registry,
           producer,
           clock,
-          dlq,
+          deadLetterStream,
           maxDeliver: spec.maxDeliver ?? config.events.maxDeliver,
           ackWaitMs: spec.ackWaitMs ?? config.events.ackWaitSeconds * 1000,
           nakDelayMs: options.nakDelayMs,
@@ -106,7 +111,7 @@ export async function startEventWorker(options: EventWorkerOptions): Promise<Eve
   } catch (error) {
     await Promise.all(consumers.map((c) => c.stop()));
     await relay.stop();
-    dlqMonitor.stop();
+    deadLetterMonitor.stop();
     await retention.stop();
     throw error;
   }
@@ -114,16 +119,16 @@ export async function startEventWorker(options: EventWorkerOptions): Promise<Eve
 
   return {
     relay,
-    dlqMonitor,
+    deadLetterMonitor,
     retention,
     producer,
     health() {
       const relayStatus = relay.status();
-      const dlqState = dlqMonitor.state();
+      const deadLetterState = deadLetterMonitor.state();
       return {
-        status: dlqState.alerting || relayStatus.consecutiveFailures > 0 ? 'degraded' : 'ok',
+        status: deadLetterState.alerting || relayStatus.consecutiveFailures > 0 ? 'degraded' : 'ok',
         relay: relayStatus,
-        dlq: dlqState,
+        deadLetters: deadLetterState,
         consumers: consumers.map((c) => ({ durable: c.durable, ...c.stats() })),
       };
     },
@@ -131,7 +136,7 @@ export async function startEventWorker(options: EventWorkerOptions): Promise<Eve
       await Promise.all(consumers.map((c) => c.stop()));
       // After the consumers: the events their last handlers wrote go out with this flush.
       await relay.stop();
-      dlqMonitor.stop();
+      deadLetterMonitor.stop();
       await retention.stop();
       logger.info('event worker stopped');
     },

@@ -1,8 +1,7 @@
 import fs from 'node:fs/promises';
-import type http from 'node:http';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { send } from '../platform/http/http.js';
+import { reply, type Endpoint, type EndpointTable } from '../platform/http/pipeline.js';
 
 /**
  * GraphiQL served from the npm packages (graphiql 3's UMD build on React 18's UMD build): no CDN,
@@ -103,12 +102,11 @@ const SECURITY_HEADERS = {
   'referrer-policy': 'no-referrer',
 };
 
-export interface GraphiqlRoute {
-  /** Serves the page and its assets; false when the path is not GraphiQL's. */
-  handle(req: http.IncomingMessage, res: http.ServerResponse, pathname: string): Promise<boolean>;
-}
-
-export function graphiqlRoute(): GraphiqlRoute {
+/**
+ * The page and its assets as public endpoints (GET and HEAD). Asset files are read from the npm
+ * packages on first use and kept: they are a few hundred kilobytes and never change at run time.
+ */
+export function graphiqlEndpoints(): EndpointTable {
   const require = createRequire(import.meta.url);
   const cache = new Map<string, Buffer>();
   const read = async (name: string): Promise<Buffer> => {
@@ -120,36 +118,38 @@ export function graphiqlRoute(): GraphiqlRoute {
     cache.set(name, body);
     return body;
   };
+  const page = (route: string, handle: Endpoint['handle']): Endpoint => ({ route, access: 'public', errors: 'problem', handle });
+  const pageEndpoint = page(GRAPHIQL_PATH, async () =>
+    reply(200, PAGE, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache', ...SECURITY_HEADERS }),
+  );
+  const initEndpoint = page(`${GRAPHIQL_PATH}/assets/init.js`, async () =>
+    reply(200, INIT, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache', ...SECURITY_HEADERS }),
+  );
+  const assetEndpoint = page(`${GRAPHIQL_PATH}/assets/{asset}`, async (exchange) =>
+    reply(200, await read(exchange.params.asset), {
+      'content-type': ASSETS[exchange.params.asset].type,
+      'cache-control': 'public, max-age=3600',
+      ...SECURITY_HEADERS,
+    }),
+  );
   return {
-    async handle(req, res, pathname) {
-      if (pathname !== GRAPHIQL_PATH && !pathname.startsWith(`${GRAPHIQL_PATH}/`)) return false;
-      if (req.method !== 'GET' && req.method !== 'HEAD') {
-        send(res, 405, 'Method Not Allowed', { allow: 'GET, HEAD', 'content-type': 'text/plain' });
-        return true;
-      }
-      if (pathname === GRAPHIQL_PATH || pathname === `${GRAPHIQL_PATH}/`) {
-        send(res, 200, PAGE, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache', ...SECURITY_HEADERS });
-        return true;
-      }
-      const name = pathname.slice(`${GRAPHIQL_PATH}/assets/`.length);
-      if (name === 'init.js') {
-        send(res, 200, INIT, {
-          'content-type': 'text/javascript; charset=utf-8',
-          'cache-control': 'no-cache',
-          ...SECURITY_HEADERS,
-        });
-        return true;
-      }
-      if (!pathname.startsWith(`${GRAPHIQL_PATH}/assets/`) || !Object.hasOwn(ASSETS, name)) {
-        send(res, 404, 'Not Found', { 'content-type': 'text/plain' });
-        return true;
-      }
-      send(res, 200, await read(name), {
-        'content-type': ASSETS[name].type,
-        'cache-control': 'public, max-age=3600',
-        ...SECURITY_HEADERS,
-      });
-      return true;
+    resolve(exchange) {
+      const { pathname } = exchange.url;
+      const assetName = pathname.startsWith(`${GRAPHIQL_PATH}/assets/`)
+        ? pathname.slice(`${GRAPHIQL_PATH}/assets/`.length)
+        : undefined;
+      const endpoint =
+        pathname === GRAPHIQL_PATH || pathname === `${GRAPHIQL_PATH}/`
+          ? pageEndpoint
+          : assetName === 'init.js'
+            ? initEndpoint
+            : assetName !== undefined && Object.hasOwn(ASSETS, assetName)
+              ? assetEndpoint
+              : undefined;
+      if (!endpoint) return { kind: 'not_found' };
+      if (exchange.method !== 'GET' && exchange.method !== 'HEAD') return { kind: 'method_not_allowed', allow: ['GET', 'HEAD'] };
+      const params: Record<string, string> = assetName ? { asset: assetName } : {};
+      return { kind: 'found', endpoint, params };
     },
   };
 }

@@ -1,15 +1,14 @@
 import { createTokenVerifier, type TokenVerifier } from './auth/verifier.js';
 import { ensureDevKeyPair } from './auth/dev-keys.js';
-import type { Config } from './config/config.js';
+import type { PlatformConfig } from './config/config.js';
 import { openDatabase, type Database } from './db/database.js';
 import { createLogger, type Logger } from './logger.js';
-import { applyMigrations } from '../prisma/migrate.js';
 
 /**
  * The token verifier of the configuration: the identity provider's keys when configured, else
  * the development key pair under DATA_DIR (embedded default, logged loudly).
  */
-export async function createVerifierFromConfig(config: Config, logger: Logger): Promise<TokenVerifier> {
+export async function createVerifierFromConfig(config: PlatformConfig, logger: Logger): Promise<TokenVerifier> {
   const common = {
     issuer: config.auth.issuer,
     audience: config.auth.audience,
@@ -25,22 +24,29 @@ export async function createVerifierFromConfig(config: Config, logger: Logger): 
 }
 
 export interface Platform {
-  config: Config;
+  config: PlatformConfig;
   logger: Logger;
   database: Database;
   verifier: TokenVerifier;
 }
 
-/** Opens what every process needs: logger, migrated database, token verifier. */
-export async function openPlatform(config: Config, name: string): Promise<Platform> {
+/** Brings a database up to the schema the code expects; answers the names of the steps it applied. */
+export type Migrate = (databaseUrl: string) => Promise<string[]>;
+
+/**
+ * Opens what every process needs: logger, database (migrated by the entry point's `migrate`: the
+ * migrations belong to prisma/, above this floor), token verifier.
+ */
+export async function openPlatform(config: PlatformConfig, name: string, deps: { migrate: Migrate }): Promise<Platform> {
   const logger = createLogger({ level: config.logLevel, name });
+  logger.info({ node: process.version, pid: process.pid }, `starting ${name} on Node ${process.version}`);
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.dbPoolSize,
     logger,
   });
-  const applied = await applyMigrations(database.url);
+  const applied = await deps.migrate(database.url);
   if (applied.length) logger.info({ applied }, 'database migrations applied');
   const verifier = await createVerifierFromConfig(config, logger);
   return { config, logger, database, verifier };

@@ -1,26 +1,23 @@
 import { createHash } from 'node:crypto';
+import canonicalize from 'canonicalize';
 
 /**
- * RFC 8785 (JSON Canonicalization Scheme) for the JSON values we hash: object keys sorted by UTF-16
- * code units, no whitespace, numbers in ECMAScript form (JSON.stringify already emits them so).
+ * RFC 8785 (JSON Canonicalization Scheme), by `canonicalize` (the implementation of the RFC's
+ * author): members sorted by UTF-16 code units at every depth, no whitespace, numbers in ECMAScript
+ * form, NaN, Infinity and lone surrogates refused. Values go through JSON.stringify's rules first:
+ * a Date becomes its ISO string, an undefined member is left out, an undefined array item is null.
  */
 export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') {
-    if (typeof value === 'number' && !Number.isFinite(value)) throw new TypeError('Non-finite numbers are not JSON');
-    if (value === undefined) throw new TypeError('undefined is not JSON');
-    return JSON.stringify(value);
-  }
-  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item === undefined ? null : item)).join(',')}]`;
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, item]) => item !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`;
+  const text = canonicalize(value);
+  if (text === undefined) throw new TypeError(`canonical JSON cannot represent ${typeof value}`);
+  return text;
 }
 
 export function sha256Hex(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
+/** Lowercase hex SHA-256 of the canonical form: equal values get equal hashes whatever their layout. */
 export function canonicalHash(value: unknown): string {
   return sha256Hex(canonicalJson(value));
 }

@@ -1,14 +1,31 @@
-import { ConfigError, loadConfig, type Config } from './config/config.js';
+import { ConfigError, type Env } from './config/env.js';
 import type { Logger } from './logger.js';
+import { DependencyUnreachableError } from './reach-dependency.js';
 
-/** Loads the configuration or exits with the message that names the bad variable. */
-export function configOrExit(): Config {
+/** Loads the process's configuration with `load`, or exits with the message that names the bad variable. */
+export function configOrExit<C>(load: (env: Env) => C): C {
   try {
-    return loadConfig();
+    return load(process.env);
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(error.message);
       process.exit(2);
+    }
+    throw error;
+  }
+}
+
+/**
+ * Runs the start-up steps that reach the database, NATS and Redis; when one cannot be reached the
+ * process exits 1 after the one line that names the variable and the address.
+ */
+export async function startOrExit<T>(start: () => Promise<T>): Promise<T> {
+  try {
+    return await start();
+  } catch (error) {
+    if (error instanceof DependencyUnreachableError) {
+      console.error(error.message);
+      process.exit(1);
     }
     throw error;
   }

@@ -8,18 +8,20 @@ import { send } from './http/http.js';
  * Prometheus metrics of one process, on a registry created here and passed to whoever records (no
  * prom-client default registry, so two systems in one test process never mix their numbers).
  *
+ * This module declares the generic metrics every process has (HTTP and GraphQL requests, process
+ * metrics). Each part declares its own metrics on the same registry (gateway/metrics.ts,
+ * subgraphs/ai/metrics.ts, events/worker-metrics.ts) with `counter`, `histogram`, `gauge` and
+ * `feed`; their names and labels are a contract (dashboards, docs/operations.md).
+ *
  * Counters and histograms are recorded where things happen. Gauges that describe a store (outbox
  * backlog, DLQ depth, HITL queue, breaker state) are read when Prometheus scrapes: the owning
  * module registers a source with `feed()`, and nothing polls in between.
  */
-export type FedGauge =
-  | 'outbox_backlog'
-  | 'outbox_lag_seconds'
-  | 'dlq_depth'
-  | 'dlq_alert'
-  | 'provider_breaker_state'
-  | 'hitl_queue_depth'
-  | 'hitl_queue_oldest_age_seconds';
+export interface MetricDefinition<L extends string = string> {
+  name: string;
+  help: string;
+  labelNames: readonly L[];
+}
 
 export interface Sample {
   labels?: Record<string, string>;
@@ -28,28 +30,6 @@ export interface Sample {
 
 /** A number for an unlabelled gauge, or one sample per label set. */
 export type GaugeSource = () => Promise<number | Sample[]> | number | Sample[];
-
-/** provider_breaker_state values. */
-export const BREAKER_STATE = { closed: 0, half_open: 1, open: 2 } as const;
-
-const FED_GAUGES: Record<FedGauge, { help: string; labelNames: string[] }> = {
-  outbox_backlog: { help: 'Outbox events not yet published to the broker.', labelNames: [] },
-  outbox_lag_seconds: { help: 'Age of the oldest unpublished outbox event (0 when the outbox is empty).', labelNames: [] },
-  dlq_depth: { help: 'Messages in the dead-letter stream.', labelNames: ['stream'] },
-  dlq_alert: {
-    help: 'Dead-letter alert: 1 when the DLQ has been non-empty longer than DLQ_ALERT_MINUTES.',
-    labelNames: ['stream'],
-  },
-  provider_breaker_state: {
-    help: 'Circuit breaker per model provider: 0 closed, 1 half-open, 2 open.',
-    labelNames: ['provider'],
-  },
-  hitl_queue_depth: { help: 'AI outputs waiting for human review, per reviewer queue.', labelNames: ['queue'] },
-  hitl_queue_oldest_age_seconds: {
-    help: 'Age of the oldest output waiting for review, per reviewer queue.',
-    labelNames: ['queue'],
-  },
-};
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const SOURCE_TIMEOUT_MS = 2_000;
@@ -63,62 +43,26 @@ export interface Metrics {
   readonly graphqlErrors: Counter<'service' | 'operation' | 'code'>;
   /** Operations refused by the gateway's limits (depth, cost) before any subgraph is called. */
   readonly graphqlRejections: Counter<'limit'>;
-  readonly subgraphFetch: Histogram<'subgraph' | 'outcome'>;
-  readonly consumerRedeliveries: Counter<'consumer'>;
-  readonly quotaRejections: Counter<'limit'>;
-  readonly providerDuration: Histogram<'provider' | 'outcome'>;
-  readonly providerErrors: Counter<'provider' | 'code'>;
-  /** Outputs released without review because HITL is switched off (rollback phase 2). */
-  readonly hitlPassthrough: Counter<'feature'>;
+  /** A part's counter on this registry: declared by its first caller, shared by every later one. */
+  counter<L extends string>(definition: MetricDefinition<L>): Counter<L>;
+  /** A part's histogram on this registry, declared once like `counter`. */
+  histogram<L extends string>(definition: MetricDefinition<L> & { buckets?: number[] }): Histogram<L>;
+  /** A part's gauge set where things happen (a fed gauge is read at scrape time instead: `feed`). */
+  gauge<L extends string>(definition: MetricDefinition<L>): Gauge<L>;
   /**
    * Registers a scrape-time source for a gauge (the gauge appears with its first source); returns
    * a function that removes it. A failing or slow source (2 s) is left out of that scrape and
    * counted in metrics_source_errors_total.
    */
-  feed(gauge: FedGauge, source: GaugeSource): () => void;
+  feed(gauge: MetricDefinition, source: GaugeSource): () => void;
   /** Runs `fn` before each scrape, e.g. to turn a component's cumulative stats into counter increments. */
   onScrape(fn: () => void | Promise<void>): () => void;
   render(): Promise<{ contentType: string; body: string }>;
 }
 
-export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
-  const registry = new Registry();
-  if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
-  const registers = [registry];
-  const feedErrors = new Counter({
-    name: 'metrics_source_errors_total',
-    help: 'Gauge sources that failed or timed out during a scrape (the gauge is left out).',
-    labelNames: ['gauge'],
-    registers,
-  });
-
-  // Fed gauges exist only in a process that has a source for them: the gateway process does not
-  // report an outbox backlog of 0 while the worker process holds the real one.
-  const fed = new Map<FedGauge, { gauge: Gauge<string>; sources: Set<GaugeSource> }>();
-
-  const scrapeHooks = new Set<() => void | Promise<void>>();
-
-  const refreshFed = async () => {
-    for (const hook of scrapeHooks)
-      await Promise.resolve()
-        .then(hook)
-        .catch(() => feedErrors.inc({ gauge: 'on_scrape' }));
-    for (const [name, { gauge, sources }] of fed) {
-      gauge.reset();
-      for (const source of sources) {
-        try {
-          const value = await withTimeout(Promise.resolve(source()), SOURCE_TIMEOUT_MS);
-          const samples = typeof value === 'number' ? [{ value }] : value;
-          for (const sample of samples) gauge.set(sample.labels ?? {}, sample.value);
-        } catch {
-          feedErrors.inc({ gauge: name });
-        }
-      }
-    }
-  };
-
+/** The request metrics every process declares at once. */
+function requestMetrics(registers: Registry[]) {
   return {
-    registry,
     httpRequests: new Counter({
       name: 'http_requests_total',
       help: 'HTTP requests answered, by service, method, route template and status.',
@@ -157,49 +101,48 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
       labelNames: ['limit'],
       registers,
     }),
-    subgraphFetch: new Histogram({
-      name: 'subgraph_fetch_duration_seconds',
-      help: 'Gateway to subgraph fetch latency, by subgraph and outcome (ok, error, unavailable).',
-      labelNames: ['subgraph', 'outcome'],
-      buckets: LATENCY_BUCKETS,
-      registers,
-    }),
-    consumerRedeliveries: new Counter({
-      name: 'consumer_redeliveries_total',
-      help: 'Messages delivered again to a durable consumer (delivery count above 1).',
-      labelNames: ['consumer'],
-      registers,
-    }),
-    quotaRejections: new Counter({
-      name: 'quota_rejections_total',
-      help: 'AI requests refused by the per-tenant quota, by limit.',
-      labelNames: ['limit'],
-      registers,
-    }),
-    providerDuration: new Histogram({
-      name: 'provider_request_duration_seconds',
-      help: 'Model provider call latency per attempt, by provider and outcome.',
-      labelNames: ['provider', 'outcome'],
-      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-      registers,
-    }),
-    providerErrors: new Counter({
-      name: 'provider_errors_total',
-      help: 'Failed model provider attempts, by provider and error code.',
-      labelNames: ['provider', 'code'],
-      registers,
-    }),
-    hitlPassthrough: new Counter({
-      name: 'hitl_passthrough_total',
-      help: 'AI outputs passed through without human review because HITL is disabled.',
-      labelNames: ['feature'],
-      registers,
-    }),
-    feed(name, source) {
+  };
+}
+
+/** Gauges read at scrape time from the sources their owners register. */
+function fedGauges(registry: Registry) {
+  const registers = [registry];
+  const feedErrors = new Counter({
+    name: 'metrics_source_errors_total',
+    help: 'Gauge sources that failed or timed out during a scrape (the gauge is left out).',
+    labelNames: ['gauge'],
+    registers,
+  });
+  // Fed gauges exist only in a process that has a source for them: the gateway process does not
+  // report an outbox backlog of 0 while the worker process holds the real one.
+  const fed = new Map<string, { gauge: Gauge<string>; sources: Set<GaugeSource> }>();
+  const scrapeHooks = new Set<() => void | Promise<void>>();
+
+  const readSources = async (name: string, gauge: Gauge<string>, sources: Set<GaugeSource>) => {
+    gauge.reset();
+    for (const source of sources) {
+      try {
+        const value = await withTimeout(Promise.resolve(source()), SOURCE_TIMEOUT_MS);
+        const samples = typeof value === 'number' ? [{ value }] : value;
+        for (const sample of samples) gauge.set(sample.labels ?? {}, sample.value);
+      } catch {
+        feedErrors.inc({ gauge: name });
+      }
+    }
+  };
+
+  return {
+    async refresh() {
+      for (const hook of scrapeHooks)
+        await Promise.resolve()
+          .then(hook)
+          .catch(() => feedErrors.inc({ gauge: 'on_scrape' }));
+      for (const [name, { gauge, sources }] of fed) await readSources(name, gauge, sources);
+    },
+    feed({ name, help, labelNames }: MetricDefinition, source: GaugeSource): () => void {
       let entry = fed.get(name);
       if (!entry) {
-        const { help, labelNames } = FED_GAUGES[name];
-        entry = { gauge: new Gauge({ name, help, labelNames, registers }), sources: new Set() };
+        entry = { gauge: new Gauge({ name, help, labelNames: [...labelNames], registers }), sources: new Set() };
         fed.set(name, entry);
       }
       const { sources } = entry;
@@ -212,15 +155,44 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
         }
       };
     },
-    onScrape(fn) {
+    onScrape(fn: () => void | Promise<void>): () => void {
       scrapeHooks.add(fn);
       return () => scrapeHooks.delete(fn);
     },
+  };
+}
+
+export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
+  const registry = new Registry();
+  if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  const gauges = fedGauges(registry);
+  return {
+    registry,
+    ...requestMetrics(registers),
+    // Parts ask for their metrics wherever they are wired; the first asker declares each one.
+    counter: <L extends string>({ name, help, labelNames }: MetricDefinition<L>) =>
+      declaredOnce(registry, name, () => new Counter<L>({ name, help, labelNames: [...labelNames], registers })),
+    histogram: <L extends string>({ name, help, labelNames, buckets }: MetricDefinition<L> & { buckets?: number[] }) =>
+      declaredOnce(
+        registry,
+        name,
+        () => new Histogram<L>({ name, help, labelNames: [...labelNames], buckets: buckets ?? LATENCY_BUCKETS, registers }),
+      ),
+    gauge: <L extends string>({ name, help, labelNames }: MetricDefinition<L>) =>
+      declaredOnce(registry, name, () => new Gauge<L>({ name, help, labelNames: [...labelNames], registers })),
+    feed: gauges.feed,
+    onScrape: gauges.onScrape,
     async render() {
-      await refreshFed();
+      await gauges.refresh();
       return { contentType: registry.contentType, body: await registry.metrics() };
     },
   };
+}
+
+/** The metric of that name on the registry, or the one `declare` creates (and registers) now. */
+function declaredOnce<M>(registry: Registry, name: string, declare: () => M): M {
+  return (registry.getSingleMetric(name) as M | undefined) ?? declare();
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
@@ -232,9 +204,17 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 }
 
 /** Operation names come from clients: keep the label set bounded. */
-export function operationLabel(name: string | null | undefined): string {
-  if (!name) return 'anonymous';
-  return /^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(name) ? name : 'invalid';
+/**
+ * The `operation` label of a GraphQL operation: its name when the service knows it (the REST
+ * table's documents, and the subgraph fetches the gateway plans for them: `RestCourses__catalog__0`),
+ * else `other`. Clients name their operations freely; a label taken from them would grow a series
+ * per name they invent.
+ */
+export function operationLabel(name: string | null | undefined, known: ReadonlySet<string>): string {
+  if (!name) return 'other';
+  if (known.has(name)) return name;
+  const planned = /^(.+)__[a-z]+__\d+$/.exec(name)?.[1];
+  return planned !== undefined && known.has(planned) ? planned : 'other';
 }
 
 /** `GET /metrics`: Prometheus text format. */
@@ -243,8 +223,9 @@ export async function serveMetrics(
   res: http.ServerResponse,
   metrics: Metrics | undefined,
 ): Promise<void> {
-  if (!metrics) throw new AppError('NOT_FOUND', 'Metrics are not enabled in this process');
-  if (req.method !== 'GET') throw new AppError('METHOD_NOT_ALLOWED', 'Use GET for /metrics', { headers: { allow: 'GET' } });
+  if (!metrics) throw new AppError('request.not_found', 'Metrics are not enabled in this process');
+  if (req.method !== 'GET')
+    throw new AppError('request.method_not_allowed', 'Use GET for /metrics', { headers: { allow: 'GET' } });
   const { contentType, body } = await metrics.render();
   send(res, 200, body, { 'content-type': contentType, 'cache-control': 'no-store' });
 }

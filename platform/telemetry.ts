@@ -14,16 +14,13 @@ import {
 } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  BatchSpanProcessor,
-  NodeTracerProvider,
-  ParentBasedSampler,
-  TraceIdRatioBasedSampler,
-} from '@opentelemetry/sdk-trace-node';
+import { OTLPTraceExporter as GrpcTraceExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
+import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as ProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
+import { BatchSpanProcessor, NodeTracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace-node';
 import { PrismaInstrumentation } from '@prisma/instrumentation';
-import type { Config } from './config/config.js';
+import type { PlatformConfig, OtlpProtocol } from './config/config.js';
 
 /**
  * OpenTelemetry for the whole process. OTel keeps its tracer provider, context manager and
@@ -32,17 +29,27 @@ import type { Config } from './config/config.js';
  *
  * Context propagation (AsyncLocalStorage + W3C `traceparent`) is always on, so log lines, the
  * `traceparent` sent to subgraphs and the one put on NATS messages agree on one trace id. Spans are
- * recorded and exported only when an OTLP endpoint is configured.
+ * recorded and exported only when an OTLP endpoint is configured. The standard variables are read by
+ * the SDK packages themselves, not re-implemented here: the exporter of the chosen protocol reads
+ * OTEL_EXPORTER_OTLP_* (endpoint, headers, timeout, compression, certificates), the tracer provider
+ * OTEL_TRACES_SAMPLER (+ `_ARG`; parent-based always-on by default) and the span limits, the batch
+ * processor OTEL_BSP_*, the environment detector OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME.
+ * Only the protocol, which picks the exporter package, is ours (validated by the configuration).
+ * (@opentelemetry/sdk-node would do the same and more, but brings metrics and logs exporters for
+ * every protocol too: about 80 MB more in a production install for nothing this service uses.)
  */
 export interface TelemetryOptions {
-  /** Full OTLP/HTTP traces URL (`…/v1/traces`); undefined = nothing is exported. */
+  /**
+   * Export spans over OTLP with this protocol; without `url` the exporter takes the endpoint and the
+   * rest of its settings from the standard OTEL_EXPORTER_OTLP_* variables.
+   */
+  otlp?: { protocol: OtlpProtocol; url?: string };
+  /** Shorthand for `otlp: { protocol: 'http/json', url }`, a full `…/v1/traces` URL (tests). */
   tracesUrl?: string;
-  headers?: Record<string, string>;
+  /** `service.name` unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES says otherwise. */
   serviceName: string;
   serviceInstance?: string;
   serviceVersion?: string;
-  /** Share of new traces that are sampled (a caller's sampling decision is kept). */
-  sampleRatio?: number;
 }
 
 export interface Telemetry {
@@ -53,41 +60,57 @@ export interface Telemetry {
 
 const TRACER_NAME = 'catalog-ai-federation';
 
-/** OTEL_SERVICE_NAME wins over the process's own name (main, gateway, catalog, ai, worker). */
-export function telemetryOptions(config: Config, processName: string): TelemetryOptions {
+/** Exports when an OTLP endpoint is set (and OTEL_SDK_DISABLED is not); named after the process. */
+export function telemetryOptions(config: PlatformConfig, processName: string): TelemetryOptions {
+  const otel = config.ops.otel;
   return {
-    tracesUrl: config.ops.otel.tracesUrl,
-    headers: config.ops.otel.headers,
-    serviceName: config.ops.otel.serviceName ?? `catalog-ai-federation-${processName}`,
+    otlp: otel.tracesUrl ? { protocol: otel.protocol } : undefined,
+    serviceName: `catalog-ai-federation-${processName}`,
     serviceInstance: config.service.instance,
     serviceVersion: config.service.commit,
-    sampleRatio: config.ops.otel.sampleRatio,
   };
 }
 
-let started: { telemetry: Telemetry; provider?: NodeTracerProvider } | undefined;
+let started: Telemetry | undefined;
 
 /**
  * Call before anything handles traffic (main.ts and each entry point do it right after reading the
  * configuration). Only one setup per process: a second call returns the first.
  */
 export function startTelemetry(options: TelemetryOptions): Telemetry {
-  if (started) return started.telemetry;
-  if (!options.tracesUrl) {
-    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-    const telemetry: Telemetry = { exporting: false, shutdown: async () => {} };
-    started = { telemetry };
-    return telemetry;
-  }
+  if (started) return started;
+  const otlp = options.otlp ?? (options.tracesUrl ? { protocol: 'http/json' as const, url: options.tracesUrl } : undefined);
+  started = otlp ? startExporting(options, otlpExporter(otlp.protocol, otlp.url)) : startPropagationOnly();
+  return started;
+}
+
+function startPropagationOnly(): Telemetry {
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  return { exporting: false, shutdown: async () => {} };
+}
+
+function otlpExporter(protocol: OtlpProtocol, url: string | undefined): SpanExporter {
+  const config = url ? { url } : {};
+  if (protocol === 'grpc') return new GrpcTraceExporter(config);
+  if (protocol === 'http/json') return new JsonTraceExporter(config);
+  return new ProtobufTraceExporter(config);
+}
+
+function startExporting(options: TelemetryOptions, exporter: SpanExporter): Telemetry {
   const provider = new NodeTracerProvider({
-    resource: resourceFromAttributes({
-      'service.name': options.serviceName,
-      ...(options.serviceInstance ? { 'service.instance.id': options.serviceInstance } : {}),
-      ...(options.serviceVersion ? { 'service.version': options.serviceVersion } : {}),
-    }),
-    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(options.sampleRatio ?? 1) }),
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: options.tracesUrl, headers: options.headers ?? {} }))],
+    // Our defaults, then what OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME say: an operator wins.
+    resource: defaultResource()
+      .merge(
+        resourceFromAttributes({
+          'service.name': options.serviceName,
+          ...(options.serviceInstance ? { 'service.instance.id': options.serviceInstance } : {}),
+          ...(options.serviceVersion ? { 'service.version': options.serviceVersion } : {}),
+        }),
+      )
+      .merge(detectResources({ detectors: [envDetector] })),
+    // No sampler given: the provider builds the one OTEL_TRACES_SAMPLER names.
+    spanProcessors: [new BatchSpanProcessor(exporter)],
   });
   provider.register({ propagator: new W3CTraceContextPropagator() });
   // Prisma 7 reports its spans through a global helper this sets (no module patching involved),
@@ -96,7 +119,7 @@ export function startTelemetry(options: TelemetryOptions): Telemetry {
   prisma.setTracerProvider(provider);
   prisma.enable();
   let shutdown: Promise<void> | undefined;
-  const telemetry: Telemetry = {
+  return {
     exporting: true,
     shutdown: () =>
       (shutdown ??= (async () => {
@@ -104,13 +127,11 @@ export function startTelemetry(options: TelemetryOptions): Telemetry {
         await provider.shutdown();
       })()),
   };
-  started = { telemetry, provider };
-  return telemetry;
 }
 
 /** Flushes and stops the process's telemetry, if any was started. */
 export async function shutdownTelemetry(): Promise<void> {
-  await started?.telemetry.shutdown();
+  await started?.shutdown();
 }
 
 function tracer() {

@@ -1,13 +1,15 @@
 // `npm run db:migrate`: applies pending migrations to DATABASE_URL, or to the embedded PGlite
 // database under DATA_DIR when it is unset.
-import { loadConfig } from '../platform/config/config.js';
-import { startEmbeddedPostgres } from '../platform/db/database.js';
-import { createLogger } from '../platform/logger.js';
 import path from 'node:path';
+import { loadPlatformConfig } from '../platform/config/config.js';
+import { reachDatabase, startEmbeddedPostgres } from '../platform/db/database.js';
+import { configOrExit, startOrExit } from '../platform/entrypoint.js';
+import { createLogger } from '../platform/logger.js';
 import { applyMigrations } from './migrate.js';
 
-const config = loadConfig();
+const config = configOrExit(loadPlatformConfig);
 const logger = createLogger({ level: config.logLevel, name: 'migrate' });
+if (config.databaseUrl) await startOrExit(() => reachDatabase(config.databaseUrl!));
 const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres(path.join(config.dataDir, 'pglite'), logger);
 try {
   const applied = await applyMigrations(config.databaseUrl ?? embedded!.url);

@@ -1,8 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { projectPath, RUNTIME_FILES } from '../platform/project-files.js';
 
 /**
  * Applies prisma/migrations/<name>/migration.sql in name order and records each in
@@ -10,7 +10,7 @@ import pg from 'pg';
  * either tool can take over. An advisory lock (Prisma's own key) makes concurrent replicas wait
  * instead of racing; an applied migration whose file changed stops start-up.
  */
-export const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
+export const MIGRATIONS_DIR = projectPath(RUNTIME_FILES.migrations);
 const PRISMA_ADVISORY_LOCK = 72707369;
 
 export interface Migration {

@@ -8,6 +8,8 @@ export interface GraphQLErrorLike {
 /** Members of `extensions` that describe the transport, not the problem, or must never leave. */
 const INTERNAL_EXTENSIONS = new Set(['code', 'status', 'serviceName', 'stacktrace', 'exception', 'http', 'retryAfterSeconds']);
 
+const DEFAULT_RETRY_AFTER_SECONDS = 1;
+
 /**
  * Maps the first GraphQL error of a REST route's operation to the problem the REST door answers,
  * with the same code as the GraphQL door. A validation error can only mean the supergraph lacks
@@ -19,7 +21,7 @@ export function errorFromGraphQL(errors: ReadonlyArray<GraphQLErrorLike>): AppEr
   const extensions = error?.extensions ?? {};
   const code = typeof extensions.code === 'string' ? extensions.code : 'INTERNAL_SERVER_ERROR';
   if (code === 'GRAPHQL_VALIDATION_FAILED' || code === 'GRAPHQL_PARSE_FAILED') {
-    return new AppError('not_implemented', 'This route is not available yet: the graph does not offer its operation', {
+    return new AppError('request.not_implemented', 'This route is not available yet: the graph does not offer its operation', {
       status: 501,
     });
   }
@@ -33,6 +35,9 @@ export function errorFromGraphQL(errors: ReadonlyArray<GraphQLErrorLike>): AppEr
   if (typeof retryAfter === 'number' && Number.isFinite(retryAfter) && retryAfter >= 0) {
     headers['retry-after'] = String(Math.ceil(retryAfter));
     details.retryAfterSeconds = retryAfter;
+  } else if (status === 429 || status === 503) {
+    // Every 429 and 503 of the REST door says when to retry (the OpenAPI document promises it).
+    headers['retry-after'] = String(DEFAULT_RETRY_AFTER_SECONDS);
   }
   // A server error without a status of ours did not come from an AppError: its text may be internal.
   const message =

@@ -2,8 +2,10 @@ import { idPattern, type IdKind } from '../platform/ids.js';
 import type { JsonSchema } from './validation.js';
 
 /**
- * JSON Schemas (2020-12) of the REST requests. Every object is closed (additionalProperties:
- * false), so an unknown or misspelt field is a 400 naming it rather than silently ignored.
+ * JSON Schemas (2020-12) of the REST requests and answers; the OpenAPI document publishes them as
+ * they are. Every object is closed (additionalProperties: false): an unknown or misspelt request
+ * field is a 400 naming it rather than silently ignored, and an answer has exactly its documented
+ * members.
  */
 export const id = (kind: IdKind): JsonSchema => ({ type: 'string', pattern: idPattern(kind) });
 
@@ -39,6 +41,7 @@ const residency: JsonSchema = { type: 'string', pattern: '^[A-Z][A-Z0-9_]{1,31}$
 
 export const courseIdParams = closed({ courseId: id('course') }, ['courseId']);
 export const provenanceIdParams = closed({ provenanceId: id('provenance') }, ['provenanceId']);
+export const routingRuleIdParams = closed({ ruleId: id('routingRule') }, ['ruleId']);
 
 export const coursesQuery = closed({
   cursor: { type: 'string', minLength: 1, maxLength: 512 },
@@ -47,23 +50,47 @@ export const coursesQuery = closed({
 
 export const emptyQuery = closed({});
 
+const coverBody = closed({ assetId: id('mediaAsset') }, ['assetId']);
+
+const metadataBodyMembers: Record<string, JsonSchema> = {
+  defaultLocale: locale,
+  tags: { type: 'array', maxItems: 100, uniqueItems: true, items: text(100) },
+  authors: {
+    type: 'array',
+    maxItems: 100,
+    items: closed({ userId: id('user'), role: text(50), displayName: text(200) }, ['userId', 'role', 'displayName']),
+  },
+  taxonomy: {
+    type: 'array',
+    maxItems: 100,
+    items: closed({ taxonomyId: id('taxonomy'), nodePath: text(500) }, ['taxonomyId', 'nodePath']),
+  },
+};
+
+/** `application/json`: each member given replaces the course's member whole (a locale map included). */
 export const updateCourseMetadataBody: JsonSchema = {
+  ...closed({ title: localeMap, description: localeMap, cover: coverBody, ...metadataBodyMembers }),
+  minProperties: 1,
+};
+
+/** A locale map in a merge patch: a text sets the locale, null removes it, unnamed locales stay. */
+const localeMapPatch: JsonSchema = {
+  type: 'object',
+  maxProperties: 100,
+  propertyNames: { pattern: LOCALE_PATTERN, maxLength: 35 },
+  additionalProperties: { anyOf: [text(20_000), { type: 'null' }] },
+};
+
+/**
+ * `application/merge-patch+json` (RFC 7396): locale maps merge, `cover: null` removes the cover,
+ * arrays and strings replace. Null is refused for members a course cannot be without.
+ */
+export const mergePatchCourseMetadataBody: JsonSchema = {
   ...closed({
-    title: localeMap,
-    description: localeMap,
-    defaultLocale: locale,
-    tags: { type: 'array', maxItems: 100, uniqueItems: true, items: text(100) },
-    cover: closed({ assetId: id('mediaAsset') }, ['assetId']),
-    authors: {
-      type: 'array',
-      maxItems: 100,
-      items: closed({ userId: id('user'), role: text(50), displayName: text(200) }, ['userId', 'role', 'displayName']),
-    },
-    taxonomy: {
-      type: 'array',
-      maxItems: 100,
-      items: closed({ taxonomyId: id('taxonomy'), nodePath: text(500) }, ['taxonomyId', 'nodePath']),
-    },
+    title: localeMapPatch,
+    description: localeMapPatch,
+    cover: { anyOf: [coverBody, { type: 'null' }] },
+    ...metadataBodyMembers,
   }),
   minProperties: 1,
 };
@@ -96,3 +123,144 @@ export const replayDeadLettersBody = closed({
   maxCount: { type: 'integer', minimum: 1, maximum: 10_000 },
   dryRun: { type: 'boolean' },
 });
+
+// ------------------------------------------------------------------ answers
+
+const string: JsonSchema = { type: 'string' };
+const integer: JsonSchema = { type: 'integer' };
+const dateTime: JsonSchema = { type: 'string', format: 'date-time' };
+/** A member that may be null; unions of a scalar type stay one `type` list. */
+const orNull = (schema: JsonSchema): JsonSchema =>
+  typeof schema.type === 'string' && schema.type !== 'object' && schema.type !== 'array'
+    ? { ...schema, type: [schema.type, 'null'] }
+    : { anyOf: [schema, { type: 'null' }] };
+/** A closed object whose every member is present (null where the value is absent). */
+const record = (properties: Record<string, JsonSchema>): JsonSchema => closed(properties, Object.keys(properties));
+
+const localeText: JsonSchema = { type: 'object', propertyNames: { pattern: LOCALE_PATTERN }, additionalProperties: string };
+const localized = record({ locale, text: string });
+
+/** A course as the REST door answers it: the spec's fields plus the locale resolved for Accept-Language. */
+export const course = record({
+  courseId: id('course'),
+  slug: string,
+  title: localeText,
+  description: localeText,
+  defaultLocale: locale,
+  visibility: string,
+  authors: { type: 'array', items: record({ userId: string, role: string, displayName: string }) },
+  taxonomy: { type: 'array', items: record({ taxonomyId: string, nodePath: string }) },
+  tags: { type: 'array', items: string },
+  cover: orNull(record({ assetId: string })),
+  etag: string,
+  sourceDraftId: orNull(string),
+  localizedTitle: orNull(localized),
+  localizedDescription: orNull(localized),
+});
+
+export const coursesPage = record({
+  items: { type: 'array', maxItems: 100, items: course },
+  nextCursor: { type: ['string', 'null'], description: 'Pass as `cursor` for the next page; null on the last page.' },
+});
+
+/** The answer of POST /v1/ai/assist for one status (`completed` 200, `pending_review` 202). */
+const assistResult = (status: 'completed' | 'pending_review'): JsonSchema =>
+  record({
+    provenanceId: id('provenance'),
+    status: { const: status },
+    mode: { enum: ['live', 'shadow'] },
+    text: orNull(string),
+    provider: orNull(string),
+    model: orNull(string),
+    reviewState: orNull(string),
+    outputHash: orNull(string),
+    template: orNull(record({ templateId: string, version: integer, hash: string })),
+    timings: record({ totalMs: integer, providerMs: orNull(integer), queueMs: orNull(integer) }),
+  });
+
+export const assistCompleted = assistResult('completed');
+export const assistPendingReview = assistResult('pending_review');
+
+export const provenance = record({
+  provenanceId: id('provenance'),
+  tenantId: id('tenant'),
+  actorType: string,
+  actorId: string,
+  featureKey: string,
+  status: string,
+  mode: string,
+  templateId: orNull(string),
+  templateVersion: orNull(integer),
+  templateHash: orNull(string),
+  renderedPromptHash: orNull(string),
+  ruleId: orNull(string),
+  ruleVersion: orNull(integer),
+  provider: orNull(string),
+  model: orNull(string),
+  attempts: {
+    type: 'array',
+    items: record({ provider: string, model: string, outcome: string, latencyMs: integer, errorCode: orNull(string) }),
+  },
+  outputHash: orNull(string),
+  moderation: { description: 'The moderation verdict as recorded (any JSON value), null when none ran.' },
+  reviewState: orNull(string),
+  review: orNull({ type: 'object' }),
+  facilityId: orNull(string),
+  specialty: orNull(string),
+  subjectRef: orNull(string),
+  residency: orNull(string),
+  legacyBackfill: { type: 'boolean' },
+  errorCode: orNull(string),
+  latencyMs: orNull(integer),
+  createdAt: dateTime,
+  completedAt: orNull(dateTime),
+});
+
+const providerTarget = record({ provider: string, model: string });
+
+/** A routing rule with its versions; `version` repeats `activeVersion` (the version now in force). */
+export const routingRule = record({
+  ruleId: id('routingRule'),
+  version: orNull(integer),
+  tenantId: { type: ['string', 'null'], description: 'null for a global rule' },
+  featureKey: orNull(string),
+  residency: orNull(string),
+  activeVersion: orNull(integer),
+  versions: {
+    type: 'array',
+    items: record({
+      version: integer,
+      primary: providerTarget,
+      fallbacks: { type: 'array', items: providerTarget },
+      createdBy: string,
+      createdAt: dateTime,
+    }),
+  },
+});
+
+export const deadLetterReplay = record({ matched: { type: 'integer', minimum: 0 }, replayed: { type: 'integer', minimum: 0 } });
+
+/** Relayed from the AI gateway; `unknown` when its answer could not be read. */
+export const aiHealth = closed(
+  {
+    status: { enum: ['ok', 'degraded', 'down', 'unknown'] },
+    service: { const: 'ai' },
+    dependencies: { type: 'object', description: 'database, quota, vault and provider circuits' },
+    checkedInMs: integer,
+  },
+  ['status'],
+);
+
+/** RFC 9457 problem details with the stable `code`; a problem may carry more members (`path`, `acceptedScopes`, ...). */
+export const problem: JsonSchema = {
+  type: 'object',
+  required: ['type', 'title', 'status', 'detail', 'code'],
+  properties: {
+    type: { type: 'string', description: '`urn:problem:<code>`' },
+    title: string,
+    status: { type: 'integer', minimum: 400, maximum: 599 },
+    detail: string,
+    code: string,
+    instance: string,
+  },
+};

@@ -3,6 +3,8 @@
  * Pure; the route table applies these to the data of its GraphQL operations.
  */
 
+import { LOCALE_PATTERN } from './schemas.js';
+
 /** The course fields of the spec, plus the Accept-Language resolution of its locale maps. */
 export const COURSE_FIELDS = `
   courseId slug title description defaultLocale visibility
@@ -58,14 +60,21 @@ export function strongEtag(etag: string): string {
   return /^"[\x21\x23-\x7e\x80-\xff]*"$/.test(etag) ? etag : `"${etag.replace(/["\\\s]/g, '')}"`;
 }
 
-/** The locales the text of the response is in, in order of first use (RFC 9110 §8.5). */
+const LANGUAGE_TAG = new RegExp(LOCALE_PATTERN);
+
+/**
+ * The locales the text of the response is in, in order of first use (RFC 9110 §8.5). Only valid
+ * language tags are named: a stored code that is not one (written before consumed events were
+ * checked, e.g. with a CR/LF in it) would make the header, and so the whole answer, fail.
+ */
 export function contentLanguage(courses: CourseData[]): string | undefined {
   const locales = new Set<string>();
   for (const course of courses) {
     if (course.localizedTitle) locales.add(course.localizedTitle.locale);
     if (course.localizedDescription) locales.add(course.localizedDescription.locale);
   }
-  return locales.size ? [...locales].join(', ') : undefined;
+  const valid = [...locales].filter((locale) => locale.length <= 35 && LANGUAGE_TAG.test(locale));
+  return valid.length ? valid.join(', ') : undefined;
 }
 
 export function localeHeaders(courses: CourseData[]): Record<string, string> {

@@ -3,6 +3,8 @@
  * (JetStream semantics): `jetstream-bus.ts` over NATS, `in-process-bus.ts` in memory for the
  * embedded mode and tests. `test/integration/events/bus.contract.test.ts` holds both to them.
  */
+import type { StreamShape } from './stream-config.logic.js';
+
 export type Headers = Record<string, string>;
 
 export interface StreamSpec {
@@ -81,6 +83,13 @@ export interface StoredMessage {
   time: Date;
 }
 
+export interface ReadStreamOptions {
+  filterSubject?: string;
+  fromSeq?: number;
+  toSeq?: number;
+  maxCount?: number;
+}
+
 export interface StreamState {
   messages: number;
   firstSeq: number;
@@ -94,18 +103,36 @@ export interface MaxDeliveriesAdvisory {
   deliveries: number;
 }
 
+/** What ensureStream did. */
+export type StreamOutcome = 'created' | 'updated' | 'unchanged';
+
 export interface EventBus {
   readonly kind: 'jetstream' | 'in-process';
-  /** Creates the stream or updates it to `spec`. */
-  ensureStream(spec: StreamSpec): Promise<void>;
+  /**
+   * Creates the stream as `spec` says when it is missing. An existing stream keeps what its
+   * operator set: only subjects it lacks are added and replicas raised, never lowered
+   * (stream-config.logic.ts).
+   */
+  ensureStream(spec: StreamSpec): Promise<StreamOutcome>;
+  /** The stream's subjects and replicas, or undefined when it does not exist. */
+  streamConfig(name: string): Promise<(StreamShape & { maxAgeMs: number }) | undefined>;
   deleteStream(name: string): Promise<void>;
   streamState(name: string): Promise<StreamState>;
   publish(subject: string, data: Uint8Array, options?: PublishOptions): Promise<PublishResult>;
   /** Creates or updates the durable consumer, then delivers to `handler` (`spec.concurrency` at a time, default one). */
   consume(spec: DurableConsumerSpec, handler: MessageHandler): Promise<Subscription>;
   deleteConsumer(stream: string, durable: string): Promise<void>;
-  /** Stored messages of a stream in sequence order, optionally only those matching a subject filter. */
-  readStream(stream: string, options?: { filterSubject?: string; maxCount?: number }): Promise<StoredMessage[]>;
+  /**
+   * The stream sequence of a durable consumer's ack floor: every message of its filter at or below
+   * it is settled (acknowledged, terminated, or out of deliveries); above it some may be in hand
+   * somewhere. 0 before the first is settled.
+   */
+  consumerAckFloor(stream: string, durable: string): Promise<number>;
+  /**
+   * Stored messages of a stream in sequence order, optionally only those matching a subject
+   * filter, from `fromSeq` up to `toSeq` (both inclusive), at most `maxCount`.
+   */
+  readStream(stream: string, options?: ReadStreamOptions): Promise<StoredMessage[]>;
   getMessage(stream: string, seq: number): Promise<StoredMessage | undefined>;
   deleteMessage(stream: string, seq: number): Promise<boolean>;
   /**

@@ -1,4 +1,4 @@
-import { systemClock, type Clock } from '../clock.js';
+import { systemClock, type Clock } from '../../platform/clock.js';
 import {
   DEFAULT_DUPLICATE_WINDOW_MS,
   type BusMessage,
@@ -13,6 +13,7 @@ import {
   type StreamState,
   type Subscription,
 } from './event-bus.js';
+import { streamChanges } from './stream-config.logic.js';
 import { subjectMatches } from './subject.logic.js';
 
 interface MemStream {
@@ -42,6 +43,14 @@ interface MemSubscription {
   stopped: boolean;
 }
 
+/** The bus's whole state: its streams, who listens for advisories, and whether it is closed. */
+interface MemBus {
+  clock: Clock;
+  streams: Map<string, MemStream>;
+  advisoryListeners: Set<(advisory: MaxDeliveriesAdvisory) => void>;
+  closed: boolean;
+}
+
 /**
  * JetStream's delivery rules in memory, for the embedded mode (no NATS_URL) and tests: streams
  * with sequences, a Nats-Msg-Id duplicate window and max age; durable consumers with ack wait,
@@ -49,138 +58,28 @@ interface MemSubscription {
  * exist only where JetStream has a clock: ack wait and nak delay.
  */
 export function createInProcessBus(options: { clock?: Clock } = {}): EventBus {
-  const clock = options.clock ?? systemClock;
-  const streams = new Map<string, MemStream>();
-  const advisoryListeners = new Set<(advisory: MaxDeliveriesAdvisory) => void>();
-  let closed = false;
-
-  const streamOf = (name: string): MemStream => {
-    const stream = streams.get(name);
-    if (!stream) throw new Error(`stream not found: ${name}`);
-    prune(stream);
-    return stream;
-  };
-
-  function prune(stream: MemStream): void {
-    const now = clock.now().getTime();
-    for (const [seq, message] of stream.messages) {
-      if (now - message.time.getTime() <= stream.spec.maxAgeMs) break;
-      stream.messages.delete(seq);
-    }
-    const window = stream.spec.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS;
-    for (const [id, entry] of stream.dedup) if (now - entry.at > window) stream.dedup.delete(id);
-  }
-
-  function nextFor(stream: MemStream, consumer: MemConsumer): number | undefined {
-    for (const seq of [...consumer.redeliver].sort((a, b) => a - b)) {
-      consumer.redeliver.delete(seq);
-      if (stream.messages.has(seq)) return seq;
-      consumer.deliveries.delete(seq);
-    }
-    if (consumer.pending.size >= (consumer.spec.maxAckPending ?? Number.POSITIVE_INFINITY)) return undefined;
-    for (let seq = consumer.nextSeq; seq <= stream.lastSeq; seq++) {
-      const message = stream.messages.get(seq);
-      consumer.nextSeq = seq + 1;
-      if (message && subjectMatches(consumer.spec.filterSubject, message.subject)) return seq;
-    }
-    return undefined;
-  }
-
-  function pump(stream: MemStream, consumer: MemConsumer): void {
-    if (closed) return;
-    for (const sub of consumer.subs) {
-      while (!sub.stopped && sub.inFlight.size < Math.max(1, consumer.spec.concurrency ?? 1)) {
-        // A redelivery may go out even at max ack pending: it is already counted as pending.
-        const seq = nextFor(stream, consumer);
-        if (seq === undefined) return;
-        deliver(stream, consumer, sub, seq);
-      }
-    }
-  }
-
-  function expire(stream: MemStream, consumer: MemConsumer, seq: number): void {
-    const entry = consumer.pending.get(seq);
-    if (!entry) return;
-    clearTimeout(entry.timer);
-    consumer.pending.delete(seq);
-    const deliveries = consumer.deliveries.get(seq) ?? 0;
-    if (deliveries >= consumer.spec.maxDeliver) {
-      consumer.deliveries.delete(seq);
-      const advisory = { stream: stream.spec.name, consumer: consumer.spec.durable, streamSeq: seq, deliveries };
-      for (const listener of advisoryListeners) listener(advisory);
-    } else {
-      consumer.redeliver.add(seq);
-    }
-    pump(stream, consumer);
-  }
-
-  function settle(stream: MemStream, consumer: MemConsumer, seq: number): void {
-    const entry = consumer.pending.get(seq);
-    if (entry) clearTimeout(entry.timer);
-    consumer.pending.delete(seq);
-    consumer.redeliver.delete(seq);
-    consumer.deliveries.delete(seq);
-    pump(stream, consumer);
-  }
-
-  function deliver(stream: MemStream, consumer: MemConsumer, sub: MemSubscription, seq: number): void {
-    const stored = stream.messages.get(seq)!;
-    const deliveryCount = (consumer.deliveries.get(seq) ?? 0) + 1;
-    consumer.deliveries.set(seq, deliveryCount);
-    const arm = (ms: number) => {
-      const entry = consumer.pending.get(seq);
-      if (!entry) return;
-      clearTimeout(entry.timer);
-      entry.timer = setTimeout(() => expire(stream, consumer, seq), ms);
-      entry.timer.unref?.();
-    };
-    consumer.pending.set(seq, {});
-    arm(consumer.spec.ackWaitMs);
-    let settled = false;
-    // Only this delivery's first verdict counts, as with JetStream's per-delivery reply subject.
-    const once = (fn: () => void) => () => {
-      if (settled || !consumer.pending.has(seq)) return;
-      settled = true;
-      fn();
-    };
-    const message: BusMessage = {
-      subject: stored.subject,
-      data: stored.data,
-      headers: { ...stored.headers },
-      seq,
-      deliveryCount,
-      redelivered: deliveryCount > 1,
-      ack: once(() => settle(stream, consumer, seq)),
-      term: once(() => settle(stream, consumer, seq)),
-      nak: (delayMs?: number) =>
-        once(() => {
-          if (delayMs && delayMs > 0) arm(delayMs);
-          else queueMicrotask(() => expire(stream, consumer, seq));
-        })(),
-      working: () => {
-        if (!settled) arm(consumer.spec.ackWaitMs);
-      },
-    };
-    const handled = (async () => {
-      try {
-        await sub.handler(message);
-      } catch {
-        // A handler that throws gives no verdict: the ack wait redelivers, as on JetStream.
-      }
-    })();
-    sub.inFlight.add(handled);
-    void handled.finally(() => {
-      sub.inFlight.delete(handled);
-      queueMicrotask(() => pump(stream, consumer));
-    });
-  }
-
+  const bus: MemBus = { clock: options.clock ?? systemClock, streams: new Map(), advisoryListeners: new Set(), closed: false };
+  const { streams } = bus;
   return {
     kind: 'in-process',
     async ensureStream(spec) {
       const existing = streams.get(spec.name);
-      if (existing) existing.spec = { ...spec };
-      else streams.set(spec.name, { spec: { ...spec }, messages: new Map(), lastSeq: 0, dedup: new Map(), consumers: new Map() });
+      if (!existing) {
+        streams.set(spec.name, { spec: { ...spec }, messages: new Map(), lastSeq: 0, dedup: new Map(), consumers: new Map() });
+        return 'created';
+      }
+      const changes = streamChanges(
+        { subjects: existing.spec.subjects, replicas: existing.spec.replicas ?? 1 },
+        { subjects: spec.subjects, replicas: spec.replicas ?? 1 },
+      );
+      if (!changes) return 'unchanged';
+      existing.spec = { ...existing.spec, subjects: [...changes.subjects], replicas: changes.replicas };
+      return 'updated';
+    },
+    async streamConfig(name) {
+      const stream = streams.get(name);
+      if (!stream) return undefined;
+      return { subjects: [...stream.spec.subjects], replicas: stream.spec.replicas ?? 1, maxAgeMs: stream.spec.maxAgeMs };
     },
     async deleteStream(name) {
       const stream = streams.get(name);
@@ -189,62 +88,12 @@ export function createInProcessBus(options: { clock?: Clock } = {}): EventBus {
       streams.delete(name);
     },
     async streamState(name): Promise<StreamState> {
-      const stream = streamOf(name);
+      const stream = streamOf(bus, name);
       const seqs = [...stream.messages.keys()];
       return { messages: seqs.length, firstSeq: seqs[0] ?? stream.lastSeq + 1, lastSeq: stream.lastSeq };
     },
-    async publish(subject, data, opts: PublishOptions = {}): Promise<PublishResult> {
-      if (closed) throw new Error('bus is closed');
-      const stream = [...streams.values()].find((s) => s.spec.subjects.some((filter) => subjectMatches(filter, subject)));
-      if (!stream) throw new Error(`no stream holds subject ${subject}`);
-      prune(stream);
-      if (opts.msgId) {
-        const seen = stream.dedup.get(opts.msgId);
-        if (seen) return { stream: stream.spec.name, seq: seen.seq, duplicate: true };
-      }
-      const seq = ++stream.lastSeq;
-      const headers = { ...(opts.headers ?? {}), ...(opts.msgId ? { 'Nats-Msg-Id': opts.msgId } : {}) };
-      stream.messages.set(seq, {
-        stream: stream.spec.name,
-        seq,
-        subject,
-        data: Uint8Array.from(data),
-        headers,
-        time: clock.now(),
-      });
-      if (opts.msgId) stream.dedup.set(opts.msgId, { seq, at: clock.now().getTime() });
-      // Delivery is decoupled from the publisher, as over the network: a publisher holding a
-      // database transaction must never wait for a consumer that needs the same database.
-      queueMicrotask(() => {
-        for (const consumer of stream.consumers.values()) pump(stream, consumer);
-      });
-      return { stream: stream.spec.name, seq, duplicate: false };
-    },
-    async consume(spec, handler): Promise<Subscription> {
-      const stream = streamOf(spec.stream);
-      let consumer = stream.consumers.get(spec.durable);
-      if (consumer && consumer.spec.filterSubject !== spec.filterSubject) {
-        throw new Error(
-          `consumer ${spec.durable} exists with filter ${consumer.spec.filterSubject}; delete it to change the filter`,
-        );
-      }
-      if (consumer) consumer.spec = { ...spec };
-      else {
-        consumer = { spec: { ...spec }, nextSeq: 1, pending: new Map(), redeliver: new Set(), deliveries: new Map(), subs: [] };
-        stream.consumers.set(spec.durable, consumer);
-      }
-      const sub: MemSubscription = { handler, inFlight: new Set(), stopped: false };
-      consumer.subs.push(sub);
-      const owner = consumer;
-      queueMicrotask(() => pump(stream, owner));
-      return {
-        stop: async () => {
-          sub.stopped = true;
-          owner.subs = owner.subs.filter((s) => s !== sub);
-          await Promise.all(sub.inFlight);
-        },
-      };
-    },
+    publish: (subject, data, opts: PublishOptions = {}) => publish(bus, subject, data, opts),
+    consume: (spec, handler) => consume(bus, spec, handler),
     async deleteConsumer(streamName, durable) {
       const stream = streams.get(streamName);
       const consumer = stream?.consumers.get(durable);
@@ -252,44 +101,238 @@ export function createInProcessBus(options: { clock?: Clock } = {}): EventBus {
       stopConsumer(consumer);
       stream.consumers.delete(durable);
     },
+    async consumerAckFloor(streamName, durable) {
+      const consumer = streamOf(bus, streamName).consumers.get(durable);
+      if (!consumer) throw new Error(`consumer not found: ${durable}`);
+      // Everything below the lowest message still in hand, waiting for redelivery, or never delivered.
+      const unsettled = Math.min(...consumer.pending.keys(), ...consumer.redeliver, consumer.nextSeq);
+      return unsettled - 1;
+    },
     async readStream(name, opts = {}) {
-      const stream = streamOf(name);
+      const stream = streamOf(bus, name);
       const out: StoredMessage[] = [];
       for (const message of stream.messages.values()) {
         if (opts.maxCount !== undefined && out.length >= opts.maxCount) break;
+        if (opts.toSeq !== undefined && message.seq > opts.toSeq) break;
+        if (opts.fromSeq !== undefined && message.seq < opts.fromSeq) continue;
         if (!opts.filterSubject || subjectMatches(opts.filterSubject, message.subject)) out.push(copy(message));
       }
       return out;
     },
     async getMessage(name, seq) {
-      const message = streamOf(name).messages.get(seq);
+      const message = streamOf(bus, name).messages.get(seq);
       return message ? copy(message) : undefined;
     },
     async deleteMessage(name, seq) {
-      return streamOf(name).messages.delete(seq);
+      return streamOf(bus, name).messages.delete(seq);
     },
     onMaxDeliveries(listener) {
-      advisoryListeners.add(listener);
-      return () => advisoryListeners.delete(listener);
+      bus.advisoryListeners.add(listener);
+      return () => bus.advisoryListeners.delete(listener);
     },
-    async close() {
-      closed = true;
-      const inFlight: Array<Promise<void> | undefined> = [];
-      for (const stream of streams.values()) {
-        for (const consumer of stream.consumers.values()) {
-          inFlight.push(...consumer.subs.flatMap((s) => [...s.inFlight]));
-          stopConsumer(consumer);
-        }
-      }
-      await Promise.all(inFlight);
+    close: () => close(bus),
+  };
+}
+
+function streamOf(bus: MemBus, name: string): MemStream {
+  const stream = bus.streams.get(name);
+  if (!stream) throw new Error(`stream not found: ${name}`);
+  prune(bus, stream);
+  return stream;
+}
+
+/** Drops messages past the stream's max age and message ids past the duplicate window. */
+function prune(bus: MemBus, stream: MemStream): void {
+  const now = bus.clock.now().getTime();
+  for (const [seq, message] of stream.messages) {
+    if (now - message.time.getTime() <= stream.spec.maxAgeMs) break;
+    stream.messages.delete(seq);
+  }
+  const window = stream.spec.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS;
+  for (const [id, entry] of stream.dedup) if (now - entry.at > window) stream.dedup.delete(id);
+}
+
+async function publish(bus: MemBus, subject: string, data: Uint8Array, opts: PublishOptions): Promise<PublishResult> {
+  if (bus.closed) throw new Error('bus is closed');
+  const stream = [...bus.streams.values()].find((s) => s.spec.subjects.some((filter) => subjectMatches(filter, subject)));
+  if (!stream) throw new Error(`no stream holds subject ${subject}`);
+  prune(bus, stream);
+  if (opts.msgId) {
+    const seen = stream.dedup.get(opts.msgId);
+    if (seen) return { stream: stream.spec.name, seq: seen.seq, duplicate: true };
+  }
+  const seq = ++stream.lastSeq;
+  const headers = { ...(opts.headers ?? {}), ...(opts.msgId ? { 'Nats-Msg-Id': opts.msgId } : {}) };
+  stream.messages.set(seq, {
+    stream: stream.spec.name,
+    seq,
+    subject,
+    data: Uint8Array.from(data),
+    headers,
+    time: bus.clock.now(),
+  });
+  if (opts.msgId) stream.dedup.set(opts.msgId, { seq, at: bus.clock.now().getTime() });
+  // Delivery is decoupled from the publisher, as over the network: a publisher holding a
+  // database transaction must never wait for a consumer that needs the same database.
+  queueMicrotask(() => {
+    for (const consumer of stream.consumers.values()) pump(bus, stream, consumer);
+  });
+  return { stream: stream.spec.name, seq, duplicate: false };
+}
+
+async function consume(bus: MemBus, spec: DurableConsumerSpec, handler: MessageHandler): Promise<Subscription> {
+  const stream = streamOf(bus, spec.stream);
+  let consumer = stream.consumers.get(spec.durable);
+  if (consumer && consumer.spec.filterSubject !== spec.filterSubject) {
+    throw new Error(`consumer ${spec.durable} exists with filter ${consumer.spec.filterSubject}; delete it to change the filter`);
+  }
+  if (consumer) consumer.spec = { ...spec };
+  else {
+    consumer = { spec: { ...spec }, nextSeq: 1, pending: new Map(), redeliver: new Set(), deliveries: new Map(), subs: [] };
+    stream.consumers.set(spec.durable, consumer);
+  }
+  const sub: MemSubscription = { handler, inFlight: new Set(), stopped: false };
+  consumer.subs.push(sub);
+  const owner = consumer;
+  queueMicrotask(() => pump(bus, stream, owner));
+  return {
+    stop: async () => {
+      sub.stopped = true;
+      owner.subs = owner.subs.filter((s) => s !== sub);
+      await Promise.all(sub.inFlight);
     },
   };
+}
 
-  function stopConsumer(consumer: MemConsumer): void {
-    for (const sub of consumer.subs) sub.stopped = true;
-    consumer.subs = [];
-    for (const entry of consumer.pending.values()) clearTimeout(entry.timer);
+async function close(bus: MemBus): Promise<void> {
+  bus.closed = true;
+  const inFlight: Array<Promise<void> | undefined> = [];
+  for (const stream of bus.streams.values()) {
+    for (const consumer of stream.consumers.values()) {
+      inFlight.push(...consumer.subs.flatMap((s) => [...s.inFlight]));
+      stopConsumer(consumer);
+    }
   }
+  await Promise.all(inFlight);
+}
+
+/** The next sequence to hand this consumer: a redelivery first, then the next new message (within max ack pending). */
+function nextFor(stream: MemStream, consumer: MemConsumer): number | undefined {
+  for (const seq of [...consumer.redeliver].sort((a, b) => a - b)) {
+    consumer.redeliver.delete(seq);
+    if (stream.messages.has(seq)) return seq;
+    consumer.deliveries.delete(seq);
+  }
+  if (consumer.pending.size >= (consumer.spec.maxAckPending ?? Number.POSITIVE_INFINITY)) return undefined;
+  for (let seq = consumer.nextSeq; seq <= stream.lastSeq; seq++) {
+    const message = stream.messages.get(seq);
+    consumer.nextSeq = seq + 1;
+    if (message && subjectMatches(consumer.spec.filterSubject, message.subject)) return seq;
+  }
+  return undefined;
+}
+
+/** Hands out messages while the consumer's subscriptions have free handler slots. */
+function pump(bus: MemBus, stream: MemStream, consumer: MemConsumer): void {
+  if (bus.closed) return;
+  for (const sub of consumer.subs) {
+    while (!sub.stopped && sub.inFlight.size < Math.max(1, consumer.spec.concurrency ?? 1)) {
+      // A redelivery may go out even at max ack pending: it is already counted as pending.
+      const seq = nextFor(stream, consumer);
+      if (seq === undefined) return;
+      deliver(bus, stream, consumer, sub, seq);
+    }
+  }
+}
+
+/** The ack wait (or nak delay) ran out: redeliver, or, past max deliveries, raise the advisory. */
+function expire(bus: MemBus, stream: MemStream, consumer: MemConsumer, seq: number): void {
+  const entry = consumer.pending.get(seq);
+  if (!entry) return;
+  clearTimeout(entry.timer);
+  consumer.pending.delete(seq);
+  const deliveries = consumer.deliveries.get(seq) ?? 0;
+  if (deliveries >= consumer.spec.maxDeliver) {
+    consumer.deliveries.delete(seq);
+    const advisory = { stream: stream.spec.name, consumer: consumer.spec.durable, streamSeq: seq, deliveries };
+    for (const listener of bus.advisoryListeners) listener(advisory);
+  } else {
+    consumer.redeliver.add(seq);
+  }
+  pump(bus, stream, consumer);
+}
+
+/** Acked or termed: the message is done for this consumer. */
+function settle(bus: MemBus, stream: MemStream, consumer: MemConsumer, seq: number): void {
+  const entry = consumer.pending.get(seq);
+  if (entry) clearTimeout(entry.timer);
+  consumer.pending.delete(seq);
+  consumer.redeliver.delete(seq);
+  consumer.deliveries.delete(seq);
+  pump(bus, stream, consumer);
+}
+
+function deliver(bus: MemBus, stream: MemStream, consumer: MemConsumer, sub: MemSubscription, seq: number): void {
+  const deliveryCount = (consumer.deliveries.get(seq) ?? 0) + 1;
+  consumer.deliveries.set(seq, deliveryCount);
+  consumer.pending.set(seq, {});
+  const message = deliveryOf(bus, stream, consumer, seq, deliveryCount);
+  const handled = (async () => {
+    try {
+      await sub.handler(message);
+    } catch {
+      // A handler that throws gives no verdict: the ack wait redelivers, as on JetStream.
+    }
+  })();
+  sub.inFlight.add(handled);
+  void handled.finally(() => {
+    sub.inFlight.delete(handled);
+    queueMicrotask(() => pump(bus, stream, consumer));
+  });
+}
+
+/** One delivery of a message, its ack wait armed; only its first verdict counts. */
+function deliveryOf(bus: MemBus, stream: MemStream, consumer: MemConsumer, seq: number, deliveryCount: number): BusMessage {
+  const stored = stream.messages.get(seq)!;
+  const arm = (ms: number) => {
+    const entry = consumer.pending.get(seq);
+    if (!entry) return;
+    clearTimeout(entry.timer);
+    entry.timer = setTimeout(() => expire(bus, stream, consumer, seq), ms);
+    entry.timer.unref?.();
+  };
+  arm(consumer.spec.ackWaitMs);
+  let settled = false;
+  // Only this delivery's first verdict counts, as with JetStream's per-delivery reply subject.
+  const once = (fn: () => void) => () => {
+    if (settled || !consumer.pending.has(seq)) return;
+    settled = true;
+    fn();
+  };
+  return {
+    subject: stored.subject,
+    data: stored.data,
+    headers: { ...stored.headers },
+    seq,
+    deliveryCount,
+    redelivered: deliveryCount > 1,
+    ack: once(() => settle(bus, stream, consumer, seq)),
+    term: once(() => settle(bus, stream, consumer, seq)),
+    nak: (delayMs?: number) =>
+      once(() => {
+        if (delayMs && delayMs > 0) arm(delayMs);
+        else queueMicrotask(() => expire(bus, stream, consumer, seq));
+      })(),
+    working: () => {
+      if (!settled) arm(consumer.spec.ackWaitMs);
+    },
+  };
+}
+
+function stopConsumer(consumer: MemConsumer): void {
+  for (const sub of consumer.subs) sub.stopped = true;
+  consumer.subs = [];
+  for (const entry of consumer.pending.values()) clearTimeout(entry.timer);
 }
 
 function copy(message: StoredMessage): StoredMessage {

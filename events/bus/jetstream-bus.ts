@@ -21,10 +21,12 @@ import {
   type Headers,
   type MaxDeliveriesAdvisory,
   type MessageHandler,
+  type ReadStreamOptions,
   type StoredMessage,
   type StreamSpec,
   type Subscription,
 } from './event-bus.js';
+import { streamChanges } from './stream-config.logic.js';
 
 export interface JetStreamBusOptions {
   logger: Logger;
@@ -68,76 +70,47 @@ export async function createJetStreamBus(
   const logger = options.logger;
   const jsm: JetStreamManager = await jetstreamManager(nc);
   const js: JetStreamClient = jetstream(nc);
-  const prefetch = options.prefetch ?? 10;
-  const pullExpiresMs = options.pullExpiresMs ?? 30_000;
-  const retryDelayMs = options.retryDelayMs ?? 1_000;
   const [major = 0, minor = 0] = (nc.info?.version ?? '0.0').split('.').map(Number);
-  const termTakesReason = major > 2 || (major === 2 && minor >= 11);
-  const subscriptions = new Set<Subscription>();
-  const advisoryListeners = new Set<(advisory: MaxDeliveriesAdvisory) => void>();
-  let advisorySub: ReturnType<NatsConnection['subscribe']> | undefined;
-
-  async function upsertConsumer(spec: DurableConsumerSpec): Promise<void> {
-    const settings = {
-      ack_wait: nanos(spec.ackWaitMs),
-      max_deliver: spec.maxDeliver,
-      max_ack_pending: spec.maxAckPending ?? 1000,
-    };
-    try {
-      const info = await jsm.consumers.info(spec.stream, spec.durable);
-      if (info.config.filter_subject !== spec.filterSubject) {
-        throw new Error(
-          `consumer ${spec.durable} exists with filter ${info.config.filter_subject}; delete it to change the filter`,
-        );
-      }
-      await jsm.consumers.update(spec.stream, spec.durable, settings);
-    } catch (error) {
-      if (!isApiError(error, JetStreamApiCodes.ConsumerNotFound)) throw error;
-      await jsm.consumers.add(spec.stream, {
-        durable_name: spec.durable,
-        ack_policy: AckPolicy.Explicit,
-        deliver_policy: DeliverPolicy.All,
-        filter_subject: spec.filterSubject,
-        ...settings,
-      });
-    }
-  }
-
-  function wrap(m: JsMsg): BusMessage {
-    return {
-      subject: m.subject,
-      data: m.data,
-      headers: toHeaders(m.headers),
-      seq: m.seq,
-      deliveryCount: m.info.deliveryCount,
-      redelivered: m.redelivered,
-      ack: () => m.ack(),
-      nak: (delayMs) => m.nak(delayMs && delayMs > 0 ? delayMs : undefined),
-      // Before 2.11 the server does not read `+TERM <reason>` as a term and redelivers.
-      term: (reason) => (termTakesReason ? m.term(reason) : m.term()),
-      working: () => m.working(),
-    };
-  }
+  const pulls: PullContext = {
+    js,
+    jsm,
+    logger,
+    prefetch: options.prefetch ?? 10,
+    pullExpiresMs: options.pullExpiresMs ?? 30_000,
+    retryDelayMs: options.retryDelayMs ?? 1_000,
+    termTakesReason: major > 2 || (major === 2 && minor >= 11),
+    subscriptions: new Set<Subscription>(),
+  };
+  const advisories = new MaxDeliveriesAdvisories(nc, logger);
 
   const bus: EventBus = {
     kind: 'jetstream',
     async ensureStream(spec: StreamSpec) {
-      const config = {
-        subjects: spec.subjects,
-        max_age: nanos(spec.maxAgeMs),
-        duplicate_window: nanos(spec.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS),
-        num_replicas: spec.replicas ?? 1,
-      };
-      try {
-        await jsm.streams.info(spec.name);
-        await jsm.streams.update(spec.name, config);
-      } catch (error) {
-        if (!isApiError(error, JetStreamApiCodes.StreamNotFound)) throw error;
+      const existing = await bus.streamConfig(spec.name);
+      if (!existing) {
         await jsm.streams.add({
           name: spec.name,
+          subjects: spec.subjects,
+          max_age: nanos(spec.maxAgeMs),
+          duplicate_window: nanos(spec.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS),
+          num_replicas: spec.replicas ?? 1,
           storage: spec.storage === 'memory' ? StorageType.Memory : StorageType.File,
-          ...config,
         });
+        return 'created';
+      }
+      const changes = streamChanges(existing, { subjects: spec.subjects, replicas: spec.replicas ?? 1 });
+      if (!changes) return 'unchanged';
+      // The client merges these into the stream's current configuration.
+      await jsm.streams.update(spec.name, { subjects: [...changes.subjects], num_replicas: changes.replicas });
+      return 'updated';
+    },
+    async streamConfig(name) {
+      try {
+        const { config } = await jsm.streams.info(name);
+        return { subjects: config.subjects ?? [], replicas: config.num_replicas, maxAgeMs: config.max_age / 1_000_000 };
+      } catch (error) {
+        if (isApiError(error, JetStreamApiCodes.StreamNotFound)) return undefined;
+        throw error;
       }
     },
     async deleteStream(name) {
@@ -159,63 +132,7 @@ export async function createJetStreamBus(
       const ack = await js.publish(subject, data, { msgID: opts.msgId, headers: h });
       return { stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate };
     },
-    async consume(spec, handler: MessageHandler) {
-      await upsertConsumer(spec);
-      const consumer = await js.consumers.get(spec.stream, spec.durable);
-      const concurrency = Math.max(1, spec.concurrency ?? 1);
-      const running = new Set<Promise<void>>();
-      let stopping = false;
-      let messages: ConsumerMessages | undefined;
-      let wakeRetry: (() => void) | undefined;
-      const loop = (async () => {
-        while (!stopping) {
-          try {
-            messages = await consumer.consume({ max_messages: Math.max(prefetch, 2 * concurrency), expires: pullExpiresMs });
-            if (stopping) await messages.close();
-            for await (const m of messages) {
-              // Prefetched messages go straight back so another replica (or the restarted
-              // consumer) gets them now instead of after the ack wait.
-              if (stopping) {
-                m.nak();
-                continue;
-              }
-              const handled: Promise<void> = handler(wrap(m))
-                .catch((error: unknown) => {
-                  logger.error({ err: error, subject: m.subject }, 'event handler threw; the ack wait will redeliver');
-                })
-                .finally(() => running.delete(handled));
-              running.add(handled);
-              // The next message is taken only when a handler slot is free.
-              if (running.size >= concurrency) await Promise.race(running);
-            }
-            await Promise.all(running);
-            if (!stopping) logger.warn({ stream: spec.stream, durable: spec.durable }, 'consume loop ended; pulling again');
-          } catch (error) {
-            if (stopping) break;
-            logger.warn({ err: error, stream: spec.stream, durable: spec.durable }, 'consume loop failed; retrying');
-          }
-          if (!stopping) {
-            await new Promise<void>((resolve) => {
-              wakeRetry = resolve;
-              setTimeout(resolve, retryDelayMs).unref();
-            });
-          }
-        }
-      })();
-      const subscription: Subscription = {
-        stop: async () => {
-          stopping = true;
-          wakeRetry?.();
-          await messages?.close();
-          await loop;
-          // Handlers already running finish (ack or nak) before stop resolves.
-          await Promise.all(running);
-          subscriptions.delete(subscription);
-        },
-      };
-      subscriptions.add(subscription);
-      return subscription;
-    },
+    consume: (spec, handler) => consume(pulls, spec, handler),
     async deleteConsumer(stream, durable) {
       try {
         await jsm.consumers.delete(stream, durable);
@@ -224,38 +141,10 @@ export async function createJetStreamBus(
           throw error;
       }
     },
-    async readStream(stream, opts = {}) {
-      // An ephemeral, unacknowledged consumer reads a filtered stream in order without
-      // touching any durable consumer's position.
-      const name = `read_${nuid.next()}`;
-      const info = await jsm.consumers.add(stream, {
-        name,
-        ack_policy: AckPolicy.None,
-        deliver_policy: DeliverPolicy.All,
-        filter_subject: opts.filterSubject,
-        inactive_threshold: nanos(60_000),
-        mem_storage: true,
-      });
-      const out: StoredMessage[] = [];
-      try {
-        let remaining = Math.min(info.num_pending, opts.maxCount ?? Number.POSITIVE_INFINITY);
-        const reader = await js.consumers.get(stream, name);
-        while (remaining > 0) {
-          const batch = await reader.fetch({ max_messages: Math.min(remaining, 256), expires: 5_000 });
-          let got = 0;
-          for await (const m of batch) {
-            out.push({ stream, seq: m.seq, subject: m.subject, data: m.data, headers: toHeaders(m.headers), time: m.time });
-            got++;
-            remaining--;
-          }
-          // Messages deleted since the consumer counted them never arrive.
-          if (got === 0) break;
-        }
-      } finally {
-        await jsm.consumers.delete(stream, name).catch(() => undefined);
-      }
-      return out;
+    async consumerAckFloor(stream, durable) {
+      return (await jsm.consumers.info(stream, durable)).ack_floor.stream_seq;
     },
+    readStream: (stream, opts = {}) => readStream(jsm, js, stream, opts),
     async getMessage(stream, seq) {
       try {
         const m = await jsm.streams.getMessage(stream, { seq });
@@ -275,36 +164,215 @@ export async function createJetStreamBus(
         throw error;
       }
     },
-    onMaxDeliveries(listener) {
-      advisoryListeners.add(listener);
-      if (!advisorySub) {
-        advisorySub = nc.subscribe(MAX_DELIVERIES_ADVISORY, {
-          callback: (error, msg) => {
-            if (error) return;
-            try {
-              const body = msg.json<{ stream: string; consumer: string; stream_seq: number; deliveries: number }>();
-              const advisory = {
-                stream: body.stream,
-                consumer: body.consumer,
-                streamSeq: body.stream_seq,
-                deliveries: body.deliveries,
-              };
-              for (const l of advisoryListeners) l(advisory);
-            } catch (parseError) {
-              logger.warn({ err: parseError }, 'unreadable MAX_DELIVERIES advisory');
-            }
-          },
-        });
-      }
-      return () => {
-        advisoryListeners.delete(listener);
-      };
-    },
+    onMaxDeliveries: (listener) => advisories.listen(listener),
     async close() {
-      await Promise.all([...subscriptions].map((s) => s.stop()));
-      advisorySub?.unsubscribe();
+      await Promise.all([...pulls.subscriptions].map((s) => s.stop()));
+      advisories.close();
       if (options.ownsConnection) await nc.drain();
     },
   };
   return bus;
+}
+
+/** What the pull loops of one bus share. */
+interface PullContext {
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  logger: JetStreamBusOptions['logger'];
+  prefetch: number;
+  pullExpiresMs: number;
+  retryDelayMs: number;
+  /** Before 2.11 the server does not read `+TERM <reason>` as a term and redelivers. */
+  termTakesReason: boolean;
+  subscriptions: Set<Subscription>;
+}
+
+/** Creates the durable consumer, or updates its delivery settings; its filter never changes. */
+async function upsertConsumer(jsm: JetStreamManager, spec: DurableConsumerSpec): Promise<void> {
+  const settings = {
+    ack_wait: nanos(spec.ackWaitMs),
+    max_deliver: spec.maxDeliver,
+    max_ack_pending: spec.maxAckPending ?? 1000,
+  };
+  try {
+    const info = await jsm.consumers.info(spec.stream, spec.durable);
+    if (info.config.filter_subject !== spec.filterSubject) {
+      throw new Error(
+        `consumer ${spec.durable} exists with filter ${info.config.filter_subject}; delete it to change the filter`,
+      );
+    }
+    await jsm.consumers.update(spec.stream, spec.durable, settings);
+  } catch (error) {
+    if (!isApiError(error, JetStreamApiCodes.ConsumerNotFound)) throw error;
+    await jsm.consumers.add(spec.stream, {
+      durable_name: spec.durable,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      filter_subject: spec.filterSubject,
+      ...settings,
+    });
+  }
+}
+
+function wrap(m: JsMsg, termTakesReason: boolean): BusMessage {
+  return {
+    subject: m.subject,
+    data: m.data,
+    headers: toHeaders(m.headers),
+    seq: m.seq,
+    deliveryCount: m.info.deliveryCount,
+    redelivered: m.redelivered,
+    ack: () => m.ack(),
+    nak: (delayMs) => m.nak(delayMs && delayMs > 0 ? delayMs : undefined),
+    // Before 2.11 the server does not read `+TERM <reason>` as a term and redelivers.
+    term: (reason) => (termTakesReason ? m.term(reason) : m.term()),
+    working: () => m.working(),
+  };
+}
+
+/**
+ * A durable consumer's pull loop: at most `concurrency` handlers at once, the next message taken
+ * only when a slot is free, and the pull started again when it ends or fails.
+ */
+async function consume(pulls: PullContext, spec: DurableConsumerSpec, handler: MessageHandler): Promise<Subscription> {
+  const { js, logger, prefetch, pullExpiresMs, retryDelayMs, subscriptions } = pulls;
+  await upsertConsumer(pulls.jsm, spec);
+  const consumer = await js.consumers.get(spec.stream, spec.durable);
+  const concurrency = Math.max(1, spec.concurrency ?? 1);
+  const running = new Set<Promise<void>>();
+  let stopping = false;
+  let messages: ConsumerMessages | undefined;
+  let wakeRetry: (() => void) | undefined;
+  const loop = (async () => {
+    while (!stopping) {
+      try {
+        messages = await consumer.consume({ max_messages: Math.max(prefetch, 2 * concurrency), expires: pullExpiresMs });
+        if (stopping) await messages.close();
+        for await (const m of messages) {
+          // Prefetched messages go straight back so another replica (or the restarted
+          // consumer) gets them now instead of after the ack wait.
+          if (stopping) {
+            m.nak();
+            continue;
+          }
+          const handled: Promise<void> = handler(wrap(m, pulls.termTakesReason))
+            .catch((error: unknown) => {
+              logger.error({ err: error, subject: m.subject }, 'event handler threw; the ack wait will redeliver');
+            })
+            .finally(() => running.delete(handled));
+          running.add(handled);
+          // The next message is taken only when a handler slot is free.
+          if (running.size >= concurrency) await Promise.race(running);
+        }
+        await Promise.all(running);
+        if (!stopping) logger.warn({ stream: spec.stream, durable: spec.durable }, 'consume loop ended; pulling again');
+      } catch (error) {
+        if (stopping) break;
+        logger.warn({ err: error, stream: spec.stream, durable: spec.durable }, 'consume loop failed; retrying');
+      }
+      if (!stopping) {
+        await new Promise<void>((resolve) => {
+          wakeRetry = resolve;
+          setTimeout(resolve, retryDelayMs).unref();
+        });
+      }
+    }
+  })();
+  const subscription: Subscription = {
+    stop: async () => {
+      stopping = true;
+      wakeRetry?.();
+      await messages?.close();
+      await loop;
+      // Handlers already running finish (ack or nak) before stop resolves.
+      await Promise.all(running);
+      subscriptions.delete(subscription);
+    },
+  };
+  subscriptions.add(subscription);
+  return subscription;
+}
+
+async function readStream(
+  jsm: JetStreamManager,
+  js: JetStreamClient,
+  stream: string,
+  opts: ReadStreamOptions,
+): Promise<StoredMessage[]> {
+  // An ephemeral, unacknowledged consumer reads a filtered stream in order without
+  // touching any durable consumer's position.
+  const name = `read_${nuid.next()}`;
+  const info = await jsm.consumers.add(stream, {
+    name,
+    ack_policy: AckPolicy.None,
+    ...(opts.fromSeq && opts.fromSeq > 1
+      ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: opts.fromSeq }
+      : { deliver_policy: DeliverPolicy.All }),
+    filter_subject: opts.filterSubject,
+    inactive_threshold: nanos(60_000),
+    mem_storage: true,
+  });
+  const out: StoredMessage[] = [];
+  const toSeq = opts.toSeq ?? Number.POSITIVE_INFINITY;
+  try {
+    let remaining = Math.min(info.num_pending, opts.maxCount ?? Number.POSITIVE_INFINITY);
+    const reader = await js.consumers.get(stream, name);
+    while (remaining > 0) {
+      const batch = await reader.fetch({ max_messages: Math.min(remaining, 256), expires: 5_000 });
+      let got = 0;
+      for await (const m of batch) {
+        got++;
+        if (m.seq > toSeq) {
+          remaining = 0;
+          continue;
+        }
+        out.push({ stream, seq: m.seq, subject: m.subject, data: m.data, headers: toHeaders(m.headers), time: m.time });
+        remaining--;
+      }
+      // Messages deleted since the consumer counted them never arrive.
+      if (got === 0) break;
+    }
+  } finally {
+    await jsm.consumers.delete(stream, name).catch(() => undefined);
+  }
+  return out;
+}
+
+/** One subscription to the MAX_DELIVERIES advisories, made on first listen, fanned out to the listeners. */
+class MaxDeliveriesAdvisories {
+  private readonly listeners = new Set<(advisory: MaxDeliveriesAdvisory) => void>();
+  private subscription: ReturnType<NatsConnection['subscribe']> | undefined;
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly logger: JetStreamBusOptions['logger'],
+  ) {}
+
+  listen(listener: (advisory: MaxDeliveriesAdvisory) => void): () => void {
+    this.listeners.add(listener);
+    this.subscription ??= this.nc.subscribe(MAX_DELIVERIES_ADVISORY, {
+      callback: (error, msg) => {
+        if (error) return;
+        try {
+          const body = msg.json<{ stream: string; consumer: string; stream_seq: number; deliveries: number }>();
+          const advisory = {
+            stream: body.stream,
+            consumer: body.consumer,
+            streamSeq: body.stream_seq,
+            deliveries: body.deliveries,
+          };
+          for (const l of this.listeners) l(advisory);
+        } catch (parseError) {
+          this.logger.warn({ err: parseError }, 'unreadable MAX_DELIVERIES advisory');
+        }
+      },
+    });
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  close(): void {
+    this.subscription?.unsubscribe();
+  }
 }

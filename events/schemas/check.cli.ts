@@ -1,6 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { SCHEMAS_DIR, readReleasedFile, readSchemaFiles, loadSchemaRegistry, type ReleasedFile } from './registry.js';
+import {
+  SCHEMAS_DIR,
+  isReaderCopy,
+  readReleasedFile,
+  readSchemaFiles,
+  loadSchemaRegistry,
+  type ReleasedFile,
+} from './registry.js';
 import { checkReleased, formatCheck, releaseCurrent } from './release.logic.js';
 
 /**
@@ -24,7 +31,7 @@ function main(argv: string[]): number {
     return 1;
   }
   const released = readReleasedFile(releasedFile);
-  const check = checkReleased(released.schemas, files);
+  const check = checkReleased(released.schemas, files, { readerCopy: isReaderCopy });
   const report = formatCheck(check);
   if (argv.includes('--release')) {
     const at = new Date(option('--released-at') ?? Date.now());
@@ -34,7 +41,7 @@ function main(argv: string[]): number {
     }
     let schemas;
     try {
-      schemas = releaseCurrent(released.schemas, files, at);
+      schemas = releaseCurrent(released.schemas, files, at, { readerCopy: isReaderCopy });
     } catch (error) {
       console.error((error as Error).message);
       return 1;

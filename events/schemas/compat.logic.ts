@@ -1,4 +1,4 @@
-import { canonicalize } from './canonical-json.js';
+import { canonicalJson } from '../../platform/canonical-json.js';
 import { isSchemaObject, type JsonSchema } from './schema-walk.logic.js';
 
 /**
@@ -56,13 +56,24 @@ const HANDLED = new Set<string>([
   ...CHANGED_IS_TIGHTER,
 ]);
 
-export function breakingChanges(oldSchema: JsonSchema, newSchema: JsonSchema): BreakingChange[] {
+export interface CompatOptions {
+  /**
+   * The schema is our reader's copy of another service's event (we never produce it): a field
+   * going from required to optional only makes us accept more of what that producer sends, which
+   * breaks nobody. Everything that makes the copy reject what it accepted stays breaking (events
+   * already on the stream, and dead letters waiting for replay, must stay readable).
+   */
+  readerCopy?: boolean;
+}
+
+export function breakingChanges(oldSchema: JsonSchema, newSchema: JsonSchema, options: CompatOptions = {}): BreakingChange[] {
   const out: BreakingChange[] = [];
   compare(deref(oldSchema, oldSchema), deref(newSchema, newSchema), '', {
     oldRoot: oldSchema,
     newRoot: newSchema,
     out,
     depth: 0,
+    readerCopy: options.readerCopy === true,
   });
   return out;
 }
@@ -72,9 +83,10 @@ interface Ctx {
   newRoot: JsonSchema;
   out: BreakingChange[];
   depth: number;
+  readerCopy: boolean;
 }
 
-const same = (a: unknown, b: unknown) => canonicalize(a ?? null) === canonicalize(b ?? null);
+const same = (a: unknown, b: unknown) => canonicalJson(a ?? null) === canonicalJson(b ?? null);
 
 /** Local `$ref`s are inlined, so a change in `$defs` is reported where the definition is used. */
 function deref(node: unknown, root: JsonSchema, depth = 0): unknown {
@@ -215,7 +227,8 @@ function compareProperties(
     if (!(name in newProps) && !oldRequired.has(name)) report('added_required', name, 'required field added');
   }
   for (const name of oldRequired) {
-    if (name in newProps && !newRequired.has(name)) report('required_changed', name, 'changed from required to optional');
+    if (name in newProps && !newRequired.has(name) && !ctx.readerCopy)
+      report('required_changed', name, 'changed from required to optional');
   }
   for (const name of Object.keys(oldProps)) {
     if (name in newProps) nested(oldProps[name], newProps[name], `${path}/${name}`);

@@ -1,17 +1,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import ajvFormats from 'ajv-formats';
 import { AppError } from '../../platform/errors.js';
-import type { EventEnvelope } from '../envelope.js';
-import { canonicalDigest } from './canonical-json.js';
-import { ENVELOPE_SCHEMA } from './envelope-schema.js';
+import { projectPath, RUNTIME_FILES } from '../../platform/project-files.js';
+import { canonicalHash } from '../../platform/canonical-json.js';
+import { CONSUMED_ENVELOPE_SCHEMA, ENVELOPE_SCHEMA, type ConsumedEnvelope, type EventEnvelope } from './envelope-schema.js';
+import { readSchemaUri, type SchemaUriReading } from './schema-uri.logic.js';
 import { consumerSchema, producerSchema } from './schema-modes.logic.js';
 import type { JsonSchema } from './schema-walk.logic.js';
 import type { RegistryInfo } from './dual-publish.logic.js';
 
-export const SCHEMAS_DIR = path.dirname(fileURLToPath(import.meta.url));
+export const SCHEMAS_DIR = projectPath(RUNTIME_FILES.eventSchemas);
 export const RELEASED_FILE = path.join(SCHEMAS_DIR, 'released.json');
 
 /** One schema file: `<domain>/<aggregate>/<event>/v<N>.json` holds schema `<domain>.<aggregate>.<event>` vN. */
@@ -44,6 +44,17 @@ const SCHEMA_FAMILIES: Array<{ pattern: RegExp; schema: string }> = [
 
 export type ValidationMode = 'produce' | 'consume';
 
+/**
+ * Domains whose events this service produces. Every other schema file (content, authoring, gdpr)
+ * is our reader's copy of another service's schema: the release check lets a reader's copy
+ * loosen (see compat.logic.ts), and a consumed event's schemaUri digest is compared with it.
+ */
+export const PRODUCED_DOMAINS: readonly string[] = ['catalog', 'audit', 'ai'];
+
+export function isReaderCopy(eventType: string): boolean {
+  return !PRODUCED_DOMAINS.includes(eventType.split('.')[0]);
+}
+
 export interface SchemaRegistry {
   /** Schema names (event types, or `audit.ai.event` for the audit family). */
   names(): string[];
@@ -59,6 +70,12 @@ export interface SchemaRegistry {
   validate(eventType: string, version: number, payload: unknown, mode?: ValidationMode): void;
   /** Envelope shape only; the payload is checked by `validate`. */
   validateEnvelope(value: unknown): asserts value is EventEnvelope;
+  /**
+   * A consumed envelope, read tolerantly (CONSUMED_ENVELOPE_SCHEMA), and its schemaUri against our
+   * copy of the schema: naming another event or version throws 'schema.invalid_event'; the answer
+   * says whether the digest was absent, the same or different.
+   */
+  readConsumedEnvelope(value: unknown): { envelope: ConsumedEnvelope; schemaUri: SchemaUriReading };
   info(eventType: string): RegistryInfo;
 }
 
@@ -126,13 +143,14 @@ export function createSchemaRegistry(files: SchemaFile[], released: ReleasedEntr
   const produceAjv = newAjv();
   const consumeAjv = newAjv();
   const envelopeValidator = newAjv().compile(ENVELOPE_SCHEMA);
+  const consumedEnvelopeValidator = newAjv().compile(CONSUMED_ENVELOPE_SCHEMA);
   const byName = new Map<string, Map<number, Compiled>>();
   for (const file of files) {
     const versions = byName.get(file.name) ?? new Map<number, Compiled>();
     if (versions.has(file.version)) throw new Error(`schema ${file.name} v${file.version} is registered twice`);
     versions.set(file.version, {
       file,
-      digest: canonicalDigest(file.schema),
+      digest: canonicalHash(file.schema),
       produce: produceAjv.compile(producerSchema(file.schema)),
       consume: consumeAjv.compile(consumerSchema(file.schema)),
     });
@@ -179,6 +197,23 @@ export function createSchemaRegistry(files: SchemaFile[], released: ReleasedEntr
     },
     validateEnvelope(value: unknown): asserts value is EventEnvelope {
       if (!envelopeValidator(value)) throw invalidEvent('event envelope', envelopeValidator.errors);
+    },
+    readConsumedEnvelope(value) {
+      if (!consumedEnvelopeValidator(value)) throw invalidEvent('event envelope', consumedEnvelopeValidator.errors);
+      const envelope = value as ConsumedEnvelope;
+      const compiled = lookup(envelope.eventType, envelope.eventVersion);
+      const schemaUri = readSchemaUri(envelope.schemaUri, {
+        id: schemaIdFor(compiled.file.name, envelope.eventVersion),
+        digest: compiled.digest,
+      });
+      if (schemaUri.kind === 'other_schema') {
+        throw new AppError(
+          'schema.invalid_event',
+          `Invalid event envelope: /schemaUri names ${schemaUri.id}, not the schema of ${envelope.eventType} v${envelope.eventVersion}`,
+          { details: { path: '/schemaUri', message: 'names another schema' } },
+        );
+      }
+      return { envelope, schemaUri };
     },
     info: (eventType) => {
       const name = schemaName(eventType);

@@ -1,4 +1,4 @@
-import { canonicalDigest } from './canonical-json.js';
+import { canonicalHash } from '../../platform/canonical-json.js';
 import { breakingChanges, type BreakingChange } from './compat.logic.js';
 import type { ReleasedEntry, SchemaFile } from './registry.js';
 
@@ -13,14 +13,19 @@ export interface ReleaseCheck {
 
 const key = (name: string, version: number) => `${name}@${version}`;
 
-export function checkReleased(released: ReleasedEntry[], current: SchemaFile[]): ReleaseCheck {
+export interface ReleaseOptions {
+  /** Event types whose schema is our reader's copy of another service's (see CompatOptions). */
+  readerCopy?: (eventType: string) => boolean;
+}
+
+export function checkReleased(released: ReleasedEntry[], current: SchemaFile[], options: ReleaseOptions = {}): ReleaseCheck {
   const byKey = new Map(current.map((file) => [key(file.name, file.version), file]));
   const releasedKeys = new Set(released.map((entry) => key(entry.eventType, entry.version)));
   const result: ReleaseCheck = { breaking: [], compatible: [], unreleased: [] };
   for (const entry of released) {
     const file = byKey.get(key(entry.eventType, entry.version));
     const id = { eventType: entry.eventType, version: entry.version };
-    if (canonicalDigest(entry.schema) !== entry.digest) {
+    if (canonicalHash(entry.schema) !== entry.digest) {
       result.breaking.push({
         ...id,
         changes: [
@@ -36,8 +41,8 @@ export function checkReleased(released: ReleasedEntry[], current: SchemaFile[]):
       });
       continue;
     }
-    if (canonicalDigest(file.schema) === entry.digest) continue;
-    const changes = breakingChanges(entry.schema, file.schema);
+    if (canonicalHash(file.schema) === entry.digest) continue;
+    const changes = breakingChanges(entry.schema, file.schema, { readerCopy: options.readerCopy?.(entry.eventType) });
     if (changes.length) result.breaking.push({ ...id, changes });
     else result.compatible.push(id);
   }
@@ -52,15 +57,20 @@ export function checkReleased(released: ReleasedEntry[], current: SchemaFile[]):
  * schema (keeping the version's release date), new versions are dated `now`. Refuses while any
  * released version would change incompatibly: that change needs a new version instead.
  */
-export function releaseCurrent(released: ReleasedEntry[], current: SchemaFile[], now: Date): ReleasedEntry[] {
-  const check = checkReleased(released, current);
+export function releaseCurrent(
+  released: ReleasedEntry[],
+  current: SchemaFile[],
+  now: Date,
+  options: ReleaseOptions = {},
+): ReleasedEntry[] {
+  const check = checkReleased(released, current, options);
   if (check.breaking.length) throw new Error(formatCheck(check));
   const previous = new Map(released.map((entry) => [key(entry.eventType, entry.version), entry]));
   return current.map((file) => ({
     eventType: file.name,
     version: file.version,
     releasedAt: previous.get(key(file.name, file.version))?.releasedAt ?? now.toISOString(),
-    digest: canonicalDigest(file.schema),
+    digest: canonicalHash(file.schema),
     schema: file.schema,
   }));
 }

@@ -1,8 +1,10 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
 import { PrismaClient } from '../../prisma/generated/client.js';
 import type { Logger } from '../logger.js';
+import { reachDependency, STARTUP_REACH_MS } from '../reach-dependency.js';
 
 export { PrismaClient, Prisma } from '../../prisma/generated/client.js';
 export type Db = PrismaClient;
@@ -29,6 +31,7 @@ export async function openDatabase(options: {
   logger: Logger;
 }): Promise<Database> {
   if (options.databaseUrl) {
+    await reachDatabase(options.databaseUrl);
     const prisma = new PrismaClient({
       adapter: new PrismaPg({ connectionString: options.databaseUrl, max: options.poolSize }),
     });
@@ -48,6 +51,24 @@ export async function openDatabase(options: {
       await embedded.stop();
     },
   };
+}
+
+/**
+ * One connection and `SELECT 1` against DATABASE_URL, bounded: Prisma connects lazily, so without
+ * this an unreachable server would surface as a stack trace from the first query (or hang on an
+ * address that drops packets).
+ */
+export async function reachDatabase(url: string): Promise<void> {
+  await reachDependency('DATABASE_URL', url, async () => {
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: STARTUP_REACH_MS });
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      await client.query('SELECT 1');
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  });
 }
 
 export interface EmbeddedPostgres {

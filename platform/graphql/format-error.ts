@@ -1,8 +1,10 @@
 import type { GraphQLFormattedError } from 'graphql';
 import { GraphQLError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
-import { isAppError } from '../errors.js';
+import { databaseUnreachable } from '../db/unreachable.js';
+import { dependencyUnavailable, isAppError, type AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { isTokenLimitError, limitError } from './query-limits.js';
 
 /** Codes Apollo and graphql-js assign themselves; they describe client mistakes and pass through. */
 const CLIENT_CODES = new Set([
@@ -17,23 +19,21 @@ const CLIENT_CODES = new Set([
 
 /**
  * Maps errors once at the GraphQL boundary: an AppError keeps its message and stable code in
- * `extensions.code` (+ `status`); anything else becomes INTERNAL_SERVER_ERROR with no detail.
+ * `extensions.code` (+ `status`); a database that cannot be reached is 503 `dependency.unavailable`
+ * (retry shortly); anything else becomes INTERNAL_SERVER_ERROR with no detail.
  */
 export function formatGraphQLError(logger: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const unwrapped = unwrapResolverError(error);
-    // An AppError thrown by a plugin hook arrives wrapped in a GraphQLError without a path.
+    // An AppError thrown by a plugin hook or a validation rule arrives wrapped in a GraphQLError.
     const original =
       unwrapped instanceof GraphQLError && isAppError(unwrapped.originalError) ? unwrapped.originalError : unwrapped;
-    if (isAppError(original)) {
-      return {
-        message: original.message,
-        path: formatted.path,
-        locations: formatted.locations,
-        extensions: { code: original.code, status: original.status, ...(original.details ?? {}) },
-      };
-    }
+    if (isAppError(original)) return appErrorFormatted(original, formatted);
     const code = formatted.extensions?.code;
+    if (code === 'GRAPHQL_PARSE_FAILED' && isTokenLimitError(original)) {
+      const max = Number(/more th(?:an|at) (\d+) tokens/.exec((original as Error).message)?.[1]);
+      return appErrorFormatted(limitError('tokens', undefined, max), formatted);
+    }
     if (typeof code === 'string' && CLIENT_CODES.has(code)) return withoutStack(formatted);
     // Errors forwarded by the gateway from a subgraph were already formatted there. The gateway
     // unwraps to the subgraph's plain JSON error, so its class cannot tell; serviceName can.
@@ -43,6 +43,10 @@ export function formatGraphQLError(logger: Logger) {
     if (original instanceof GraphQLError && original.extensions?.code === undefined && !original.originalError) {
       // Coercion and validation errors raised by graphql-js itself are the caller's mistake.
       return withoutStack({ ...formatted, extensions: { ...formatted.extensions, code: 'BAD_USER_INPUT' } });
+    }
+    if (databaseUnreachable(original)) {
+      logger.warn({ err: (original as Error).message }, 'database unreachable');
+      return appErrorFormatted(dependencyUnavailable('the database'), formatted);
     }
     if (isUnstorableText(original)) {
       return {
@@ -54,6 +58,15 @@ export function formatGraphQLError(logger: Logger) {
     }
     logger.error({ err: original }, 'unhandled GraphQL error');
     return { message: 'Internal server error', path: formatted.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } };
+  };
+}
+
+function appErrorFormatted(error: AppError, formatted: GraphQLFormattedError): GraphQLFormattedError {
+  return {
+    message: error.message,
+    path: formatted.path,
+    locations: formatted.locations,
+    extensions: { code: error.code, status: error.status, ...(error.details ?? {}) },
   };
 }
 

@@ -3,12 +3,14 @@ import { trace } from '@opentelemetry/api';
 import { operationLabel, type Metrics } from '../metrics.js';
 
 /**
- * Apollo plugin recording each GraphQL operation: latency and outcome per operation name, the
- * codes of the errors it returned, and the operation's name and type on the request's server span.
+ * Apollo plugin recording each GraphQL operation: latency and outcome per known operation (others
+ * are `other`), the codes of the errors it returned, and the operation's name and type on the
+ * request's server span (spans are sampled and not aggregated, so any name may go there).
  */
 export function operationObserver<TContext extends BaseContext>(
   service: string,
   metrics: Metrics | undefined,
+  knownOperations: ReadonlySet<string> = new Set(),
 ): ApolloServerPlugin<TContext> {
   return {
     async requestDidStart() {
@@ -21,7 +23,10 @@ export function operationObserver<TContext extends BaseContext>(
         },
         async willSendResponse(requestContext) {
           if (!metrics) return;
-          const operation = operationLabel(requestContext.operationName ?? requestContext.operation?.name?.value);
+          const operation = operationLabel(
+            requestContext.operationName ?? requestContext.operation?.name?.value,
+            knownOperations,
+          );
           const type = requestContext.operation?.operation ?? 'unknown';
           const body = requestContext.response.body;
           const errors = body.kind === 'single' ? (body.singleResult.errors ?? []) : [];

@@ -1,18 +1,30 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ApolloServer, type BaseContext } from '@apollo/server';
+import { ApolloServer, HeaderMap, type BaseContext } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import type { GraphQLSchema } from 'graphql';
-import { authenticateRequest, type Principal, type TokenVerifier } from '../auth/verifier.js';
-import { AppError } from '../errors.js';
-import { header, readJson, sendJson, sendProblem } from '../http/http.js';
-import { newId } from '../ids.js';
+import type { Principal, TokenVerifier } from '../auth/verifier.js';
+import type { PlatformConfig } from '../config/config.js';
+import { header } from '../http/http.js';
+import { pipeline, type EndpointTable, type Exchange } from '../http/pipeline.js';
+import { probeEndpoints } from '../http/probe-endpoints.js';
+import { answerWithEndpoint, drainBound, serve } from '../http/serve.js';
+import { accessLog } from '../http/stages/access-log.js';
+import { authenticate, tenantGuard } from '../http/stages/authenticate.js';
+import { readBody } from '../http/stages/body.js';
+import { errorReplies } from '../http/stages/error-replies.js';
+import { requestId } from '../http/stages/request-id.js';
+import { route } from '../http/stages/route.js';
+import { traceContext } from '../http/stages/trace-context.js';
+import { idempotencyKeyRequiredPlugin } from '../idempotency/graphql-mutations.js';
 import type { Logger } from '../logger.js';
-import { executeGraphQL } from './apollo-http.js';
+import type { Metrics } from '../metrics.js';
+import type { TraceContext } from '../trace-context.js';
 import { formatGraphQLError } from './format-error.js';
-import { observeServer, type ServerOps } from '../http/observed-server.js';
-import { serveMetrics } from '../metrics.js';
+import { graphqlEndpoints } from './graphql-endpoint.js';
 import { operationObserver } from './operation-observer.js';
+import { operationRules } from './operation-rules.js';
+import { queryLimitOptions, type QueryLimits } from './query-limits.js';
 
 export interface RunningServer {
   url: string;
@@ -20,32 +32,90 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/**
+ * Who an operation runs for, and the request headers a subgraph reads: the HTTP door builds it
+ * from a verified exchange, an in-process gateway from the exchange it verified itself.
+ */
+export interface SubgraphCaller {
+  principal: Principal;
+  requestId: string;
+  trace: TraceContext;
+  header(name: string): string | undefined;
+}
+
+/** One operation as a gateway sends it to a subgraph, with the headers it forwards. */
+export interface SubgraphRequest {
+  query: string;
+  variables?: Record<string, unknown>;
+  operationName?: string;
+  headers: Readonly<Record<string, string>>;
+}
+
+export interface SubgraphResult {
+  data?: Record<string, unknown> | null;
+  errors?: ReadonlyArray<{ message: string; extensions?: Record<string, unknown>; path?: ReadonlyArray<string | number> }>;
+}
+
+/**
+ * A subgraph running in the caller's own process (one-process mode): the gateway runs its
+ * fetches here instead of over loopback HTTP. The operation passes the same Apollo Server, with
+ * the same limits, plugins and error formatting as at the subgraph's HTTP door; only the door's
+ * own stages are skipped, because the gateway in this process already ran them.
+ */
+export interface LocalSubgraph {
+  execute(request: SubgraphRequest, caller: Omit<SubgraphCaller, 'header'>): Promise<SubgraphResult>;
+}
+
+/** What every subgraph server takes from the configuration. */
+export interface SubgraphServerSettings {
+  maxBodyBytes: number;
+  /** The gateway's limits again: a fetch the gateway plans for an operation it admitted fits them. */
+  limits: QueryLimits;
+  /** How long shutdown waits for in-flight requests before cutting connections. */
+  drainMs: number;
+}
+
+export function subgraphServerSettings(config: PlatformConfig): SubgraphServerSettings {
+  return {
+    maxBodyBytes: config.maxBodyBytes,
+    limits: config.ops.limits,
+    drainMs: drainBound(config),
+  };
+}
+
 export interface SubgraphServerOptions<TContext extends BaseContext> {
   name: string;
   schema: GraphQLSchema;
   host: string;
   port: number;
+  settings: SubgraphServerSettings;
   verifier: TokenVerifier;
   logger: Logger;
-  maxBodyBytes: number;
-  context(req: http.IncomingMessage, principal: Principal, requestId: string): Promise<TContext>;
-  /** Extra plain HTTP routes (e.g. the AI health endpoint), tried before /graphql. */
-  routes?: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<boolean>;
-  /** Spans, access log, metrics (and GET /metrics), graceful drain. */
-  ops?: ServerOps;
+  metrics?: Metrics;
+  /** Operation names metrics label by name; every other one is `other`. */
+  knownOperations?: ReadonlySet<string>;
+  context(caller: SubgraphCaller): Promise<TContext>;
+  /** Extra endpoints (e.g. the AI health endpoint), asked before /graphql. */
+  endpoints?: readonly EndpointTable[];
 }
 
 /**
- * A subgraph verifies the caller's token and tenant itself (the gateway forwards them), so calling
- * a subgraph directly, `_entities` included, is never a way around authentication or tenancy.
+ * A subgraph behind the same stages as the gateway, minus what only a public door needs (CORS,
+ * the Idempotency-Key records): it verifies the caller's token and tenant itself (the gateway
+ * forwards them), applies the same query limits, and refuses a mutation without an
+ * Idempotency-Key, so calling a subgraph directly, `_entities` included, is never a way around any
+ * rule of the gateway. Its port still belongs on a private network.
  */
 export async function startSubgraphServer<TContext extends BaseContext>(
   options: SubgraphServerOptions<TContext>,
-): Promise<RunningServer> {
-  const { logger } = options;
+): Promise<RunningServer & { local: LocalSubgraph }> {
+  const { logger, settings, metrics } = options;
+  const limits = queryLimitOptions<TContext>(settings.limits, metrics);
   const apollo = new ApolloServer<TContext>({
     schema: options.schema,
     introspection: true,
+    parseOptions: limits.parseOptions,
+    validationRules: limits.validationRules,
     // The process's signal handler drains the HTTP server first, then stops Apollo.
     stopOnTerminationSignals: false,
     formatError: formatGraphQLError(logger),
@@ -54,58 +124,79 @@ export async function startSubgraphServer<TContext extends BaseContext>(
       // Apollo Server computes cache hints with a hook on every resolved field (2 % of the catalog's
       // CPU serving a REST page, bench/README.md); no response here is cached on them.
       ApolloServerPluginCacheControlDisabled(),
-      operationObserver<TContext>(options.name, options.ops?.metrics),
+      operationObserver<TContext>(options.name, metrics, options.knownOperations),
+      operationRules<TContext>(),
+      limits.plugin,
+      idempotencyKeyRequiredPlugin<TContext>(),
     ],
     logger: { debug: () => {}, info: () => {}, warn: (m) => logger.warn(String(m)), error: (m) => logger.error(String(m)) },
   });
   await apollo.start();
 
-  const server = http.createServer((req, res) => {
-    const requestId = header(req, 'x-request-id') ?? newId('request');
-    void (async () => {
-      try {
-        if (options.routes && (await options.routes(req, res))) return;
-        const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-        if (path === '/healthz') return sendJson(res, 200, { status: 'ok', service: options.name });
-        if (path === '/metrics') return await serveMetrics(req, res, options.ops?.metrics);
-        if (path !== '/graphql') throw new AppError('NOT_FOUND', `No route ${path}`);
-        if (req.method !== 'POST')
-          throw new AppError('METHOD_NOT_ALLOWED', 'Use POST for GraphQL', { headers: { allow: 'POST' } });
-        const principal = await authenticateRequest(options.verifier, {
-          authorization: header(req, 'authorization'),
-          tenantId: header(req, 'x-tenant-id'),
-        });
-        const body = await readJson(req, options.maxBodyBytes);
-        await executeGraphQL(apollo, req, res, body, () => options.context(req, principal, requestId));
-      } catch (error) {
-        sendGraphQLHttpError(res, error, logger);
-      }
-    })();
-  });
-  const observed = observeServer(server, { service: options.name, logger, metrics: options.ops?.metrics });
+  const handler = pipeline(
+    [
+      requestId(),
+      traceContext(options.name),
+      accessLog({ service: options.name, logger, metrics }),
+      errorReplies(logger),
+      route([
+        probeEndpoints({ service: options.name, metrics }),
+        ...(options.endpoints ?? []),
+        graphqlEndpoints<TContext>({
+          apollo,
+          methods: ['POST'],
+          context: (exchange) => options.context(exchangeCaller(exchange)),
+        }),
+      ]),
+      readBody(settings.maxBodyBytes),
+      authenticate(options.verifier),
+      tenantGuard(),
+    ],
+    answerWithEndpoint,
+  );
+  const server = http.createServer();
+  const served = serve(server, handler, { logger });
   await new Promise<void>((resolve) => server.listen(options.port, options.host, resolve));
   const port = (server.address() as AddressInfo).port;
   logger.info({ port }, `${options.name} subgraph listening`);
   return {
     url: `http://${options.host === '0.0.0.0' ? '127.0.0.1' : options.host}:${port}/graphql`,
     port,
+    local: localSubgraph(apollo, options.context),
     close: async () => {
-      await observed.drain(options.ops?.drainMs);
+      await served.drain(settings.drainMs);
       await apollo.stop();
     },
   };
 }
 
-/** An error before GraphQL execution: GraphQL-shaped body, HTTP status from the error. */
-export function sendGraphQLHttpError(res: http.ServerResponse, error: unknown, logger: Logger): void {
-  if (error instanceof AppError) {
-    sendJson(
-      res,
-      error.status,
-      { errors: [{ message: error.message, extensions: { code: error.code, status: error.status } }] },
-      error.headers,
-    );
-    return;
-  }
-  sendProblem(res, error, logger);
+function exchangeCaller(exchange: Exchange): SubgraphCaller {
+  const { principal, trace } = exchange;
+  if (!principal || !trace) throw new Error('A subgraph context needs an authenticated, traced exchange');
+  return { principal, requestId: exchange.requestId, trace, header: (name) => header(exchange.req, name) };
+}
+
+function localSubgraph<TContext extends BaseContext>(
+  apollo: ApolloServer<TContext>,
+  context: (caller: SubgraphCaller) => Promise<TContext>,
+): LocalSubgraph {
+  return {
+    async execute(request, caller) {
+      const headers = new HeaderMap();
+      for (const [name, value] of Object.entries(request.headers)) headers.set(name, value);
+      const contextValue = await context({ ...caller, header: (name) => headers.get(name.toLowerCase()) });
+      const response = await apollo.executeOperation(
+        {
+          query: request.query,
+          variables: request.variables,
+          operationName: request.operationName,
+          http: { method: 'POST', headers, search: '', body: undefined },
+        },
+        { contextValue },
+      );
+      if (response.body.kind !== 'single')
+        throw new Error('Incremental delivery is not supported between the gateway and a subgraph');
+      return response.body.singleResult as SubgraphResult;
+    },
+  };
 }

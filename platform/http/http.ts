@@ -12,12 +12,12 @@ export function header(req: IncomingMessage, name: string): string | undefined {
 /** Reads the body up to `limit` bytes; a larger body is refused without buffering the rest. */
 export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > limit) throw new AppError('PAYLOAD_TOO_LARGE', `The request body exceeds ${limit} bytes`);
+  if (declared > limit) throw new AppError('request.payload_too_large', `The request body exceeds ${limit} bytes`);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > limit) throw new AppError('PAYLOAD_TOO_LARGE', `The request body exceeds ${limit} bytes`);
+    if (size > limit) throw new AppError('request.payload_too_large', `The request body exceeds ${limit} bytes`);
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks);
@@ -48,12 +48,35 @@ export function nestedDeeperThan(value: unknown, max: number): boolean {
   return false;
 }
 
+/**
+ * Whether any key or string value is not well-formed UTF-16 (a lone surrogate, which JSON's
+ * `\ud800` escape can carry). Such text has no UTF-8 form: the canonical JSON behind the
+ * Idempotency-Key fingerprint refuses it and Postgres would store a replacement character, so it is
+ * refused at the door as the client's mistake rather than failing later as a 500.
+ */
+export function holdsIllFormedText(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length) {
+    const node = stack.pop();
+    if (typeof node === 'string') {
+      if (!node.isWellFormed()) return true;
+      continue;
+    }
+    if (node === null || typeof node !== 'object') continue;
+    for (const [key, child] of Object.entries(node)) {
+      if (!key.isWellFormed()) return true;
+      stack.push(child);
+    }
+  }
+  return false;
+}
+
 /** Parses a JSON body; only JSON media types are accepted (415 otherwise). */
 export async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
   const raw = await readBody(req, limit);
   if (raw.length === 0) return undefined;
   if (!isJsonContentType(header(req, 'content-type'))) {
-    throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Only application/json request bodies are accepted');
+    throw new AppError('request.unsupported_media_type', 'Only application/json request bodies are accepted');
   }
   let parsed: unknown;
   try {
@@ -63,6 +86,9 @@ export async function readJson(req: IncomingMessage, limit: number): Promise<unk
   }
   if (nestedDeeperThan(parsed, MAX_JSON_DEPTH)) {
     throw new AppError('BAD_USER_INPUT', `The request body nests deeper than ${MAX_JSON_DEPTH} levels`);
+  }
+  if (holdsIllFormedText(parsed)) {
+    throw new AppError('BAD_USER_INPUT', 'The request body holds text that is not well-formed Unicode (a lone surrogate)');
   }
   return parsed;
 }

@@ -7,7 +7,7 @@ import type { IdempotencyStore, StoreTiming } from './store.js';
 
 /** Redis when configured (keys expire by TTL there), else the database table (embedded mode). */
 export function createIdempotencyStore(deps: { redis?: Redis; db: Db; logger: Logger } & StoreTiming): IdempotencyStore {
-  const timing = { ttlSeconds: deps.ttlSeconds, leaseSeconds: deps.leaseSeconds, now: deps.now };
+  const timing = { ttlSeconds: deps.ttlSeconds, leaseSeconds: deps.leaseSeconds, clock: deps.clock };
   return deps.redis
     ? createRedisIdempotencyStore(deps.redis, timing)
     : createDatabaseIdempotencyStore(deps.db, timing, deps.logger);

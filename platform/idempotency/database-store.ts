@@ -1,3 +1,4 @@
+import { systemClock } from '../clock.js';
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/database.js';
 import type { Logger } from '../logger.js';
@@ -19,7 +20,8 @@ const SWEEP_EVERY_MS = 60_000;
  * condition after the row lock), else read what holds the key.
  */
 export function createDatabaseIdempotencyStore(db: Db, timing: StoreTiming, logger?: Logger): IdempotencyStore {
-  const now = timing.now ?? Date.now;
+  const clock = timing.clock ?? systemClock;
+  const now = () => clock.now().getTime();
   let lastSweep = 0;
 
   const sweep = () => {

@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../clock.js';
 import { Prisma, type Db, type Tx } from '../db/database.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -68,9 +69,13 @@ const winnerGone = () =>
  * provider first): the recorded result under the claim's key, if any. Finding one settles the
  * claim (the answer is the recorded effect).
  */
-export async function recordedEffect<T>(db: Db, claim: EffectClaim | undefined): Promise<{ value: T } | undefined> {
+export async function recordedEffect<T>(
+  db: Db,
+  claim: EffectClaim | undefined,
+  now: Date = new Date(),
+): Promise<{ value: T } | undefined> {
   if (!claim) return undefined;
-  const recorded = await findEffect<T>(db, claim, new Date());
+  const recorded = await findEffect<T>(db, claim, now);
   if (recorded) claim.consumed = true;
   return recorded;
 }
@@ -79,7 +84,7 @@ export async function recordedEffect<T>(db: Db, claim: EffectClaim | undefined):
 class EffectTaken extends Error {}
 
 export interface KeyedTransactionOptions {
-  now?: () => Date;
+  clock?: Clock;
   /**
    * Skip the lookup inside the transaction: for a caller that looked the key up itself just
    * before (recordedEffect) and whose work cannot be refused because the effect exists.
@@ -103,7 +108,7 @@ export async function keyedTransaction<T>(
   work: (tx: Tx) => Promise<T>,
   options: KeyedTransactionOptions = {},
 ): Promise<T> {
-  const now = options.now ?? (() => new Date());
+  const now = () => (options.clock ?? systemClock).now();
   const txOptions = { maxWait: options.maxWait, timeout: options.timeout };
   if (!claim) return db.$transaction(work, txOptions);
   claim.consumed = true;

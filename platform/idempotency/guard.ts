@@ -1,6 +1,4 @@
-import type { ServerResponse } from 'node:http';
-import { AppError } from '../errors.js';
-import { send } from '../http/http.js';
+import { AppError, dependencyUnavailable } from '../errors.js';
 import type { Logger } from '../logger.js';
 import {
   isStorableStatus,
@@ -35,9 +33,7 @@ export async function runIdempotent(
   } catch (error) {
     // Without the store a retry could run twice: refuse rather than guess.
     logger.error({ err: error }, 'idempotency store unavailable');
-    throw new AppError('SERVICE_UNAVAILABLE', 'The idempotency store is unavailable; retry later', {
-      headers: { 'retry-after': '1' },
-    });
+    throw dependencyUnavailable('the idempotency store');
   }
   if (outcome.kind === 'replay') return { response: outcome.response, replayed: true };
   if (outcome.kind === 'mismatch') {
@@ -65,9 +61,4 @@ export async function runIdempotent(
     logger.error({ err: error }, 'idempotency record could not be written');
   }
   return { response, replayed: false };
-}
-
-export function sendIdempotentResult(res: ServerResponse, result: IdempotentResult): void {
-  const headers = result.replayed ? { ...result.response.headers, 'idempotent-replayed': 'true' } : result.response.headers;
-  send(res, result.response.status, result.response.body, headers);
 }

@@ -1,3 +1,4 @@
+import { systemClock } from '../clock.js';
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { waitForRedis } from '../redis.js';
@@ -39,7 +40,8 @@ return 1
 `;
 
 export function createRedisIdempotencyStore(redis: Redis, timing: StoreTiming, prefix = 'idem:'): IdempotencyStore {
-  const now = timing.now ?? Date.now;
+  const clock = timing.clock ?? systemClock;
+  const now = () => clock.now().getTime();
   const ready = async () => {
     // At start-up the connection may still be opening and the offline queue is off.
     if (redis.status !== 'ready') await waitForRedis(redis, 2_000);

@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.js';
 import type { StoredResponse } from './idempotency.logic.js';
 
 /** Proof of holding a key: completing or releasing needs it, so a request whose lease expired and
@@ -30,5 +31,5 @@ export interface StoreTiming {
   ttlSeconds: number;
   /** Lifetime of an in-flight record; must exceed the longest request. */
   leaseSeconds: number;
-  now?: () => number;
+  clock?: Clock;
 }

@@ -19,7 +19,7 @@ export interface AiHealthReport {
  * not called here (its state is that of the last real read), so health checks cost it nothing.
  */
 export async function aiHealth(db: Db, services: AiServices): Promise<{ httpStatus: number; report: AiHealthReport }> {
-  const started = Date.now();
+  const started = services.clock.now().getTime();
   const [database, quota] = await Promise.all([
     db.$queryRawUnsafe('SELECT 1').then(
       () => ({ status: 'up' as const }),
@@ -41,7 +41,7 @@ export async function aiHealth(db: Db, services: AiServices): Promise<{ httpStat
       status,
       service: 'ai',
       dependencies: { database, quota, vault: { ...vault }, providers },
-      checkedInMs: Date.now() - started,
+      checkedInMs: services.clock.now().getTime() - started,
     },
   };
 }

@@ -1,7 +1,11 @@
 import type { TokenVerifier } from '../../platform/auth/verifier.js';
-import { startSubgraphServer, type RunningServer } from '../../platform/graphql/subgraph-server.js';
-import { sendJson } from '../../platform/http/http.js';
-import type { ServerOps } from '../../platform/http/observed-server.js';
+import {
+  startSubgraphServer,
+  subgraphServerSettings,
+  type LocalSubgraph,
+  type RunningServer,
+} from '../../platform/graphql/subgraph-server.js';
+import { jsonReply, type Endpoint, type EndpointTable } from '../../platform/http/pipeline.js';
 import { requestInfo } from '../shared/request-context.js';
 import type { AiContext } from './context.js';
 import { aiHealth } from './health.js';
@@ -10,41 +14,56 @@ import { createAiServices, type AiServiceDeps, type AiServices } from './service
 
 export interface AiDeps extends AiServiceDeps {
   verifier: TokenVerifier;
-  ops?: ServerOps;
+  /** Operation names metrics label by name (REST-compat's documents); every other one is `other`. */
+  knownOperations?: ReadonlySet<string>;
 }
 
-const HEALTH_PATHS = new Set(['/v1/ai/health', '/health']);
+/** The phase-0 health endpoint sits under the gateway's /v1/ai/* prefix; /health stays for probes. */
+const HEALTH_PATHS = ['/v1/ai/health', '/health'];
+
+function healthEndpoints(deps: AiDeps, services: AiServices): EndpointTable {
+  const endpoint: Endpoint = {
+    route: '/v1/ai/health',
+    access: 'public',
+    errors: 'problem',
+    async handle() {
+      const { httpStatus, report } = await aiHealth(deps.db, services);
+      return jsonReply(httpStatus, report, { 'cache-control': 'no-store' });
+    },
+  };
+  return {
+    resolve(exchange) {
+      if (!HEALTH_PATHS.includes(exchange.url.pathname)) return { kind: 'not_found' };
+      if (exchange.method !== 'GET' && exchange.method !== 'HEAD') return { kind: 'method_not_allowed', allow: ['GET', 'HEAD'] };
+      return { kind: 'found', endpoint, params: {} };
+    },
+  };
+}
 const PURGE_INTERVAL_MS = 10 * 60_000;
 
 export async function startAiSubgraph(
   deps: AiDeps,
   port = deps.config.aiPort,
-): Promise<RunningServer & { services: AiServices }> {
+): Promise<RunningServer & { local: LocalSubgraph; services: AiServices }> {
   const logger = deps.logger.child({ subgraph: 'ai' });
   const services = createAiServices({ ...deps, logger });
-  const now = deps.now ?? (() => new Date());
   const server = await startSubgraphServer<AiContext>({
     name: 'ai',
     schema: await buildAiSchema(),
     host: deps.config.host,
     port,
+    settings: subgraphServerSettings(deps.config),
     verifier: deps.verifier,
     logger,
-    maxBodyBytes: deps.config.maxBodyBytes,
-    ops: deps.ops,
-    context: async (req, principal, requestId) => ({
-      ...requestInfo(req, principal, requestId, logger, deps.config.idempotencyTtlSeconds),
+    metrics: deps.metrics,
+    knownOperations: deps.knownOperations,
+    context: async (caller) => ({
+      ...requestInfo(caller, logger, deps.config.idempotencyTtlSeconds),
       db: deps.db,
-      now,
+      clock: services.clock,
       services,
     }),
-    routes: async (req, res) => {
-      // The phase-0 health endpoint sits under the gateway's /v1/ai/* prefix; /health stays for probes.
-      if (!HEALTH_PATHS.has(new URL(req.url ?? '/', 'http://localhost').pathname)) return false;
-      const { httpStatus, report } = await aiHealth(deps.db, services);
-      sendJson(res, httpStatus, report, { 'cache-control': 'no-store' });
-      return true;
-    },
+    endpoints: [healthEndpoints(deps, services)],
   });
   // Held review text has a retention limit; every replica may purge (the update is idempotent).
   const purge = setInterval(() => {

@@ -1,30 +1,30 @@
-import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
-import type { Config } from '../../platform/config/config.js';
+import { systemClock, type Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import type { Logger } from '../../platform/logger.js';
 import type { Metrics } from '../../platform/metrics.js';
-import { systemClock } from '../../events/clock.js';
 import { createEventProducer, type EventProducer } from '../../events/outbox.js';
 import { loadSchemaRegistry } from '../../events/schemas/registry.js';
-import { createAssistService, type AssistService, type Moderator } from './assist/assist.service.js';
+import type { AiSubgraphConfig } from './config.js';
+import { createAssistPipeline, type AssistPipeline } from './assist/assist.pipeline.js';
+import { SnapshotCache } from './assist/assist.repo.js';
 import { createAssessmentAdmin, type AssessmentAdmin } from './assessment/assessment.admin.js';
+import { outboxAuditSink, type AuditSink } from './audit/audit.sink.js';
 import { createBackfillService, type BackfillService } from './backfill/backfill.service.js';
 import { createFeatureFlagAdmin, type FeatureFlagAdmin } from './flags/feature-flag.admin.js';
 import { createKeyRetentionAdmin, type KeyRetentionAdmin } from './keys/key-retention.admin.js';
-import { moderatorFromConfig } from './moderation/moderator.js';
-import { createReviewService, type ReviewService } from './review/review.service.js';
-import { createShadowService, type ShadowService } from './shadow/shadow.service.js';
-import { countQuotaRejections, observeProviders } from './ops-metrics.js';
-import { SnapshotCache } from './assist/assist.repo.js';
-import { outboxAuditSink, type AuditSink } from './audit/audit.sink.js';
+import { aiMetrics, countQuotaRejections, observeProviders } from './metrics.js';
+import { moderatorFromConfig, type Moderator } from './moderation/moderator.js';
 import { Breakers } from './providers/breakers.js';
+import type { CallEngineDeps } from './providers/call-engine.js';
 import { providersFromConfig, type ProviderRegistry } from './providers/registry.js';
 import { purgeExpiredHeldText } from './provenance/provenance.repo.js';
 import { createRedisQuotaStore } from './quota/quota.redis.js';
 import { createQuotaService, type QuotaService } from './quota/quota.service.js';
 import { createMemoryQuotaStore, type QuotaStore } from './quota/quota.store.js';
+import { createReviewService, type ReviewService } from './review/review.service.js';
 import { createRoutingAdmin, type RoutingAdmin } from './routing/routing-rule.admin.js';
+import { createShadowService, type ShadowService } from './shadow/shadow.service.js';
 import { createTemplateAdmin, type TemplateAdmin } from './templates/template.admin.js';
 import { createFileSecretStore } from './vault/file-secrets.js';
 import { cacheSecrets, type CachedSecrets, type SecretStore } from './vault/secrets.js';
@@ -32,7 +32,7 @@ import { createVaultKvStore } from './vault/vault-kv.js';
 
 /** What the AI subgraph is made of; every part can be replaced by a test. */
 export interface AiServiceDeps {
-  config: Config;
+  config: AiSubgraphConfig;
   db: Db;
   logger: Logger;
   redis?: Redis;
@@ -45,21 +45,24 @@ export interface AiServiceDeps {
   events?: EventProducer;
   /** Defaults to AI_MODERATION_CLASSIFIER (the built-in rules, or an OpenAI-compatible endpoint). */
   moderator?: Moderator;
-  now?: () => Date;
+  /** The one clock of the subgraph (default: the system clock); a test moves a manualClock. */
+  clock?: Clock;
   random?: () => number;
   sleep?: (ms: number) => Promise<void>;
-  /** Provider, quota and HITL pass-through metrics (ops-metrics.ts). */
+  /** Provider, quota and HITL pass-through metrics (metrics.ts). */
   metrics?: Metrics;
 }
 
 export interface AiServices {
-  assist: AssistService;
+  /** The clock every part below reads. */
+  clock: Clock;
+  assistPipeline: AssistPipeline;
   routingAdmin: RoutingAdmin;
   templateAdmin: TemplateAdmin;
   flags: FeatureFlagAdmin;
   assessments: AssessmentAdmin;
   review: ReviewService;
-  keys: KeyRetentionAdmin;
+  keyRetention: KeyRetentionAdmin;
   shadow: ShadowService;
   backfill: BackfillService;
   quota: QuotaService;
@@ -70,7 +73,7 @@ export interface AiServices {
   purgeHeldText(): Promise<number>;
 }
 
-export function secretStoreFromConfig(config: Config): SecretStore {
+export function secretStoreFromConfig(config: AiSubgraphConfig): SecretStore {
   if (config.vault.addr) {
     if (!config.vault.token) throw new Error('VAULT_TOKEN must be set when VAULT_ADDR is');
     return createVaultKvStore({ addr: config.vault.addr, token: config.vault.token, mount: config.vault.mount });
@@ -78,97 +81,117 @@ export function secretStoreFromConfig(config: Config): SecretStore {
   return createFileSecretStore(config.dataDir);
 }
 
-export function createAiServices(deps: AiServiceDeps): AiServices {
-  const { config, db, logger } = deps;
-  const now = deps.now ?? (() => new Date());
-  const nowMs = () => now().getTime();
+/** The parts the use cases share: keys, providers and their breakers, quota, audit, the snapshot cache. */
+interface SharedParts {
+  clock: Clock;
+  secrets: CachedSecrets;
+  registry: ProviderRegistry;
+  breakers: Breakers;
+  quota: QuotaService;
+  events: EventProducer;
+  audit: AuditSink;
+  snapshots: SnapshotCache;
+}
+
+function sharedParts(deps: AiServiceDeps, clock: Clock): SharedParts {
+  const { config, logger } = deps;
   const secrets = cacheSecrets(deps.secretStore ?? secretStoreFromConfig(config), {
     ttlMs: config.ai.vaultCacheSeconds * 1000,
-    now: nowMs,
+    clock,
   });
   const registry = observeProviders((deps.providers ?? ((s) => providersFromConfig(config, s)))(secrets), deps.metrics);
-  const breakers = new Breakers({ failureThreshold: config.ai.breakerFailures, cooldownMs: config.ai.breakerCooldownMs }, nowMs);
+  const breakers = new Breakers({ failureThreshold: config.ai.breakerFailures, cooldownMs: config.ai.breakerCooldownMs }, clock);
   const quotaStore = deps.quotaStore ?? (deps.redis ? createRedisQuotaStore(deps.redis) : createMemoryQuotaStore());
   const quota = countQuotaRejections(
-    createQuotaService({
-      store: quotaStore,
-      fallbackRpmPercent: config.ai.quotaFallbackRpmPercent,
-      now: nowMs,
-      logger,
-    }),
+    createQuotaService({ store: quotaStore, fallbackRpmPercent: config.ai.quotaFallbackRpmPercent, clock, logger }),
     deps.metrics,
   );
   const events =
     deps.events ??
     createEventProducer({
       registry: loadSchemaRegistry(),
-      clock: deps.now ? { now } : systemClock,
+      clock,
       source: { service: 'ai-gateway', instance: config.service.instance, commit: config.service.commit },
       dualPublishDays: config.events.dualPublishDays,
     });
   const audit = deps.audit ?? outboxAuditSink(events);
-  const snapshots = new SnapshotCache(config.ai.configCacheMs, nowMs);
-  const onChange = () => snapshots.clear();
-
   return {
-    assist: createAssistService({
+    clock,
+    secrets,
+    registry,
+    breakers,
+    quota,
+    events,
+    audit,
+    snapshots: new SnapshotCache(config.ai.configCacheMs, clock),
+  };
+}
+
+function callPolicy(deps: AiServiceDeps, breakers: Breakers): Omit<CallEngineDeps, 'providers' | 'clock'> {
+  const { ai } = deps.config;
+  return {
+    breakers,
+    retries: ai.providerRetries,
+    backoff: { baseMs: ai.retryBaseMs, maxMs: ai.retryMaxMs, retryAfterMaxMs: ai.retryAfterMaxMs },
+    random: deps.random ?? Math.random,
+    sleep: deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
+  };
+}
+
+export function createAiServices(deps: AiServiceDeps): AiServices {
+  const { config, db, logger } = deps;
+  const clock = deps.clock ?? systemClock;
+  const parts = sharedParts(deps, clock);
+  const { registry, audit, snapshots } = parts;
+  const store = { db, audit, clock };
+  const onChange = () => snapshots.clear();
+  return {
+    clock,
+    quota: parts.quota,
+    secrets: parts.secrets,
+    registry,
+    breakers: parts.breakers,
+    assistPipeline: createAssistPipeline({
       db,
-      quota,
+      quota: parts.quota,
       registry,
-      engine: {
-        breakers,
-        retries: config.ai.providerRetries,
-        backoff: { baseMs: config.ai.retryBaseMs, maxMs: config.ai.retryMaxMs, retryAfterMaxMs: config.ai.retryAfterMaxMs },
-        now: nowMs,
-        random: deps.random ?? Math.random,
-        sleep: deps.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
-      },
+      callPolicy: callPolicy(deps, parts.breakers),
       audit,
       snapshots,
       settings: config.ai,
-      moderator: deps.moderator ?? moderatorFromConfig(config, secrets),
-      clock: now,
-      monotonic: () => performance.now(),
-      logger,
-      metrics: deps.metrics,
+      moderator: deps.moderator ?? moderatorFromConfig(config, parts.secrets),
+      clock,
+      metrics: deps.metrics && aiMetrics(deps.metrics),
     }),
     routingAdmin: createRoutingAdmin({
-      db,
-      audit,
+      ...store,
       knownProviders: () => registry.known,
       configuredProviders: () => new Set(registry.providers.keys()),
       assessmentResidencies: config.ai.assessmentResidencies,
       onPremModel: config.providers.onPremModel,
-      now,
       onChange,
       logger,
     }),
-    templateAdmin: createTemplateAdmin({ db, audit, maxChars: config.ai.maxPromptChars, onChange, logger }),
-    flags: createFeatureFlagAdmin({ db, audit, onChange, logger }),
-    assessments: createAssessmentAdmin({ db, audit, now }),
+    templateAdmin: createTemplateAdmin({ ...store, maxChars: config.ai.maxPromptChars, onChange, logger }),
+    flags: createFeatureFlagAdmin({ ...store, onChange, logger }),
+    assessments: createAssessmentAdmin(store),
     review: createReviewService({
-      db,
-      audit,
-      events,
-      now,
+      ...store,
+      events: parts.events,
       claimMinutes: config.ai.reviewClaimMinutes,
       retentionHours: config.ai.reviewTextRetentionHours,
       onChange,
       logger,
     }),
-    keys: createKeyRetentionAdmin({ db, audit, now, retentionDays: config.ai.keyRetentionDays }),
+    keyRetention: createKeyRetentionAdmin({ ...store, retentionDays: config.ai.keyRetentionDays }),
     shadow: createShadowService({
       db,
-      now,
+      clock,
       maxRatio: config.ai.shadowParity.maxRatio,
       minSamples: config.ai.shadowParity.minSamples,
       logger,
     }),
-    backfill: createBackfillService({ db, audit, now, logger }),
-    quota,
-    secrets,
-    registry,
-    breakers,
-    purgeHeldText: () => purgeExpiredHeldText(db, now()),
+    backfill: createBackfillService({ ...store, logger }),
+    purgeHeldText: () => purgeExpiredHeldText(db, clock.now()),
   };
 }

@@ -1,16 +1,15 @@
 import { keyedTransaction } from '../../platform/idempotency/effect-store.js';
-import { requireScope } from '../../platform/auth/verifier.js';
+import { requireAnyScope } from '../../platform/auth/verifier.js';
 import type { CatalogContext } from './context.js';
+import { CATALOG_ADMIN } from './scopes.js';
 import type { AdminCommandContext } from './use-cases/admin.js';
-
-export const CATALOG_ADMIN_SCOPE = 'catalog.admin';
 
 /**
  * Every catalog mutation: scope `catalog.admin`, then one transaction holding the state change
  * and its outbox rows, so an event exists if and only if its change committed.
  */
 export async function runAdminMutation<T>(ctx: CatalogContext, work: (admin: AdminCommandContext) => Promise<T>): Promise<T> {
-  requireScope(ctx.principal, CATALOG_ADMIN_SCOPE);
+  requireAnyScope(ctx.principal, CATALOG_ADMIN);
   let emitted = false;
   const result = await keyedTransaction(
     ctx.db,
@@ -27,7 +26,7 @@ export async function runAdminMutation<T>(ctx: CatalogContext, work: (admin: Adm
             return events.emit(event);
           },
         },
-        now: ctx.now(),
+        now: ctx.clock.now(),
         requestId: ctx.requestId,
         gdprZeroingRetentionClasses: ctx.services.gdprZeroingRetentionClasses,
       });

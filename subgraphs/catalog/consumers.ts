@@ -1,9 +1,10 @@
-import type { ConsumerSpec, EventHandlerContext } from '../../events/consumer-runner.js';
-import { subjectFor, type EventEnvelope } from '../../events/envelope.js';
+import type { ConsumerSpec, EventHandlerContext } from '../../events/consumer-spec.js';
+import { subjectFor, type ConsumedEnvelope } from '../../events/envelope.js';
 import type { Tx } from '../../platform/db/database.js';
-import type { Config } from '../../platform/config/config.js';
-import { emitterForHandler } from './events.js';
-import type { ConsumedEventDeps } from './use-cases/consumed.js';
+import type { EventsConfig } from '../../events/config.js';
+import { systemClock, type Clock } from '../../platform/clock.js';
+import { emitterForHandler } from './outbox-port.js';
+import type { ConsumedEventDeps } from './use-cases/consumed-event-rules.js';
 import { handleGdprRequest } from './use-cases/handle-gdpr-request.js';
 import { publishCourseVersion, publishCourseVersions, type BuiltEvent } from './use-cases/publish-course-version.js';
 import { upsertCourseMetadataFromDraft } from './use-cases/upsert-course-metadata-from-draft.js';
@@ -16,13 +17,25 @@ export const CATALOG_DURABLES = {
 } as const;
 
 export interface CatalogConsumerOptions {
-  events: Config['events'];
+  events: EventsConfig;
   gdprZeroingRetentionClasses: readonly string[];
   /** Tests on a shared NATS server prefix every subject (see events/streams.ts). */
   subjectPrefix?: string;
+  /** Default: the system clock. */
+  clock?: Clock;
 }
 
-type UseCase = (tx: Tx, envelope: EventEnvelope, deps: ConsumedEventDeps) => Promise<unknown>;
+/**
+ * A built event's course, as the catalog identifies it before the course exists: tenant and slug.
+ * Versions of one course are applied in the stream order of their built events, across worker
+ * crashes and replicas (docs/catalog-and-events.md, "Producer order per course").
+ */
+function courseOf(envelope: ConsumedEnvelope): string | undefined {
+  const { tenantId, slug } = envelope.payload as { tenantId?: unknown; slug?: unknown };
+  return typeof tenantId === 'string' && typeof slug === 'string' ? `${tenantId}\u0000${slug}` : undefined;
+}
+
+type UseCase = (tx: Tx, envelope: ConsumedEnvelope, deps: ConsumedEventDeps) => Promise<unknown>;
 type BatchUseCase = (tx: Tx, batch: BuiltEvent[], deps: Omit<ConsumedEventDeps, 'events'>) => Promise<unknown>;
 
 /**
@@ -34,12 +47,14 @@ type BatchUseCase = (tx: Tx, batch: BuiltEvent[], deps: Omit<ConsumedEventDeps, 
 export function catalogConsumers(options: CatalogConsumerOptions): ConsumerSpec[] {
   const { events } = options;
   const prefix = options.subjectPrefix ?? '';
+  const clock = options.clock ?? systemClock;
   const spec = (
     durable: string,
     stream: string,
     eventType: string,
     useCase: UseCase,
     batchUseCase?: BatchUseCase,
+    orderKey?: ConsumerSpec['orderKey'],
   ): ConsumerSpec => ({
     durable,
     stream,
@@ -50,14 +65,16 @@ export function catalogConsumers(options: CatalogConsumerOptions): ConsumerSpec[
     ackWaitMs: events.ackWaitSeconds * 1000,
     maxDeliver: events.maxDeliver,
     // Overlapping handlers are safe here: every write of a course takes its row lock and versions
-    // get the per-course sequence in commit order (design §4). What is given up above 1 is only
-    // that two versions of one course arriving back to back are numbered in arrival order.
+    // get the per-course sequence in commit order (design §4), and a built event waits for the
+    // earlier built events of its course however many run at once (orderKey).
     concurrency: events.consumerConcurrency,
-    handle: async (tx: Tx, envelope: EventEnvelope, ctx: EventHandlerContext) => {
+    orderKey,
+    handle: async (tx: Tx, envelope: ConsumedEnvelope, ctx: EventHandlerContext) => {
       await useCase(tx, envelope, {
         events: emitterForHandler(ctx),
         logger: ctx.logger,
         gdprZeroingRetentionClasses: options.gdprZeroingRetentionClasses,
+        clock,
       });
     },
     ...(batchUseCase && {
@@ -68,7 +85,7 @@ export function catalogConsumers(options: CatalogConsumerOptions): ConsumerSpec[
         await batchUseCase(
           tx,
           batch.map(({ envelope, ctx }) => ({ envelope, events: emitterForHandler(ctx) })),
-          { logger, gdprZeroingRetentionClasses: options.gdprZeroingRetentionClasses },
+          { logger, gdprZeroingRetentionClasses: options.gdprZeroingRetentionClasses, clock },
         );
       },
     }),
@@ -80,6 +97,7 @@ export function catalogConsumers(options: CatalogConsumerOptions): ConsumerSpec[
       'content.play_package.built',
       publishCourseVersion,
       publishCourseVersions,
+      courseOf,
     ),
     spec(
       CATALOG_DURABLES.courseDraftPublished,

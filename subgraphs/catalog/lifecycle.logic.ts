@@ -42,12 +42,14 @@ export interface TransitionDecision<S extends string> {
 function decide<S extends string>(what: string, table: Record<S, readonly S[]>, from: string, to: S): TransitionDecision<S> {
   if (!(from in table)) {
     // A state written by a newer release this one does not know: refuse rather than guess.
-    throw new AppError('ILLEGAL_TRANSITION', `${what} is in an unknown state "${from}"`, { details: { from, to } });
+    throw new AppError('lifecycle.illegal_transition', `${what} is in an unknown state "${from}"`, { details: { from, to } });
   }
   const current = from as S;
   if (current === to) return { from: current, to, changed: false };
   if (!table[current].includes(to)) {
-    throw new AppError('ILLEGAL_TRANSITION', `A ${what} cannot go from ${current} to ${to}`, { details: { from: current, to } });
+    throw new AppError('lifecycle.illegal_transition', `A ${what} cannot go from ${current} to ${to}`, {
+      details: { from: current, to },
+    });
   }
   return { from: current, to, changed: true };
 }
@@ -66,7 +68,9 @@ export function decideVersionTransition(from: string, to: VersionState): Transit
  */
 export function requireEditableCourse(state: string): void {
   if (state === 'archived') {
-    throw new AppError('ILLEGAL_TRANSITION', 'The course is archived; archived courses cannot be edited', { details: { state } });
+    throw new AppError('lifecycle.illegal_transition', 'The course is archived; archived courses cannot be edited', {
+      details: { state },
+    });
   }
 }
 

@@ -1,11 +1,17 @@
+import { systemClock, type Clock } from '../../platform/clock.js';
 import type { EventBus } from '../../events/bus/event-bus.js';
 import type { StreamOptions } from '../../events/streams.js';
 import type { TokenVerifier } from '../../platform/auth/verifier.js';
-import type { Config } from '../../platform/config/config.js';
+import type { CatalogSubgraphConfig } from './config.js';
 import type { Db } from '../../platform/db/database.js';
-import { startSubgraphServer, type RunningServer } from '../../platform/graphql/subgraph-server.js';
+import {
+  startSubgraphServer,
+  subgraphServerSettings,
+  type LocalSubgraph,
+  type RunningServer,
+} from '../../platform/graphql/subgraph-server.js';
 import type { Logger } from '../../platform/logger.js';
-import type { ServerOps } from '../../platform/http/observed-server.js';
+import type { Metrics } from '../../platform/metrics.js';
 import { requestInfo } from '../shared/request-context.js';
 import type { CatalogContext } from './context.js';
 import type { EnrollmentCounter } from './enrollment-counter.js';
@@ -14,13 +20,15 @@ import { buildCatalogSchema } from './schema.js';
 import { createCatalogServices } from './services.js';
 
 export interface CatalogDeps {
-  config: Config;
+  config: CatalogSubgraphConfig;
   db: Db;
   verifier: TokenVerifier;
   logger: Logger;
-  ops?: ServerOps;
-  now?: () => Date;
-  /** The event bus: without it, replayDeadLetters answers SERVICE_UNAVAILABLE. */
+  metrics?: Metrics;
+  /** Operation names metrics label by name (REST-compat's documents); every other one is `other`. */
+  knownOperations?: ReadonlySet<string>;
+  clock?: Clock;
+  /** The event bus: without it, replayDeadLetters answers service.unavailable. */
   bus?: EventBus;
   /** Stream options the event worker uses (subject prefix), so the DLQ is found where it is. */
   streams?: StreamOptions;
@@ -30,7 +38,10 @@ export interface CatalogDeps {
   afterEventsCommitted?: () => void;
 }
 
-export async function startCatalogSubgraph(deps: CatalogDeps, port = deps.config.catalogPort): Promise<RunningServer> {
+export async function startCatalogSubgraph(
+  deps: CatalogDeps,
+  port = deps.config.catalogPort,
+): Promise<RunningServer & { local: LocalSubgraph }> {
   const logger = deps.logger.child({ subgraph: 'catalog' });
   const services = createCatalogServices({
     config: deps.config,
@@ -45,15 +56,16 @@ export async function startCatalogSubgraph(deps: CatalogDeps, port = deps.config
     schema: await buildCatalogSchema(),
     host: deps.config.host,
     port,
+    settings: subgraphServerSettings(deps.config),
     verifier: deps.verifier,
     logger,
-    maxBodyBytes: deps.config.maxBodyBytes,
-    ops: deps.ops,
-    context: async (req, principal, requestId) => ({
-      ...requestInfo(req, principal, requestId, logger, deps.config.idempotencyTtlSeconds),
+    metrics: deps.metrics,
+    knownOperations: deps.knownOperations,
+    context: async (caller) => ({
+      ...requestInfo(caller, logger, deps.config.idempotencyTtlSeconds),
       db: deps.db,
-      loaders: createCatalogLoaders(deps.db, principal.tenantId),
-      now: deps.now ?? (() => new Date()),
+      loaders: createCatalogLoaders(deps.db, caller.principal.tenantId),
+      clock: deps.clock ?? systemClock,
       services,
     }),
   });

@@ -1,27 +1,29 @@
 import type { EventBus } from '../../events/bus/event-bus.js';
-import { systemClock, type Clock } from '../../events/clock.js';
-import type { DlqLocation } from '../../events/dlq.js';
+import { systemClock, type Clock } from '../../platform/clock.js';
+import type { DeadLetterLocation } from '../../events/dead-letters.js';
 import { createEventProducer } from '../../events/outbox.js';
 import { loadSchemaRegistry, type SchemaRegistry } from '../../events/schemas/registry.js';
-import { dlqSubjectPrefix, type StreamOptions } from '../../events/streams.js';
-import type { Config } from '../../platform/config/config.js';
+import { deadLetterSubjectPrefix, type StreamOptions } from '../../events/streams.js';
+import type { EventsSlice } from '../../events/config.js';
+import type { PlatformConfig } from '../../platform/config/config.js';
+import type { CatalogSlice } from './config.js';
 import type { Logger } from '../../platform/logger.js';
 import { unconfiguredEnrollmentCounter, type EnrollmentCounter } from './enrollment-counter.js';
-import { createCatalogEvents, type CatalogEvents } from './events.js';
+import { createCatalogEvents, type CatalogEvents } from './outbox-port.js';
 
 /** What the catalog's mutations need beyond the database: built once per process. */
 export interface CatalogServices {
   events: CatalogEvents;
   enrollmentCounter: EnrollmentCounter;
   gdprZeroingRetentionClasses: readonly string[];
-  /** Absent until a bus is wired in: replayDeadLetters then answers SERVICE_UNAVAILABLE. */
-  deadLetters?: { bus: EventBus; dlq: DlqLocation };
+  /** Absent until a bus is wired in: replayDeadLetters then answers service.unavailable. */
+  deadLetters?: { bus: EventBus; deadLetterStream: DeadLetterLocation };
   /** Called after a mutation that wrote events commits, e.g. to wake the outbox relay. */
   afterEventsCommitted?: () => void;
 }
 
 export interface CatalogServiceOptions {
-  config: Pick<Config, 'events' | 'service' | 'gdprZeroingRetentionClasses'>;
+  config: EventsSlice & Pick<PlatformConfig, 'service'> & Pick<CatalogSlice, 'gdprZeroingRetentionClasses'>;
   logger: Logger;
   bus?: EventBus;
   enrollmentCounter?: EnrollmentCounter;
@@ -47,7 +49,10 @@ export function createCatalogServices(options: CatalogServiceOptions): CatalogSe
     deadLetters: options.bus
       ? {
           bus: options.bus,
-          dlq: { stream: config.events.dlqStream, subjectPrefix: dlqSubjectPrefix(config.events, options.streams) },
+          deadLetterStream: {
+            stream: config.events.dlqStream,
+            subjectPrefix: deadLetterSubjectPrefix(config.events, options.streams),
+          },
         }
       : undefined,
     afterEventsCommitted: options.afterEventsCommitted,

@@ -1,10 +1,8 @@
-import type { IncomingMessage } from 'node:http';
 import type { Principal } from '../../platform/auth/verifier.js';
 import type { EffectClaim } from '../../platform/idempotency/effect.logic.js';
-import { header } from '../../platform/http/http.js';
+import type { SubgraphCaller } from '../../platform/graphql/subgraph-server.js';
 import { parseAcceptLanguage } from '../../platform/locale.logic.js';
 import type { Logger } from '../../platform/logger.js';
-import { continueTrace } from '../../platform/tracing.js';
 
 /** What every subgraph resolver knows about the request, whatever the subgraph. */
 export interface RequestInfo {
@@ -22,22 +20,17 @@ export interface RequestInfo {
   logger: Logger;
 }
 
-export function requestInfo(
-  req: IncomingMessage,
-  principal: Principal,
-  requestId: string,
-  logger: Logger,
-  effectTtlSeconds: number,
-): RequestInfo {
-  const trace = continueTrace(header(req, 'traceparent'));
+/** What the door (or the in-process gateway) established about the caller (ids, trace), for resolvers. */
+export function requestInfo(caller: SubgraphCaller, logger: Logger, effectTtlSeconds: number): RequestInfo {
+  const { principal, trace, requestId } = caller;
   return {
     principal,
     tenantId: principal.tenantId,
     requestId,
     traceparent: trace.traceparent,
-    locales: parseAcceptLanguage(header(req, 'accept-language')),
-    ifMatch: header(req, 'if-match'),
-    idempotencyKey: header(req, 'idempotency-key'),
+    locales: parseAcceptLanguage(caller.header('accept-language')),
+    ifMatch: caller.header('if-match'),
+    idempotencyKey: caller.header('idempotency-key'),
     effectTtlSeconds,
     logger: logger.child({ requestId, traceId: trace.traceId, tenantId: principal.tenantId }),
   };

@@ -1,9 +1,11 @@
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../platform/ids.js';
+import { freePort } from '../support/child-env.js';
 import { startSystemWithDatabase, type SystemProcess } from '../support/system-process.js';
 import type { TestDatabase } from '../support/database.js';
 
@@ -29,6 +31,19 @@ let context: BrowserContext;
 let page: Page;
 let userDataDir: string;
 const external: string[] = [];
+/** Two plain pages on other local origins: one CORS_ORIGINS allows, one it does not. */
+let allowedPage: http.Server;
+let strangerPage: http.Server;
+let allowedOrigin: string;
+let strangerOrigin: string;
+
+async function servePage(port: number): Promise<http.Server> {
+  const server = http.createServer((_req, res) =>
+    res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>ui</title>'),
+  );
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return server;
+}
 // The headers editor; the variables one next to it is hidden while the Headers tab is open.
 const HEADERS = '.graphiql-editor-tool .graphiql-editor:not(.hidden)';
 
@@ -60,7 +75,13 @@ async function editorText(selector: string): Promise<string> {
 describe.runIf(available || process.env.CI)('GraphiQL at /graphiql (offline)', () => {
   beforeAll(async () => {
     if (!available) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run installs it)`);
-    ({ system, db, close } = await startSystemWithDatabase());
+    const [allowedPort, strangerPort] = [await freePort(), await freePort()];
+    allowedOrigin = `http://127.0.0.1:${allowedPort}`;
+    strangerOrigin = `http://127.0.0.1:${strangerPort}`;
+    [allowedPage, strangerPage] = [await servePage(allowedPort), await servePage(strangerPort)];
+    ({ system, db, close } = await startSystemWithDatabase({
+      CORS_ORIGINS: `https://studio.apollographql.com,${allowedOrigin}`,
+    }));
     await db.prisma.course.create({
       data: {
         id: courseId,
@@ -104,6 +125,7 @@ describe.runIf(available || process.env.CI)('GraphiQL at /graphiql (offline)', (
     await context?.close();
     if (userDataDir) fs.rmSync(userDataDir, { recursive: true, force: true });
     await close?.();
+    await Promise.all([allowedPage, strangerPage].map((server) => new Promise((resolve) => server?.close(resolve))));
   });
 
   it('loads without any request leaving the machine, with the token and tenant headers to fill in', async () => {
@@ -135,5 +157,40 @@ describe.runIf(available || process.env.CI)('GraphiQL at /graphiql (offline)', (
     await docs.getByText('Course', { exact: true }).first().click();
     await expect.poll(() => docs.innerText(), { timeout: 10_000 }).toContain('slug');
     expect(external).toEqual([]);
+  });
+
+  it('lets a page on an allowed origin call /graphql and a REST path with a token, and no other origin', async () => {
+    const token = await system.mintToken(tenant, 'catalog.read');
+    const calls = ([gateway, bearer, tenantId]: readonly [string, string, string]) =>
+      Promise.all([
+        fetch(`${gateway}/graphql`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${bearer}`, 'x-tenant-id': tenantId, 'content-type': 'application/json' },
+          body: JSON.stringify({ query: '{ courses(first: 5) { edges { node { courseId } } } }' }),
+        }).then(async (r) => ({ status: r.status, traceparent: r.headers.get('traceparent'), body: await r.json() })),
+        fetch(`${gateway}/api/v1/courses`, { headers: { authorization: `Bearer ${bearer}`, 'x-tenant-id': tenantId } }).then(
+          async (r) => ({ status: r.status, requestId: r.headers.get('x-request-id'), body: await r.json() }),
+        ),
+      ]).then(
+        (answers) => answers,
+        (error: Error) => `refused: ${error.name}`,
+      );
+
+    const ui = await context.newPage();
+    await ui.goto(`${allowedOrigin}/`);
+    const answers = await ui.evaluate(calls, [system.baseUrl, token, tenant] as const);
+    expect(answers).toMatchObject([
+      { status: 200, body: { data: { courses: { edges: [{ node: { courseId } }] } } } },
+      { status: 200, body: { items: [{ courseId }] } },
+    ]);
+    // The headers a client reads are exposed to the page's script.
+    const [graphql, rest] = answers as Array<{ traceparent?: string; requestId?: string }>;
+    expect(graphql.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
+    expect(rest.requestId).toMatch(/^req_/);
+
+    const other = await context.newPage();
+    await other.goto(`${strangerOrigin}/`);
+    expect(await other.evaluate(calls, [system.baseUrl, token, tenant] as const)).toBe('refused: TypeError');
+    await Promise.all([ui.close(), other.close()]);
   });
 });

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestFingerprint, scopedKey } from '../../platform/idempotency/idempotency.logic.js';
 import { newId, newUlid } from '../../platform/ids.js';
 import { realService } from '../support/services.js';
-import { databaseEnv, startSystemProcess, startSystemWithDatabase, type SystemProcess } from '../support/system-process.js';
+import { startSystemWithDatabase, type SystemProcess, type SystemWithDatabase } from '../support/system-process.js';
 import type { TestDatabase } from '../support/database.js';
 
 /**
@@ -24,19 +24,21 @@ describe.each(stores)('Idempotency-Key with the $name store', ({ name, env }) =>
   const tenant = newId('tenant');
   let system: SystemProcess;
   let db: TestDatabase;
-  let closeAll: () => Promise<void>;
+  let running: SystemWithDatabase;
   let token: string;
   let redis: Redis | undefined;
 
   beforeAll(async () => {
-    ({ system, db, close: closeAll } = await startSystemWithDatabase(env));
+    running = await startSystemWithDatabase(env);
+    ({ system, db } = running);
     token = await system.mintToken(tenant, 'ai.admin ai.assist catalog.admin', { subject: SUBJECT });
     if (env.REDIS_URL) redis = new Redis(env.REDIS_URL);
   });
 
   afterAll(async () => {
     redis?.disconnect();
-    await closeAll?.();
+    // Stops the process running now, which after the restart case is not the first one.
+    await running?.close();
   });
 
   const post = (path: string, body: unknown, key: string, as = token, tenantId = tenant) =>
@@ -179,8 +181,7 @@ describe.each(stores)('Idempotency-Key with the $name store', ({ name, env }) =>
     expect(first.status).toBe(201);
     const firstText = await first.text();
 
-    await system.stop();
-    system = await startSystemProcess({ ...databaseEnv(db), ...env }, { keys: system.keys });
+    system = await running.restart();
     const replay = await post(RULE_PATH, body, key);
     expect(replay.status).toBe(201);
     expect(replay.headers.get('idempotent-replayed')).toBe('true');

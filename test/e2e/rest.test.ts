@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
+import { SignJWT, importJWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId, newUlid } from '../../platform/ids.js';
-import { parseTraceparent } from '../../platform/tracing.js';
+import { parseTraceparent } from '../../platform/trace-context.js';
+import { courseRow } from '../support/course-row.js';
 import { startSystemWithDatabase, type SystemProcess } from '../support/system-process.js';
 import type { TestDatabase } from '../support/database.js';
 
@@ -71,24 +73,6 @@ function expectProblem(response: Awaited<ReturnType<typeof call>>, status: numbe
   expect(response.json).toMatchObject({ status, type: expect.any(String), title: expect.any(String), code: expect.any(String) });
   if (code) expect(response.json.code).toBe(code);
   expect(response.text).not.toMatch(/\n\s+at |node_modules|\.ts:\d+/);
-}
-
-function courseRow(tenantId: string, overrides: Record<string, unknown> = {}) {
-  const id = newId('course');
-  return {
-    id,
-    tenantId,
-    slug: `slug-${id.toLowerCase()}`,
-    title: { en: `Course ${id}` },
-    description: { en: 'About' },
-    defaultLocale: 'en',
-    visibility: 'org',
-    authors: [{ userId: newId('user'), role: 'author', displayName: 'Ada' }],
-    taxonomy: [],
-    tags: ['e2e'],
-    etag: `"${id.slice(-12).toLowerCase()}"`,
-    ...overrides,
-  };
 }
 
 const SPEC_COURSE_FIELDS = [
@@ -183,10 +167,10 @@ describe('GET and PATCH /api/v1/courses/{courseId}', () => {
   });
 
   it('is 404 for an absent course and for another tenant’s course', async () => {
-    expectProblem(await call(`/api/v1/courses/${newId('course')}`), 404, 'NOT_FOUND');
+    expectProblem(await call(`/api/v1/courses/${newId('course')}`), 404, 'request.not_found');
     const foreign = courseRow(otherTenant);
     await db.prisma.course.create({ data: foreign });
-    expectProblem(await call(`/api/v1/courses/${foreign.id}`), 404, 'NOT_FOUND');
+    expectProblem(await call(`/api/v1/courses/${foreign.id}`), 404, 'request.not_found');
     expect(
       (await call(`/api/v1/courses/${foreign.id}`, { as: otherToken, headers: { 'x-tenant-id': otherTenant } })).status,
     ).toBe(200);
@@ -196,12 +180,12 @@ describe('GET and PATCH /api/v1/courses/{courseId}', () => {
     expectProblem(
       await call(`/api/v1/courses/${row.id}`, { method: 'PATCH', body: { tags: ['x'] } }),
       428,
-      'PRECONDITION_REQUIRED',
+      'request.precondition_required',
     );
     expectProblem(
       await call(`/api/v1/courses/${row.id}`, { method: 'PATCH', body: { tags: ['x'] }, headers: { 'if-match': '"stale"' } }),
       412,
-      'PRECONDITION_FAILED',
+      'request.precondition_failed',
     );
     expectProblem(
       await call(`/api/v1/courses/${row.id}`, {
@@ -210,7 +194,7 @@ describe('GET and PATCH /api/v1/courses/{courseId}', () => {
         headers: { 'if-match': `W/${row.etag}` },
       }),
       412,
-      'PRECONDITION_FAILED',
+      'request.precondition_failed',
     );
   });
 
@@ -242,7 +226,7 @@ describe('GET and PATCH /api/v1/courses/{courseId}', () => {
     expectProblem(
       await call(`/api/v1/courses/${row.id}`, { method: 'PATCH', body: { tags: ['late'] }, headers: { 'if-match': etag } }),
       412,
-      'PRECONDITION_FAILED',
+      'request.precondition_failed',
     );
   });
 
@@ -285,7 +269,7 @@ describe('AI routes', () => {
     expectProblem(
       await call(`/v1/ai/provenance/${response.json.provenanceId}`, { as: otherToken, headers: { 'x-tenant-id': otherTenant } }),
       404,
-      'NOT_FOUND',
+      'request.not_found',
     );
   });
 
@@ -320,7 +304,7 @@ describe('AI routes', () => {
     expectProblem(wrong, 400, 'request.validation_failed');
     expect(wrong.json.path).toBe('/context/specialty');
     expectProblem(await call('/v1/ai/provenance/prv_nope'), 400, 'request.validation_failed');
-    expectProblem(await call(`/v1/ai/provenance/${newId('provenance')}`), 404, 'NOT_FOUND');
+    expectProblem(await call(`/v1/ai/provenance/${newId('provenance')}`), 404, 'request.not_found');
   });
 
   it('needs the ai.assist scope', async () => {
@@ -358,6 +342,125 @@ describe('AI routes', () => {
     const response = await fetch(`${system.baseUrl}/v1/ai/health`);
     expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({ status: 'ok' });
+  });
+});
+
+describe('REST conventions', () => {
+  const row = courseRow(tenant, {
+    title: { en: 'Pharmacology', fr: 'Pharmacologie' },
+    description: { en: 'Drugs' },
+    cover: { assetId: newId('mediaAsset') },
+  });
+  const path = `/api/v1/courses/${row.id}`;
+  const mergePatch = (body: unknown, ifMatch: string) =>
+    call(path, { method: 'PATCH', body, headers: { 'if-match': ifMatch, 'content-type': 'application/merge-patch+json' } });
+  const stored = async () => db.prisma.course.findUniqueOrThrow({ where: { id: row.id } });
+
+  beforeAll(async () => {
+    await db.prisma.course.create({ data: row });
+  });
+
+  it('answers 201 with a Location that reads the created routing rule back', async () => {
+    const created = await call('/v1/admin/routing-rules', {
+      method: 'POST',
+      body: { residency: 'LOCATION', primary: { provider: 'mock', model: 'loc' }, fallbacks: [] },
+    });
+    expect(created.status, created.text).toBe(201);
+    expect(created.headers.get('location')).toBe(`/v1/admin/routing-rules/${created.json.ruleId}`);
+    const read = await call(created.headers.get('location')!);
+    expect(read.status, read.text).toBe(200);
+    expect(read.json).toEqual(created.json);
+    expectProblem(await call(`/v1/admin/routing-rules/${newId('routingRule')}`), 404, 'request.not_found');
+    const reader = await system.mintToken(tenant, 'catalog.read ai.assist');
+    expectProblem(await call(created.headers.get('location')!, { as: reader }), 403, 'authz.scope_missing');
+  });
+
+  it('answers If-None-Match with 304, the ETag and no body while the course is current, and 200 once it changed', async () => {
+    const current = await call(path);
+    const etag = current.headers.get('etag')!;
+    for (const ifNoneMatch of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
+      const cached = await call(path, { headers: { 'if-none-match': ifNoneMatch } });
+      expect(cached.status, ifNoneMatch).toBe(304);
+      expect(cached.text).toBe('');
+      expect(cached.headers.get('etag')).toBe(etag);
+    }
+    const changed = await call(path, { method: 'PATCH', body: { tags: ['conditional'] }, headers: { 'if-match': etag } });
+    expect(changed.status, changed.text).toBe(200);
+    const fresh = await call(path, { headers: { 'if-none-match': etag } });
+    expect(fresh.status).toBe(200);
+    expect(fresh.headers.get('etag')).toBe(changed.headers.get('etag'));
+    expect(fresh.json.tags).toEqual(['conditional']);
+  });
+
+  it('merges a merge patch into the locale maps (RFC 7396); plain JSON replaces the map it names', async () => {
+    const etag = (await call(path)).headers.get('etag')!;
+    const merged = await mergePatch({ title: { en: 'Pharmacology II' } }, etag);
+    expect(merged.status, merged.text).toBe(200);
+    expect(merged.json.title).toEqual({ en: 'Pharmacology II', fr: 'Pharmacologie' });
+    expect((await stored()).title).toEqual({ en: 'Pharmacology II', fr: 'Pharmacologie' });
+
+    const removed = await mergePatch({ title: { fr: null }, description: { fr: 'Médicaments' }, cover: null }, '*');
+    expect(removed.status, removed.text).toBe(200);
+    expect(removed.json).toMatchObject({
+      title: { en: 'Pharmacology II' },
+      description: { en: 'Drugs', fr: 'Médicaments' },
+      cover: null,
+      tags: ['conditional'],
+    });
+
+    const replaced = await call(path, {
+      method: 'PATCH',
+      body: { title: { de: 'Pharmakologie', en: 'Pharmacology III' } },
+      headers: { 'if-match': removed.headers.get('etag')! },
+    });
+    expect(replaced.status, replaced.text).toBe(200);
+    expect((await stored()).title).toEqual({ de: 'Pharmakologie', en: 'Pharmacology III' });
+    // Removing every locale of the title is refused by the catalog: a course always has a title.
+    const emptied = await mergePatch({ title: { de: null, en: null } }, replaced.headers.get('etag')!);
+    expectProblem(emptied, 400, 'BAD_USER_INPUT');
+  });
+
+  it('refuses a merge patch whose If-Match is not current with 412 and changes nothing', async () => {
+    const before = await stored();
+    const stale = await mergePatch({ title: { en: 'Stale' } }, '"not-current"');
+    expectProblem(stale, 412, 'request.precondition_failed');
+    expect(stale.json.etag).toBe(before.etag);
+    expectProblem(await mergePatch({ title: { en: 'Stale' } }, `W/${before.etag}`), 412, 'request.precondition_failed');
+    expect((await stored()).title).toEqual(before.title);
+    const jsonPatch = await call(path, {
+      method: 'PATCH',
+      raw: JSON.stringify([{ op: 'replace', path: '/tags', value: [] }]),
+      headers: { 'if-match': before.etag, 'content-type': 'application/json-patch+json' },
+    });
+    expectProblem(jsonPatch, 415, 'request.unsupported_media_type');
+    expect(jsonPatch.headers.get('accept-patch')).toBe('application/json, application/merge-patch+json');
+  });
+
+  it('answers 401 with an RFC 6750 challenge on REST and GraphQL, telling an expired token from an invalid one', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const expired = await new SignJWT({ tid: tenant, scope: ALL_SCOPES, sub: 'svc:e2e', iat: now - 900, exp: now - 60 })
+      .setProtectedHeader({ alg: 'EdDSA', kid: system.keys.privateJwk.kid })
+      .sign(await importJWK(system.keys.privateJwk, 'EdDSA'));
+    const cases: Array<[string | undefined, string]> = [
+      [undefined, 'Bearer realm="catalog-ai"'],
+      ['Basic YWRtaW46YWRtaW4=', 'Bearer realm="catalog-ai"'],
+      ['Bearer not.a.token', 'Bearer realm="catalog-ai", error="invalid_token", error_description="The access token is invalid"'],
+      [`Bearer ${expired}`, 'Bearer realm="catalog-ai", error="invalid_token", error_description="The access token expired"'],
+    ];
+    for (const [authorization, challenge] of cases) {
+      const headers: Record<string, string> = { 'x-tenant-id': tenant, 'content-type': 'application/json' };
+      if (authorization) headers.authorization = authorization;
+      const rest = await fetch(`${system.baseUrl}/api/v1/courses`, { headers });
+      expect(rest.status).toBe(401);
+      expect(rest.headers.get('www-authenticate'), authorization).toBe(challenge);
+      const graphql = await fetch(`${system.baseUrl}/graphql`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ query: '{ courses(first: 1) { edges { cursor } } }' }),
+      });
+      expect(graphql.status).toBe(401);
+      expect(graphql.headers.get('www-authenticate'), authorization).toBe(challenge);
+    }
   });
 });
 
@@ -403,6 +506,7 @@ describe('request rules', () => {
       ['POST', '/v1/ai/assist'],
       ['GET', `/v1/ai/provenance/${newId('provenance')}`],
       ['POST', '/v1/admin/routing-rules'],
+      ['GET', `/v1/admin/routing-rules/${newId('routingRule')}`],
       ['POST', '/admin/v1/catalog/dlq/replay'],
     ]) {
       expectProblem(await call(path, { method, as: 'garbage', body: {} }), 401, 'UNAUTHENTICATED');
@@ -448,7 +552,7 @@ describe('request rules', () => {
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
       }),
       415,
-      'UNSUPPORTED_MEDIA_TYPE',
+      'request.unsupported_media_type',
     );
     expectProblem(await call('/v1/ai/assist', { method: 'POST', raw: '{"featureKey":' }), 400);
     const huge = {
@@ -456,17 +560,17 @@ describe('request rules', () => {
       variables: { message: 'x'.repeat(1_100_000) },
       context: { facilityId: 'f', specialty: 's' },
     };
-    expectProblem(await call('/v1/ai/assist', { method: 'POST', body: huge }), 413, 'PAYLOAD_TOO_LARGE');
+    expectProblem(await call('/v1/ai/assist', { method: 'POST', body: huge }), 413, 'request.payload_too_large');
   });
 
   it('answers 404 for unknown routes and 405 with Allow for unknown methods', async () => {
-    expectProblem(await call('/api/v1/nothing'), 404, 'NOT_FOUND');
-    expectProblem(await call('/api/v1/courses/'), 404, 'NOT_FOUND');
+    expectProblem(await call('/api/v1/nothing'), 404, 'request.not_found');
+    expectProblem(await call('/api/v1/courses/'), 404, 'request.not_found');
     const deleteCourse = await call(`/api/v1/courses/${newId('course')}`, { method: 'DELETE' });
-    expectProblem(deleteCourse, 405, 'METHOD_NOT_ALLOWED');
+    expectProblem(deleteCourse, 405, 'request.method_not_allowed');
     expect(deleteCourse.headers.get('allow')).toBe('GET, PATCH');
     const getAssist = await call('/v1/ai/assist');
-    expectProblem(getAssist, 405, 'METHOD_NOT_ALLOWED');
+    expectProblem(getAssist, 405, 'request.method_not_allowed');
     expect(getAssist.headers.get('allow')).toBe('POST');
   });
 
@@ -609,6 +713,7 @@ describe('fuzz: malformed requests', () => {
       required: ['featureKey', 'variables', 'context'],
     },
     { method: 'GET', path: `/v1/ai/provenance/${newId('provenance')}` },
+    { method: 'GET', path: `/v1/admin/routing-rules/${newId('routingRule')}` },
     {
       method: 'POST',
       path: '/v1/admin/routing-rules',
@@ -691,14 +796,14 @@ describe('fuzz: malformed requests', () => {
         label: 'unknown path',
       })),
     ];
-    if (route.path.match(/\/(crs|prv)_/)) {
+    if (route.path.match(/\/(crs|prv|rtr)_/)) {
       options.push(
         fc
           .string({ minLength: 1, maxLength: 30 })
-          .filter((s) => !/^(crs|prv)_[0-9A-HJKMNP-TV-Z]{26}$/.test(s))
+          .filter((s) => !/^(crs|prv|rtr)_[0-9A-HJKMNP-TV-Z]{26}$/.test(s))
           .map((id) => ({
             method: route.method,
-            path: route.path.replace(/(crs|prv)_[0-9A-Z]{26}$/, encodeURIComponent(id)),
+            path: route.path.replace(/(crs|prv|rtr)_[0-9A-Z]{26}$/, encodeURIComponent(id)),
             headers: withAuth(route),
             body: route.body && JSON.stringify(route.body),
             label: 'bad id',

@@ -78,10 +78,10 @@ function read(): Promise<Outcome> {
   });
 }
 
-/** Assists in flight: only they reach the AI subgraph, so its in-flight gauge counts them alone. */
+/** Assists in flight: only they reach the AI subgraph, so the gateway's fetches to it count them alone. */
 async function assistsInFlight(): Promise<number> {
   const text = await fetch(`${system.baseUrl}/metrics`).then((r) => r.text());
-  return Number(/^http_requests_in_flight\{service="ai"\} (\d+)/m.exec(text)?.[1] ?? 0);
+  return Number(/^subgraph_fetches_in_flight\{subgraph="ai"\} (\d+)/m.exec(text)?.[1] ?? 0);
 }
 
 describe('graceful shutdown', () => {

@@ -22,6 +22,7 @@ import {
 } from '../support/private-services.js';
 import { freePort } from '../support/child-env.js';
 import { recordFigures } from '../support/reliability-figures.js';
+import { eventually } from '../support/eventually.js';
 import {
   exchange,
   graphqlRequest,
@@ -55,21 +56,13 @@ async function counted(answer: Promise<HttpAnswer>, intended5xx = false): Promis
   return result;
 }
 
-/** Polls until `check` holds; the bound turns a missing recovery into a failure. */
-async function eventually<T>(
-  read: () => Promise<T>,
-  check: (value: T) => boolean,
-  what: string,
-  timeoutMs = RECOVERY_MS,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: T;
-  for (;;) {
-    last = await read();
-    if (check(last)) return last;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last).slice(0, 500)}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+/** A probe for `eventually`: reads, and fails with what it read until `check` holds of it. */
+function matching<T>(read: () => Promise<T>, check: (value: T) => boolean): () => Promise<T> {
+  return async () => {
+    const value = await read();
+    if (!check(value)) throw new Error(`last: ${JSON.stringify(value).slice(0, 500)}`);
+    return value;
+  };
 }
 
 /** An OpenAI-compatible chat completions server that can go down and come back on its port. */
@@ -192,17 +185,28 @@ describe.runIf(runs)('dependency loss in one process: Redis, NATS, the provider'
     const refused = await assist(true);
     expect(refused.status, refused.text).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('1');
-    expect(refused.json).toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
-    const ready = await eventually(readiness, (r) => r.checks.quota?.status === 'degraded', 'quota degraded on /readyz');
+    expect(refused.json).toMatchObject({ code: 'dependency.unavailable' });
+    const ready = await eventually(
+      matching(readiness, (r) => r.checks.quota?.status === 'degraded'),
+      'quota degraded on /readyz',
+      { timeoutMs: RECOVERY_MS, intervalMs: 250 },
+    );
     expect(ready.status).toBe(200);
 
     await redis.start();
     await eventually(
-      () => assist(true),
-      (a) => a.status === 200,
+      matching(
+        () => assist(true),
+        (a) => a.status === 200,
+      ),
       'assist after Redis returned',
+      { timeoutMs: RECOVERY_MS, intervalMs: 250 },
     );
-    await eventually(readiness, (r) => r.status === 200 && r.checks.quota?.status === 'up', 'quota up on /readyz');
+    await eventually(
+      matching(readiness, (r) => r.status === 200 && r.checks.quota?.status === 'up'),
+      'quota up on /readyz',
+      { timeoutMs: RECOVERY_MS, intervalMs: 250 },
+    );
   });
 
   it('NATS down: reads and writes answer, events wait in the outbox, ready with events degraded; back: published and consumed', async () => {
@@ -210,9 +214,12 @@ describe.runIf(runs)('dependency loss in one process: Redis, NATS, the provider'
     await bus.publish(subjectFor('content.play_package.built', 1), Buffer.from(JSON.stringify(built)), { msgId: built.eventId });
     tally.events += 1;
     const course = await eventually(
-      () => running.db.prisma.course.findFirst({ where: { tenantId: tenant, slug: 'deps-course' } }),
-      (c) => !!c,
+      matching(
+        () => running.db.prisma.course.findFirst({ where: { tenantId: tenant, slug: 'deps-course' } }),
+        (c) => !!c,
+      ),
       'the course from the built event',
+      { timeoutMs: RECOVERY_MS, intervalMs: 250 },
     );
 
     await nats.stop('SIGKILL');
@@ -233,14 +240,21 @@ describe.runIf(runs)('dependency loss in one process: Redis, NATS, the provider'
       where: { eventType: 'catalog.course.visibility_changed', partitionKey: course!.id },
     });
     expect(row.publishedAt).toBeNull();
-    const ready = await eventually(readiness, (r) => r.checks.events?.status === 'degraded', 'events degraded on /readyz');
+    const ready = await eventually(
+      matching(readiness, (r) => r.checks.events?.status === 'degraded'),
+      'events degraded on /readyz',
+      { timeoutMs: RECOVERY_MS, intervalMs: 250 },
+    );
     expect(ready.status).toBe(200);
 
     await nats.start();
     await eventually(
-      () => running.db.prisma.outboxEvent.findUniqueOrThrow({ where: { id: row.id } }),
-      (r) => r.publishedAt !== null,
+      matching(
+        () => running.db.prisma.outboxEvent.findUniqueOrThrow({ where: { id: row.id } }),
+        (r) => r.publishedAt !== null,
+      ),
       'the waiting event to be published',
+      { timeoutMs: RECOVERY_MS, intervalMs: 250 },
     );
     const onStream = await bus.readStream('CATALOG', { filterSubject: subjectFor('catalog.course.visibility_changed', 1) });
     expect(onStream.map((m) => (JSON.parse(Buffer.from(m.data).toString('utf8')) as { eventId: string }).eventId)).toContain(
@@ -249,23 +263,33 @@ describe.runIf(runs)('dependency loss in one process: Redis, NATS, the provider'
     // Consumers resumed: a package built after the outage becomes a version.
     const after = consumedEnvelope('built', builtPayload(tenant, 'deps-course', '1.1.0'));
     await eventually(
-      () =>
-        bus
-          .publish(subjectFor('content.play_package.built', 1), Buffer.from(JSON.stringify(after)), { msgId: after.eventId })
-          .then(
-            () => true,
-            () => false,
-          ),
-      (ok) => ok,
+      matching(
+        () =>
+          bus
+            .publish(subjectFor('content.play_package.built', 1), Buffer.from(JSON.stringify(after)), { msgId: after.eventId })
+            .then(
+              () => true,
+              () => false,
+            ),
+        (ok) => ok,
+      ),
       'publishing after NATS returned',
+      { timeoutMs: RECOVERY_MS, intervalMs: 250 },
     );
     tally.events += 1;
     await eventually(
-      () => running.db.prisma.courseVersion.count({ where: { sourceEventId: after.eventId } }),
-      (n) => n === 1,
+      matching(
+        () => running.db.prisma.courseVersion.count({ where: { sourceEventId: after.eventId } }),
+        (n) => n === 1,
+      ),
       'the version of the later package',
+      { timeoutMs: RECOVERY_MS, intervalMs: 250 },
     );
-    await eventually(readiness, (r) => r.status === 200 && r.checks.events?.status === 'up', 'events up on /readyz');
+    await eventually(
+      matching(readiness, (r) => r.status === 200 && r.checks.events?.status === 'up'),
+      'events up on /readyz',
+      { timeoutMs: RECOVERY_MS, intervalMs: 250 },
+    );
   });
 
   it('provider down: assist answers from the mock fallback, the circuit opens (health degraded); back: the primary serves again', async () => {
@@ -274,7 +298,11 @@ describe.runIf(runs)('dependency loss in one process: Redis, NATS, the provider'
       expect(answer.status, answer.text).toBe(200);
       return answer.json as { provenanceId: string; provider: string };
     };
-    await eventually(served, (a) => a.provider === 'openai-compatible', 'the hosted primary to serve');
+    await eventually(
+      matching(served, (a) => a.provider === 'openai-compatible'),
+      'the hosted primary to serve',
+      { timeoutMs: RECOVERY_MS, intervalMs: 250 },
+    );
 
     await provider.stop();
     tally.faults += 1;
@@ -299,8 +327,16 @@ describe.runIf(runs)('dependency loss in one process: Redis, NATS, the provider'
     );
 
     await provider.start();
-    await eventually(served, (a) => a.provider === 'openai-compatible', 'the primary to serve again after its cooldown');
-    const healed = await eventually(aiHealth, (h) => h.json.status === 'ok', 'AI health ok');
+    await eventually(
+      matching(served, (a) => a.provider === 'openai-compatible'),
+      'the primary to serve again after its cooldown',
+      { timeoutMs: RECOVERY_MS, intervalMs: 250 },
+    );
+    const healed = await eventually(
+      matching(aiHealth, (h) => h.json.status === 'ok'),
+      'AI health ok',
+      { timeoutMs: RECOVERY_MS, intervalMs: 250 },
+    );
     expect(healed.json.dependencies.providers).toContainEqual(
       expect.objectContaining({ name: 'openai-compatible', circuit: 'closed' }),
     );
@@ -322,7 +358,7 @@ describe.runIf(runs)('dependency loss across processes: one subgraph down', () =
   let token: string;
 
   const startPart = async (part: 'catalog' | 'ai') => {
-    processes[part] = spawnEntry(`subgraphs/${part}/main.ts`, env);
+    processes[part] = spawnEntry(`processes/${part}.main.ts`, env);
     await waitForHttp(processes[part]!, `http://127.0.0.1:${ports[part]}/healthz`, `the ${part} subgraph`);
   };
 
@@ -347,7 +383,7 @@ describe.runIf(runs)('dependency loss across processes: one subgraph down', () =
     // Migrations run at start under an advisory lock; one part first keeps start-up quick.
     await startPart('catalog');
     await startPart('ai');
-    processes.gateway = spawnEntry('gateway/main.ts', env);
+    processes.gateway = spawnEntry('processes/gateway.main.ts', env);
     await waitForHttp(processes.gateway, `http://127.0.0.1:${ports.gateway}/readyz`, 'the gateway');
     token = await mintToken(keys.privateJwk, { sub: 'svc:deps', tid: tenant, scope: SCOPES });
   });
@@ -372,9 +408,10 @@ describe.runIf(runs)('dependency loss across processes: one subgraph down', () =
 
   const base = () => `http://127.0.0.1:${ports.gateway}`;
   const headers = () => ({ authorization: `Bearer ${token}`, 'x-tenant-id': tenant, 'content-type': 'application/json' });
-  const query = (q: string) => counted(graphqlRequest(`${base()}/graphql`, { query: q }, headers()));
-  const catalogOnly = () => query('{ courses(first: 1) { edges { node { courseId } } } }');
-  const aiOnly = () => query('{ routingRules { ruleId } }');
+  const query = (q: string, intended5xx = false) =>
+    counted(graphqlRequest(`${base()}/graphql`, { query: q }, headers()), intended5xx);
+  const catalogOnly = (intended5xx = false) => query('{ courses(first: 1) { edges { node { courseId } } } }', intended5xx);
+  const aiOnly = (intended5xx = false) => query('{ routingRules { ruleId } }', intended5xx);
   // Nullable fields of both subgraphs: the one that is up still answers next to the error.
   const mixed = () =>
     query(
@@ -397,7 +434,7 @@ describe.runIf(runs)('dependency loss across processes: one subgraph down', () =
   const readiness = () => counted(exchange(`${base()}/readyz`));
 
   it.each(['ai', 'catalog'] as const)(
-    'the %s subgraph down: the other answers, its fields are SUBGRAPH_UNAVAILABLE (REST 503), ready; back: served again',
+    'the %s subgraph down: the other answers, its fields are subgraph.unavailable (REST 503), ready; back: served again',
     async (part) => {
       const [down, up] = part === 'ai' ? [aiOnly, catalogOnly] : [catalogOnly, aiOnly];
       for (const answer of [await down(), await up(), await mixed()]) expect(answer.json.errors, answer.text).toBeUndefined();
@@ -405,19 +442,23 @@ describe.runIf(runs)('dependency loss across processes: one subgraph down', () =
       await processes[part]!.kill('SIGKILL');
       tally.faults += 1;
       try {
-        const refused = await down();
-        expect(refused.status).toBe(200);
+        // Nothing of the operation could answer: 503 with Retry-After, as on the REST door.
+        const refused = await down(true);
+        expect(refused.status).toBe(503);
+        expect(refused.headers.get('retry-after')).toBe('1');
         expect(refused.json.errors).toHaveLength(1);
-        expect(refused.json.errors[0].extensions).toMatchObject({ code: 'SUBGRAPH_UNAVAILABLE', serviceName: part });
+        expect(refused.json.errors[0].extensions).toMatchObject({ code: 'subgraph.unavailable', serviceName: part });
         const served = await up();
         expect(served.json.errors, served.text).toBeUndefined();
+        // The other subgraph's field answered (null: no such course), so the answer is 200.
         const partial = await mixed();
+        expect(partial.status).toBe(200);
         expect(partial.json.data).toEqual({ course: null, provenance: null });
         expect(partial.json.errors.map((e: { extensions: { serviceName: string } }) => e.extensions.serviceName)).toEqual([part]);
 
         const downRoute = part === 'ai' ? await restAssist(true) : await restCourses(true);
         expect(downRoute.status, downRoute.text).toBe(503);
-        expect(downRoute.json).toMatchObject({ code: 'SUBGRAPH_UNAVAILABLE' });
+        expect(downRoute.json).toMatchObject({ code: 'subgraph.unavailable' });
         expect(downRoute.headers.get('retry-after')).not.toBeNull();
         const upRoute = part === 'ai' ? await restCourses() : await restAssist();
         expect(upRoute.status, upRoute.text).toBe(200);
@@ -428,7 +469,14 @@ describe.runIf(runs)('dependency loss across processes: one subgraph down', () =
         await startPart(part);
       }
       // The gateway was not restarted: it finds the subgraph again by itself.
-      await eventually(down, (a) => a.status === 200 && !a.json.errors, `the gateway to reach the restarted ${part} subgraph`);
+      await eventually(
+        matching(
+          () => down(true),
+          (a) => a.status === 200 && !a.json.errors,
+        ),
+        `the gateway to reach the restarted ${part} subgraph`,
+        { timeoutMs: RECOVERY_MS, intervalMs: 250 },
+      );
       expect((part === 'ai' ? await restAssist() : await restCourses()).status).toBe(200);
       expect((await readiness()).json.checks[`subgraph:${part}`]).toMatchObject({ status: 'up' });
     },

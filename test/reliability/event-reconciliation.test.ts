@@ -5,11 +5,11 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager, StorageType, type JetStreamManager } from '@nats-io/jetstream';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventBus } from '../../events/bus/event-bus.js';
+import type { EventBus, StoredMessage } from '../../events/bus/event-bus.js';
 import { connectJetStreamBus } from '../../events/bus/jetstream-bus.js';
 import { subjectFor, type EventEnvelope } from '../../events/envelope.js';
 import { ensureStreams } from '../../events/streams.js';
-import { loadConfig } from '../../platform/config/config.js';
+import { loadSystemConfig } from '../../processes/config.js';
 import { newId } from '../../platform/ids.js';
 import { silentLogger } from '../../platform/logger.js';
 import { applyMigrations } from '../../prisma/migrate.js';
@@ -24,18 +24,23 @@ import {
   type PrivatePostgres,
 } from '../support/private-services.js';
 import { freePort } from '../support/child-env.js';
+import { eventually } from '../support/eventually.js';
 import { recordFigures } from '../support/reliability-figures.js';
 
 /**
  * Event reconciliation under faults, in the manner of Jepsen's checkers: N play-package-built
- * events with unique ids go into JetStream while the event worker (its own process, as
- * `npm run start:worker`) is killed with SIGKILL, NATS is killed and restarted, and Postgres is
- * stopped with `-m immediate` (a crash: no checkpoint, recovery from the WAL) and restarted — each
- * at a random point of the processing (a random fraction of N, seeded). Afterwards every input is
- * classified from what the system holds, not from what it reported: its CourseVersion rows in
- * Postgres and its `catalog.course_version.published.v1` messages on the CATALOG stream (matched
- * by causationId = the input's eventId). Exactly one of each is ok; none is lost; more is
- * duplicated.
+ * events with unique ids go into JetStream while two event worker replicas (each its own process,
+ * as `npm run start:worker`, sharing the durable consumer) are killed with SIGKILL, NATS is killed
+ * and restarted, and Postgres is stopped with `-m immediate` (a crash: no checkpoint, recovery
+ * from the WAL) and restarted — each at a random point of the processing (a random fraction of N,
+ * seeded). Afterwards every input is classified from what the system holds, not from what it
+ * reported: its CourseVersion rows in Postgres and its `catalog.course_version.published.v1`
+ * messages on the CATALOG stream (matched by causationId = the input's eventId). Exactly one of
+ * each is ok; none is lost; more is duplicated.
+ *
+ * Producer order: a course is out of order when its published events' per-course sequence
+ * (x-course-version-seq) does not follow the CONTENT stream order of its built events, or its
+ * published events do not reach the CATALOG stream in that sequence.
  *
  * NATS and Postgres are private instances of the machine's binaries (test/support/private-services.ts):
  * other suites run at the same time against the machine's own services, which must not go down.
@@ -54,6 +59,7 @@ const FAULTS: Record<FaultKind, number> = {
 const MAX_DOWN_MS = Number(process.env.RELIABILITY_MAX_DOWN_MS ?? 2_000);
 const SEED = Number(process.env.RELIABILITY_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const ACK_WAIT_SECONDS = 10;
+const REPLICAS = 2;
 /** Longer than the old nak backoff took to spend 6 deliveries (about 17-23 s). */
 const LONG_OUTAGE_MS = 25_000;
 const CONVERGENCE_MS = 240_000;
@@ -75,14 +81,48 @@ function rng(seed: number) {
 /** A deliberate outage or a pause between poll rounds; never a stand-in for waiting on an event. */
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function until(condition: () => Promise<boolean>, what: string, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await condition()) return true;
-    await pause(200);
+/** A wait that may fail without ending the test at once: its error, or undefined when it passed. */
+function failureOf(wait: Promise<unknown>): Promise<unknown> {
+  return wait.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+}
+
+/**
+ * Courses whose versions did not follow the producer: per course, the built events in CONTENT
+ * stream order (an input published twice counts where it first landed) must have published
+ * events with increasing per-course sequence, and those must reach the CATALOG stream in that
+ * sequence. One line per out-of-order course, saying where.
+ */
+function producerOrder(builtMessages: StoredMessage[], publishedMessages: StoredMessage[]) {
+  const json = <T>(m: StoredMessage) => JSON.parse(Buffer.from(m.data).toString('utf8')) as T;
+  const builtOrder = new Map<string, string[]>();
+  const seen = new Set<string>();
+  for (const m of builtMessages) {
+    const e = json<EventEnvelope<{ slug: string }>>(m);
+    if (seen.has(e.eventId)) continue;
+    seen.add(e.eventId);
+    builtOrder.set(e.payload.slug, [...(builtOrder.get(e.payload.slug) ?? []), e.eventId]);
   }
-  console.warn(`[reliability] gave up waiting for ${what} after ${timeoutMs} ms`);
-  return false;
+  const sequenceOf = new Map<string, number>();
+  const catalogOrder = new Map<string, number[]>();
+  for (const m of publishedMessages) {
+    const e = json<EventEnvelope<{ courseId: string }>>(m);
+    const sequence = Number(m.headers['x-course-version-seq']);
+    sequenceOf.set(e.causationId, sequence);
+    catalogOrder.set(e.payload.courseId, [...(catalogOrder.get(e.payload.courseId) ?? []), sequence]);
+  }
+  const increasing = (values: number[]) => values.every((v, i) => i === 0 || v > values[i - 1]);
+  const outOfOrder: string[] = [];
+  for (const [slug, eventIds] of builtOrder) {
+    const sequences = eventIds.map((id) => sequenceOf.get(id) ?? Number.NaN);
+    if (!increasing(sequences)) outOfOrder.push(`${slug}: sequences in built order ${sequences.join(' ')}`);
+  }
+  for (const [courseId, sequences] of catalogOrder) {
+    if (!increasing(sequences)) outOfOrder.push(`${courseId}: CATALOG stream order ${sequences.join(' ')}`);
+  }
+  return { courses: builtOrder.size, outOfOrder };
 }
 
 const runs = privateServicesAvailable('event reconciliation under faults', ['nats-server', 'postgres']);
@@ -95,7 +135,7 @@ describe.runIf(runs)('event reconciliation under faults', () => {
   let jsm: JetStreamManager;
   let observer: pg.Pool;
   let dataDir: string;
-  const config = loadConfig({});
+  const config = loadSystemConfig({});
 
   beforeAll(async () => {
     [postgres, nats] = await Promise.all([startPrivatePostgres(), startPrivateNats()]);
@@ -140,38 +180,40 @@ describe.runIf(runs)('event reconciliation under faults', () => {
     const inputIds = new Set(inputs.map((e) => e.eventId));
     expect(inputIds.size).toBe(N);
 
-    // --- the worker, supervised like a service manager would (restart on any exit) ----------
-    const metricsPort = await freePort();
-    const workerEnv = {
+    // --- the worker replicas, supervised like a service manager would (restart on any exit) --
+    const workerEnv = async () => ({
       DATABASE_URL: postgres.url,
       NATS_URL: nats.url,
       DATA_DIR: dataDir,
-      METRICS_PORT: String(metricsPort),
+      METRICS_PORT: String(await freePort()),
       DB_POOL_SIZE: '4',
       CONSUMER_ACK_WAIT_SECONDS: String(ACK_WAIT_SECONDS),
+      // Production mode: the test plays the content service, whose stream it created above.
+      CREATE_PRODUCER_STREAMS: 'false',
       OTEL_SDK_DISABLED: 'true',
-    };
-    let worker: EntryProcess | undefined;
+    });
+    const workers: Array<EntryProcess | undefined> = Array.from({ length: REPLICAS }, () => undefined);
     let supervising = true;
     let killing = false;
     let unplannedExits = 0;
     let starts = 0;
     /** What every worker process wrote (warnings and errors), for the failure message. */
     let history = '';
-    const startWorker = () => {
-      const child = spawnEntry('subgraphs/catalog/worker.main.ts', workerEnv);
+    const startWorker = async (replica: number) => {
+      const child = spawnEntry('processes/worker.main.ts', await workerEnv());
       starts += 1;
-      worker = child;
+      workers[replica] = child;
       void child.exited.then(async () => {
-        history = `${history}\n--- worker ${starts} exited\n${child.output()}`.slice(-128 * 1024);
-        if (!supervising || killing || worker !== child) return;
+        history = `${history}\n--- worker ${replica} (start ${starts}) exited\n${child.output()}`.slice(-128 * 1024);
+        if (!supervising || killing || workers[replica] !== child) return;
         // E.g. started while NATS or Postgres was down: it exits, the supervisor starts it again.
         unplannedExits += 1;
         await pause(500);
-        if (supervising && worker === child) startWorker();
+        if (supervising && workers[replica] === child) await startWorker(replica);
       });
     };
-    startWorker();
+    for (let replica = 0; replica < REPLICAS; replica++) await startWorker(replica);
+    const workerOutput = () => workers.map((w, i) => `--- worker ${i}\n${w?.output() ?? ''}`).join('\n');
 
     // --- progress, observed in Postgres ----------------------------------------------------
     let progress = 0;
@@ -218,15 +260,16 @@ describe.runIf(runs)('event reconciliation under faults', () => {
       .sort((a, b) => a.at - b.at);
     const injected: Array<{ kind: FaultKind; at: number; progress: number; downMs: number }> = [];
     for (const fault of plan) {
-      await until(async () => progress >= fault.at, `progress ${fault.at}`, CONVERGENCE_MS);
+      await eventually(() => progress >= fault.at, `progress ${fault.at}`, { timeoutMs: CONVERGENCE_MS, intervalMs: 200 });
       await pause(Math.floor(random() * 400));
       const downMs = Math.floor(200 + random() * (MAX_DOWN_MS - 200));
       injected.push({ kind: fault.kind, at: fault.at, progress, downMs: fault.kind === 'worker SIGKILL' ? 0 : downMs });
       if (fault.kind === 'worker SIGKILL') {
+        const replica = Math.floor(random() * REPLICAS);
         killing = true;
-        await worker?.kill('SIGKILL');
+        await workers[replica]?.kill('SIGKILL');
         killing = false;
-        startWorker();
+        await startWorker(replica);
       } else if (fault.kind === 'NATS restart') {
         await nats.stop(random() < 0.5 ? 'SIGKILL' : 'SIGTERM');
         await pause(downMs);
@@ -249,25 +292,29 @@ describe.runIf(runs)('event reconciliation under faults', () => {
         return undefined;
       }
     };
-    const converged = await until(
-      async () => {
-        const rows = await query<{ versions: number; unpublished: number }>(
-          `SELECT (SELECT count(*)::int FROM "CourseVersion") AS versions,
+    // Its failure is asserted after the figures, which say what did not converge.
+    const convergenceFailure = await failureOf(
+      eventually(
+        async () => {
+          const rows = await query<{ versions: number; unpublished: number }>(
+            `SELECT (SELECT count(*)::int FROM "CourseVersion") AS versions,
                   (SELECT count(*)::int FROM "OutboxEvent" WHERE "publishedAt" IS NULL) AS unpublished`,
-        );
-        const consumer = await consumerState();
-        return (
-          !!rows && rows[0].versions >= N && rows[0].unpublished === 0 && consumer?.pending === 0 && consumer.ackPending === 0
-        );
-      },
-      'the worker to process and relay every input',
-      CONVERGENCE_MS,
+          );
+          const consumer = await consumerState();
+          const done =
+            !!rows && rows[0].versions >= N && rows[0].unpublished === 0 && consumer?.pending === 0 && consumer.ackPending === 0;
+          if (!done) throw new Error(`not yet: ${JSON.stringify({ database: rows?.[0], consumer })}`);
+        },
+        'the worker to process and relay every input',
+        { timeoutMs: CONVERGENCE_MS, intervalMs: 200 },
+      ),
     );
+    const converged = convergenceFailure === undefined;
     const convergedAt = Date.now();
     supervising = false;
     observing = false;
     await observing$;
-    await worker?.kill('SIGTERM');
+    await Promise.all(workers.map((w) => w?.kill('SIGTERM')));
 
     // --- classification, from what the system holds ----------------------------------------
     const versions =
@@ -320,6 +367,7 @@ describe.runIf(runs)('event reconciliation under faults', () => {
       } else ok += 1;
     }
     const strangers = [...dbByInput.keys(), ...streamByInput.keys()].filter((id) => !inputIds.has(id));
+    const order = producerOrder(await bus.readStream(config.events.contentStream, { filterSubject: BUILT_SUBJECT }), published);
     const registeredCourses = registered.map(
       (m) => (JSON.parse(Buffer.from(m.data).toString('utf8')) as EventEnvelope<{ courseId: string }>).payload.courseId,
     );
@@ -339,24 +387,31 @@ describe.runIf(runs)('event reconciliation under faults', () => {
           .map(([k, v]) => `${v}× ${k}`)
           .join(', ')}; worker starts ${starts}, unplanned exits ${unplannedExits}`,
         `ok ${ok}, lost ${lost}, duplicated ${duplicated}, mismatched ${mismatched}; dead letters ${dlq.messages}; publish retries ${publishRetries}`,
+        `${REPLICAS} worker replicas; courses out of producer order ${order.outOfOrder.length} of ${order.courses}`,
         `faults over ${seconds(faultsDoneAt - started)}, converged ${converged ? `${seconds(convergedAt - faultsDoneAt)} after the last fault` : 'NOT within the deadline'}`,
         `streams: ${streamInfo.config.name} ${streamInfo.config.storage} storage × ${streamInfo.config.num_replicas} replica(s), ${catalogInfo.config.name} ${catalogInfo.config.storage} × ${catalogInfo.config.num_replicas}; nats-server ${inspector.info?.version}`,
         ...letters.slice(0, 5).map((l) => `dead letter ${l}`),
       ],
     });
-    if (examples.length)
-      console.warn(`[reliability] examples:\n${examples.join('\n')}\nworker output:\n${history}\n${worker?.output()}`);
+    if (examples.length || order.outOfOrder.length)
+      console.warn(
+        `[reliability] examples:\n${[...examples, ...order.outOfOrder.slice(0, 5)].join('\n')}\nworker output:\n${history}\n${workerOutput()}`,
+      );
 
     // Durable configuration: file storage on both the consumed and the published stream.
     expect(streamInfo.config.storage).toBe(StorageType.File);
     expect(catalogInfo.config.storage).toBe(StorageType.File);
     expect(injected.length).toBe(plan.length);
-    expect(converged, `did not converge; worker output:\n${history.slice(-16 * 1024)}\n${worker?.output()}`).toBe(true);
-    expect({ lost, duplicated, mismatched, strangers: strangers.length }).toEqual({
+    expect(
+      converged,
+      `did not converge (${String(convergenceFailure)}); worker output:\n${history.slice(-16 * 1024)}\n${workerOutput()}`,
+    ).toBe(true);
+    expect({ lost, duplicated, mismatched, strangers: strangers.length, outOfOrder: order.outOfOrder.length }).toEqual({
       lost: 0,
       duplicated: 0,
       mismatched: 0,
       strangers: 0,
+      outOfOrder: 0,
     });
     expect(ok).toBe(N);
     expect(versions).toHaveLength(N);
@@ -377,7 +432,7 @@ describe.runIf(runs)('event reconciliation under faults', () => {
       consumedEnvelope('built', builtPayload(tenantId, `outage-${i % 10}`, `2.0.${i}`)),
     );
     const ids = new Set(inputs.map((e) => e.eventId));
-    const worker = spawnEntry('subgraphs/catalog/worker.main.ts', {
+    const worker = spawnEntry('processes/worker.main.ts', {
       DATABASE_URL: postgres.url,
       NATS_URL: nats.url,
       DATA_DIR: dataDir,
@@ -390,14 +445,19 @@ describe.runIf(runs)('event reconciliation under faults', () => {
       const versions = async () =>
         (await query<{ n: number }>(`SELECT count(*)::int AS n FROM "CourseVersion" WHERE "tenantId" = '${tenantId}'`))?.[0].n;
       for (const e of inputs) await bus.publish(BUILT_SUBJECT, Buffer.from(JSON.stringify(e)), { msgId: e.eventId });
-      expect(await until(async () => ((await versions()) ?? 0) >= 20, 'the first versions', 60_000)).toBe(true);
+      await eventually(async () => ((await versions()) ?? 0) >= 20, 'the first versions', { timeoutMs: 60_000, intervalMs: 200 });
       await postgres.stop('immediate');
       await pause(LONG_OUTAGE_MS);
       await postgres.start();
-      const done = await until(async () => (await versions()) === inputs.length, 'every version after the outage', 120_000);
+      const outageFailure = await failureOf(
+        eventually(async () => (await versions()) === inputs.length, 'every version after the outage', {
+          timeoutMs: 120_000,
+          intervalMs: 200,
+        }),
+      );
       const letters = (await bus.readStream(config.events.dlqStream)).filter((l) => ids.has(l.headers['x-event-id'] ?? ''));
       expect(letters.map((l) => l.headers['x-error']).slice(0, 3)).toEqual([]);
-      expect(done, worker.output()).toBe(true);
+      expect(outageFailure, worker.output()).toBeUndefined();
     } finally {
       await worker.kill('SIGTERM');
     }

@@ -1,11 +1,21 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
-import { summaryTable, type SuiteFigures } from '../support/reliability-figures.js';
+import { figuresDocument, summaryTable, type RunFacts, type SuiteFigures } from '../support/reliability-figures.js';
 
-/** Each reliability file records its figures; the summary table is printed once, at the end. */
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** Generated, not edited: docs/reliability.md links here. */
+export const FIGURES_FILE = path.join(ROOT, 'test/reliability/latest-figures.md');
+
+/**
+ * Each reliability file records its figures; at the end the summary table is printed once and
+ * written, with the facts of the run, to test/reliability/latest-figures.md.
+ */
 export default function setup(project: TestProject) {
+  const startedAt = new Date();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reliability-figures-'));
   project.provide('reliabilityFiguresDir', dir);
   return () => {
@@ -16,6 +26,36 @@ export default function setup(project: TestProject) {
       .map((name) => JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8')) as SuiteFigures);
     fs.rmSync(dir, { recursive: true, force: true });
     if (all.length === 0) return;
-    console.log(`\nReliability summary (${new Date().toISOString()}, ${os.cpus().length} CPUs)\n\n${summaryTable(all)}\n`);
+    const facts = runFacts(startedAt);
+    console.log(`\nReliability summary (${facts.finishedAt.toISOString()}, ${facts.cpus} CPUs)\n\n${summaryTable(all)}\n`);
+    fs.writeFileSync(FIGURES_FILE, figuresDocument(facts, all));
+    console.log(`Written to ${path.relative(ROOT, FIGURES_FILE)}; commit it to record this run.\n`);
   };
+}
+
+function runFacts(startedAt: Date): RunFacts {
+  const cpus = os.cpus();
+  return {
+    startedAt,
+    finishedAt: new Date(),
+    commit: commitOf(ROOT),
+    node: process.version,
+    cpus: cpus.length,
+    cpuModel: cpus[0]?.model.trim() ?? 'unknown',
+    memoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
+    os: `${os.type()} ${os.release()} ${os.arch()}`,
+    services: ['DATABASE_URL', 'NATS_URL', 'REDIS_URL'].filter((name) => process.env[name]),
+  };
+}
+
+/** The checked-out commit, marked `-dirty` when tracked files have changes. */
+function commitOf(root: string): string {
+  try {
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
+    // The figures file of an earlier, unrecorded run does not make the tree dirty.
+    const changes = git('status', '--porcelain', '--untracked-files=no', '--', '.', `:!${path.relative(root, FIGURES_FILE)}`);
+    return `${git('rev-parse', '--short', 'HEAD')}${changes ? '-dirty' : ''}`;
+  } catch {
+    return 'unknown (no git)';
+  }
 }

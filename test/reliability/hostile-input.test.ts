@@ -14,14 +14,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventBus } from '../../events/bus/event-bus.js';
 import { connectJetStreamBus } from '../../events/bus/jetstream-bus.js';
 import { subjectFor } from '../../events/envelope.js';
-import { SUPERGRAPH_PATH } from '../../gateway/compose.js';
+import { SUPERGRAPH_PATH } from '../../gateway/supergraph.js';
 import { newId, newUlid } from '../../platform/ids.js';
 import { silentLogger } from '../../platform/logger.js';
-import { ROUTES } from '../../rest-compat/routes.js';
+import { ROUTES } from '../../rest-compat/route-table.js';
 import { CATALOG_DURABLES } from '../../subgraphs/catalog/consumers.js';
 import { builtPayload, consumedEnvelope, draftPayload, gdprPayload, type ConsumedKind } from '../integration/catalog/harness.js';
-import { privateServicesAvailable, startPrivateNats, type PrivateNats } from '../support/private-services.js';
+import {
+  privateServicesAvailable,
+  startPrivateNats,
+  startPrivatePostgres,
+  type PrivateNats,
+  type PrivatePostgres,
+} from '../support/private-services.js';
 import { freePort } from '../support/child-env.js';
+import { eventually } from '../support/eventually.js';
 import { recordFigures } from '../support/reliability-figures.js';
 import { exchange, startReliabilitySystem, type HttpAnswer, type ReliabilitySystem } from '../support/reliability-system.js';
 
@@ -399,7 +406,12 @@ describe.runIf(runs)('hostile input', () => {
     }
   });
 
-  it('a NUL character in every string argument of every operation with scalar arguments is refused, never a 500', async () => {
+  // A lone surrogate (JSON's "\ud800") was a 500 on mutations: the Idempotency-Key fingerprint's
+  // canonical JSON refuses it. Now the body is refused at the door.
+  it.each([
+    ['a NUL character', 'x\u0000y'],
+    ['a lone surrogate', '\ud800'],
+  ])('%s in every string argument of every operation with scalar arguments is refused, never a 500', async (what, bad) => {
     const sample: Record<string, unknown> = { Int: 1, Boolean: false, DateTimeISO: new Date().toISOString(), Float: 1 };
     let swept = 0;
     for (const { root, field } of operations) {
@@ -409,7 +421,7 @@ describe.runIf(runs)('hostile input', () => {
       const variables = Object.fromEntries(
         args.map((a) => {
           const name = namedType(a.type);
-          const value = name === 'String' || name === 'ID' ? 'x\u0000y' : sample[name];
+          const value = name === 'String' || name === 'ID' ? bad : sample[name];
           return [
             a.name.value,
             a.type.kind === Kind.LIST_TYPE || (a.type.kind === Kind.NON_NULL_TYPE && a.type.type.kind === Kind.LIST_TYPE)
@@ -429,7 +441,8 @@ describe.runIf(runs)('hostile input', () => {
           body: JSON.stringify({ query, variables }),
         }),
       );
-      expect(answer.status, `${field.name.value}: ${answer.text}`).toBeLessThan(500);
+      expect(answer.status, `${what}, ${field.name.value}: ${answer.text}`).toBeLessThan(500);
+      if (bad === '\ud800') expect(answer.status, `${field.name.value}: ${answer.text}`).toBe(400);
       expect(answer.text, field.name.value).not.toMatch(/INTERNAL_SERVER_ERROR/);
       swept += 1;
     }
@@ -730,5 +743,246 @@ describe.runIf(runs)('hostile input', () => {
     // The configured provider was called with those strings as model names; the canary never.
     expect(provider.models.filter((m) => targets.includes(m)).length).toBeGreaterThan(0);
     expect(canary.hits).toEqual([]);
+  });
+
+  // ---------------------------------------------------------------- the front door (issue #14)
+
+  /** `depth` fragments, each spreading the next `fanOut` times (2^49 spreads in 2 KB at 49 x 2). */
+  const fragmentDocument = (depth: number, fanOut: number, leaf = '__typename') =>
+    `query Bomb { ...F0 } ${Array.from(
+      { length: depth },
+      (_, i) => `fragment F${i} on Query { ${Array.from({ length: fanOut }, () => `...F${i + 1}`).join(' ')} }`,
+    ).join(' ')} fragment F${depth} on Query { ${leaf} }`;
+  /** Each GraphQL door of the system: the gateway, and each subgraph called directly. */
+  const doors = () => ({
+    gateway: `${running.system.baseUrl}/graphql`,
+    catalog: running.catalogUrl,
+    ai: running.aiUrl,
+  });
+  const post = async (url: string, body: unknown, extra: Record<string, string> = {}, as = token) =>
+    counted(
+      await exchange(url, {
+        method: 'POST',
+        headers: { ...headers(extra), authorization: `Bearer ${as}` },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      }),
+    );
+  const timed = async <T>(work: () => Promise<T>) => {
+    const started = Date.now();
+    const result = await work();
+    return { result, ms: Date.now() - started };
+  };
+
+  it('a 49-level fragment document (any token, no scope) is refused at every door in well under a second while /healthz answers', async () => {
+    const noScope = await running.system.mintToken(tenant, '');
+    const bomb = fragmentDocument(49, 2);
+    expect(bomb.length).toBeLessThan(4_096);
+    for (const [door, url] of Object.entries(doors())) {
+      const [refusal, health] = await Promise.all([
+        timed(() => post(url, { query: bomb }, {}, noScope)),
+        timed(() => exchange(`${running.system.baseUrl}/healthz`)),
+      ]);
+      expect(refusal.result.status, `${door}: ${refusal.result.text}`).toBe(400);
+      expect(refusal.result.json.errors[0].extensions.code, door).toBe('query.too_costly');
+      expect(refusal.ms, door).toBeLessThan(1_000);
+      expect(health.result.status).toBe(200);
+      expect(health.ms, door).toBeLessThan(1_000);
+    }
+  });
+
+  it('any nest of fragments up to the body limit is answered (4xx or 200) within 2 s at every door', async () => {
+    const maxBody = 1024 * 1024;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 400 }),
+        fc.integer({ min: 1, max: 6 }),
+        fc.constantFrom('__typename', 'courses(first: 2) { edges { node { courseId } } }', '__schema { types { name } }'),
+        fc.constantFrom('gateway', 'catalog', 'ai'),
+        fc.integer({ min: 0, max: maxBody }),
+        async (depth, fanOut, leaf, door, padding) => {
+          const query = fragmentDocument(depth, fanOut, leaf);
+          // Padding (a comment) takes the body towards the limit without adding tokens.
+          const body = JSON.stringify({ query: `${query}\n#${'x'.repeat(Math.max(0, padding - query.length - 64))}` });
+          fc.pre(body.length <= maxBody);
+          const url = doors()[door as keyof ReturnType<typeof doors>];
+          const { result, ms } = await timed(() => post(url, body));
+          expect(result.status, result.text.slice(0, 300)).toBeLessThan(500);
+          expect([200, 400].includes(result.status), result.text.slice(0, 300)).toBe(true);
+          expect(ms).toBeLessThan(2_000);
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+
+  it('introspection counts like any field: 1,000 aliased __schema blocks are refused at every door, and 30 walks of the whole schema at the gateway', async () => {
+    const thousand = `{ ${Array.from({ length: 1_000 }, (_, i) => `s${i}: __schema { types { fields { args { name } } } }`).join(' ')} }`;
+    expect(thousand.length).toBeGreaterThan(50_000);
+    const walk =
+      '__schema { types { name description fields { name description args { name description type { name kind } } type { name kind ofType { name kind } } } } }';
+    const thirty = `{ ${Array.from({ length: 30 }, (_, i) => `s${i}: ${walk}`).join(' ')} }`;
+    for (const [door, url] of Object.entries(doors())) {
+      const many = await timed(() => post(url, { query: thousand }));
+      expect(many.result.status, door).toBe(400);
+      expect(many.result.json.errors[0].extensions.code, door).toBe('query.too_many_tokens');
+      expect(many.ms, door).toBeLessThan(1_000);
+    }
+    // Under the token and alias limits, the cost is what stops repeated walks of the graph's schema.
+    const walks = await post(doors().gateway, { query: thirty });
+    expect(walks.status).toBe(400);
+    expect(walks.json.errors[0].extensions.code).toBe('query.too_costly');
+    // One full introspection (what GraphiQL and Sandbox send) still answers.
+    const one = await post(doors().gateway, { query: '{ __schema { types { name fields { name args { name } } } } }' });
+    expect(one.status).toBe(200);
+    expect(one.json.data.__schema.types.length).toBeGreaterThan(10);
+  });
+
+  it('a thousand operation names a client invents add no metric series', async () => {
+    const operations = async () => {
+      const text = (await exchange(`${running.system.baseUrl}/metrics`)).text;
+      return new Set([...text.matchAll(/graphql_operation_duration_seconds_count\{[^}]*operation="([^"]*)"/g)].map((m) => m[1]));
+    };
+    await post(doors().gateway, { query: 'query Warmup { __typename }' });
+    const before = await operations();
+    for (let batch = 0; batch < 10; batch++) {
+      await Promise.all(
+        Array.from({ length: 100 }, (_, i) => post(doors().gateway, { query: `query Invented${batch}x${i} { __typename }` })),
+      );
+    }
+    const after = await operations();
+    expect([...after].sort()).toEqual([...before].sort());
+    expect(after.has('other')).toBe(true);
+    expect([...after].some((name) => name.startsWith('Invented'))).toBe(false);
+  });
+
+  it("answers Apollo Sandbox's preflight, and lets its page read the answer", async () => {
+    for (const origin of ['https://studio.apollographql.com', 'https://sandbox.embed.apollographql.com']) {
+      const preflight = counted(
+        await exchange(`${running.system.baseUrl}/graphql`, {
+          method: 'OPTIONS',
+          headers: {
+            origin,
+            'access-control-request-method': 'POST',
+            'access-control-request-headers': 'authorization,content-type,x-tenant-id',
+          },
+        }),
+      );
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get('access-control-allow-origin')).toBe(origin);
+      expect(preflight.headers.get('access-control-allow-headers')).toContain('x-tenant-id');
+      const answer = await post(doors().gateway, { query: '{ __typename }' }, { origin });
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('access-control-allow-origin')).toBe(origin);
+    }
+    const stranger = await exchange(`${running.system.baseUrl}/graphql`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+    });
+    expect(stranger.status).toBe(403);
+    expect(stranger.headers.get('access-control-allow-origin')).toBeNull();
+  });
+
+  it('ordinary GraphQL mistakes are 400 with a stable code at every door, never 500', async () => {
+    const cases: Array<[string, unknown, string]> = [
+      ['unknown operationName', { query: 'query A { __typename }', operationName: 'B' }, 'OPERATION_RESOLUTION_FAILURE'],
+      ['two anonymous operations', { query: '{ __typename } { __typename }' }, 'GRAPHQL_VALIDATION_FAILED'],
+      ['two named, none chosen', { query: 'query A { __typename } query B { __typename }' }, 'OPERATION_RESOLUTION_FAILURE'],
+      ['a subscription', { query: 'subscription S { __typename }' }, 'graphql.subscription_not_supported'],
+    ];
+    for (const [door, url] of Object.entries(doors())) {
+      for (const [what, body, code] of cases) {
+        const answer = await post(url, body);
+        expect(answer.status, `${door}, ${what}: ${answer.text}`).toBe(400);
+        expect(answer.json.errors[0].extensions.code, `${door}, ${what}`).toBe(code);
+      }
+    }
+  });
+
+  it('a browser GET /graphql without a token gets the landing page, or 401 when it prefers JSON — never 500', async () => {
+    const page = counted(
+      await exchange(`${running.system.baseUrl}/graphql`, { headers: { accept: 'text/html,application/xhtml+xml' } }),
+    );
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toContain('text/html');
+    for (const accept of ['application/json, text/html', 'text/html;q=0.5, application/json', '*/*']) {
+      const answer = counted(await exchange(`${running.system.baseUrl}/graphql?query=%7B__typename%7D`, { headers: { accept } }));
+      expect(answer.status, accept).toBe(401);
+      expect(answer.json.errors[0].extensions.code, accept).toBe('UNAUTHENTICATED');
+    }
+  });
+
+  it('a caller X-Request-Id is kept only when it is a safe short token; a JWT there is replaced', async () => {
+    const answer = await post(doors().gateway, { query: '{ __typename }' }, { 'x-request-id': token });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('x-request-id')).toMatch(/^req_[0-9A-HJKMNP-TV-Z]{26}$/);
+    const kept = await post(doors().gateway, { query: '{ __typename }' }, { 'x-request-id': 'checkout-42' });
+    expect(kept.headers.get('x-request-id')).toBe('checkout-42');
+    expect(running.system.output()).not.toContain(token);
+  });
+
+  it('the subgraph ports apply the same limits and refuse a mutation without an Idempotency-Key', async () => {
+    const wide = `{ courses(first: 1000) { edges { node { courseId slug title description authors { userId displayName } } } } }`;
+    for (const url of [running.catalogUrl]) {
+      const costly = await post(url, { query: wide });
+      expect(costly.status).toBe(400);
+      expect(costly.json.errors[0].extensions.code).toBe('query.too_costly');
+    }
+    const mutation = {
+      query:
+        'mutation M($f: String!) { setFeatureFlag(input: { featureKey: $f, flag: "hitl.enabled", enabled: true, reason: "x" }) { featureKey } }',
+      variables: { f: '*' },
+    };
+    const unkeyed = await post(running.aiUrl, mutation);
+    expect(unkeyed.status).toBe(400);
+    expect(unkeyed.json.errors[0].extensions.code).toBe('idempotency.key_required');
+    const badKey = await post(running.aiUrl, mutation, { 'idempotency-key': 'not-a-ulid' });
+    expect(badKey.json.errors[0].extensions.code).toBe('idempotency.key_invalid');
+  });
+});
+
+describe.runIf(privateServicesAvailable('database outage at the door', ['postgres']))('the database unreachable', () => {
+  let postgres: PrivatePostgres;
+  let system: ReliabilitySystem;
+  let bearer: string;
+
+  beforeAll(async () => {
+    postgres = await startPrivatePostgres('door_outage');
+    system = await startReliabilitySystem({ DATABASE_URL: postgres.url, DB_POOL_SIZE: '4' });
+    bearer = await system.system.mintToken(tenant, SCOPES);
+  });
+
+  afterAll(async () => {
+    await system?.close();
+    await postgres?.destroy();
+  });
+
+  it('answers 503 dependency.unavailable with Retry-After on GraphQL and REST, then recovers', async () => {
+    const auth = { authorization: `Bearer ${bearer}`, 'x-tenant-id': tenant };
+    const read = () =>
+      exchange(`${system.system.baseUrl}/graphql`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ query: '{ courses(first: 1) { edges { node { courseId } } } }' }),
+      });
+    const list = () => exchange(`${system.system.baseUrl}/api/v1/courses`, { headers: auth });
+    expect((await read()).status).toBe(200);
+
+    await postgres.stop('immediate');
+    const graphql = await read();
+    expect(graphql.status, graphql.text).toBe(503);
+    expect(graphql.headers.get('retry-after')).toBe('1');
+    expect(graphql.json.errors[0].extensions.code).toBe('dependency.unavailable');
+    const rest = await list();
+    expect(rest.status, rest.text).toBe(503);
+    expect(rest.headers.get('retry-after')).toBe('1');
+    expect(rest.headers.get('content-type')).toContain('application/problem+json');
+    expect(rest.json).toMatchObject({ code: 'dependency.unavailable', status: 503 });
+    tally.requests += 2;
+
+    await postgres.start();
+    await eventually(async () => expect((await read()).status).toBe(200), 'reads to recover after Postgres returned', {
+      intervalMs: 10,
+    });
+    expect((await list()).status).toBe(200);
   });
 });

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { newId, newUlid } from '../../platform/ids.js';
 import { privateServicesAvailable, startPrivateRedis, type PrivateRedis } from '../support/private-services.js';
 import { recordFigures } from '../support/reliability-figures.js';
-import { databaseEnv, startSystemProcess, startSystemWithDatabase } from '../support/system-process.js';
+import { startSystemWithDatabase } from '../support/system-process.js';
 
 /**
  * Request durability: a burst of idempotent POSTs (REST routing rules, REST assist, GraphQL
@@ -60,7 +60,7 @@ describe.each(stores)('kill -9 during a burst of idempotent POSTs ($name store)'
     const env = { IDEMPOTENCY_LEASE_SECONDS: String(LEASE_SECONDS), ...(useRedis ? { REDIS_URL: redis!.url } : {}) };
     const started = await startSystemWithDatabase(env);
     const db = started.db;
-    let { system, close } = started;
+    const { system } = started;
     try {
       const kinds: Kind[] = ['rest-rule', 'rest-assist', 'graphql-rule'];
       const attempts: Attempt[] = [];
@@ -106,7 +106,7 @@ describe.each(stores)('kill -9 during a burst of idempotent POSTs ($name store)'
       };
       /**
        * What an answer tells the client: not final (409 idempotency.in_flight, 503: retry later),
-       * or final — the id of the effect it names, or the refusal it is (e.g. a domain CONFLICT
+       * or final — the id of the effect it names, or the refusal it is (e.g. a domain request.conflict
        * because the first, unrecorded execution already created the rule: its result is lost).
        */
       const answerOf = async (
@@ -160,12 +160,8 @@ describe.each(stores)('kill -9 during a burst of idempotent POSTs ($name store)'
       const inFlightRecords = useRedis ? undefined : await db.prisma.idempotencyRecord.count({ where: { state: 'in_flight' } });
 
       // --- restart on the same database (and Redis), retry everything with its key --------
-      system = await startSystemProcess({ ...databaseEnv(db), ...env }, { keys: system.keys });
-      const restarted = system;
-      close = async () => {
-        await restarted.stop();
-        await db.close();
-      };
+      // (restart() also removes the killed process's data folder; close() stops the new one.)
+      const restarted = await started.restart();
       const finalAnswers = new Map<string, string>();
       const refusals = new Map<string, string>();
       const deadline = Date.now() + RETRY_DEADLINE_MS;
@@ -235,7 +231,7 @@ describe.each(stores)('kill -9 during a burst of idempotent POSTs ($name store)'
       // Answers given before the kill are the ones replayed after it.
       for (const [key, effect] of firstAnswers) expect(finalAnswers.get(key)).toBe(effect);
     } finally {
-      await close();
+      await started.close();
     }
   });
 });

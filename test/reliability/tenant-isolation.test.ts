@@ -4,11 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventBus } from '../../events/bus/event-bus.js';
 import { connectJetStreamBus } from '../../events/bus/jetstream-bus.js';
 import { subjectFor, type EventEnvelope } from '../../events/envelope.js';
-import { SUPERGRAPH_PATH } from '../../gateway/compose.js';
-import { loadConfig } from '../../platform/config/config.js';
+import { SUPERGRAPH_PATH } from '../../gateway/supergraph.js';
+import { loadSystemConfig } from '../../processes/config.js';
 import { newId, newUlid } from '../../platform/ids.js';
 import { silentLogger } from '../../platform/logger.js';
-import { ROUTES } from '../../rest-compat/routes.js';
+import { ROUTES } from '../../rest-compat/route-table.js';
 import { CATALOG_DURABLES } from '../../subgraphs/catalog/consumers.js';
 import { builtPayload, consumedEnvelope, draftPayload, gdprPayload } from '../integration/catalog/harness.js';
 import { privateServicesAvailable, startPrivateNats, type PrivateNats } from '../support/private-services.js';
@@ -20,13 +20,14 @@ import {
   type ReliabilitySystem,
 } from '../support/reliability-system.js';
 import { recordFigures } from '../support/reliability-figures.js';
+import { eventually } from '../support/eventually.js';
 
 /**
  * The tenant isolation matrix. Tenant B owns one of everything (course, version, taxonomy, routing
  * rule, prompt template, provenance records, HITL policy, dead letter), each carrying a marker
  * string. A caller of tenant A then uses B's ids on every door: each query and mutation of the
  * supergraph, each REST route, `_entities` of each entity type on each subgraph called directly,
- * and each event consumer. A must get not-found (null, an empty list, NOT_FOUND) or 403 — never
+ * and each event consumer. A must get not-found (null, an empty list, request.not_found) or 403 — never
  * the marker, never B's tenant id — and B's rows must be byte-identical afterwards.
  *
  * The matrix is enumerated from the committed supergraph, the REST route table and the catalog's
@@ -42,7 +43,7 @@ const B_SUBJECT = `svc:${MARK.toLowerCase()}`;
 const B_SERVICE = `b-${MARK.toLowerCase()
   .replace(/[^a-z0-9]/g, '')
   .slice(-20)}`;
-const REFUSED = ['NOT_FOUND', 'FORBIDDEN', 'authz.tenant_not_a_member'];
+const REFUSED = ['request.not_found', 'FORBIDDEN', 'authz.tenant_not_a_member'];
 
 const runs = privateServicesAvailable('tenant isolation', ['nats-server']);
 
@@ -52,7 +53,7 @@ let bus: EventBus;
 let tokenA: string;
 let tokenB: string;
 const tally = { requests: 0, serverErrors: 0, events: 0 };
-const config = loadConfig({});
+const config = loadSystemConfig({});
 
 const fx = {
   a: { courseId: '', courseVersionId: '' },
@@ -83,33 +84,36 @@ async function counted(answer: Promise<HttpAnswer>): Promise<HttpAnswer> {
   return result;
 }
 
-function gql(
-  query: string,
-  variables: Record<string, unknown> = {},
-  as: 'A' | 'B' = 'A',
-  url = `${running.system.baseUrl}/graphql`,
-) {
+/** Who calls: A or B with every scope, or a caller of its own (the scope matrix's narrower tokens). */
+interface Caller {
+  token: string;
+  tenantId: string;
+}
+type As = 'A' | 'B' | Caller | undefined;
+
+function caller(as: As): Caller {
+  if (as === 'B') return { token: tokenB, tenantId: B };
+  return as === undefined || as === 'A' ? { token: tokenA, tenantId: A } : as;
+}
+
+function authHeaders(as: As): Record<string, string> {
+  const { token, tenantId } = caller(as);
+  return { authorization: `Bearer ${token}`, 'x-tenant-id': tenantId };
+}
+
+function gql(query: string, variables: Record<string, unknown> = {}, as: As = 'A', url = `${running.system.baseUrl}/graphql`) {
   const mutation = /^\s*mutation/.test(query);
   return counted(
-    graphqlRequest(
-      url,
-      { query, variables },
-      {
-        authorization: `Bearer ${as === 'A' ? tokenA : tokenB}`,
-        'x-tenant-id': as === 'A' ? A : B,
-        ...(mutation ? { 'idempotency-key': newUlid() } : {}),
-      },
-    ),
+    graphqlRequest(url, { query, variables }, { ...authHeaders(as), ...(mutation ? { 'idempotency-key': newUlid() } : {}) }),
   );
 }
 
-function rest(method: string, path: string, body?: unknown, as: 'A' | 'B' = 'A', headers: Record<string, string> = {}) {
+function rest(method: string, path: string, body?: unknown, as: As = 'A', headers: Record<string, string> = {}) {
   return counted(
     exchange(`${running.system.baseUrl}${path}`, {
       method,
       headers: {
-        authorization: `Bearer ${as === 'A' ? tokenA : tokenB}`,
-        'x-tenant-id': as === 'A' ? A : B,
+        ...authHeaders(as),
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         ...(method === 'GET' ? {} : { 'idempotency-key': newUlid() }),
         ...headers,
@@ -119,14 +123,13 @@ function rest(method: string, path: string, body?: unknown, as: 'A' | 'B' = 'A',
   );
 }
 
-async function until<T>(read: () => Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+/** A probe for `eventually`: passes with what `read` found, once it finds something. */
+function defined<T>(read: () => Promise<T | undefined>): () => Promise<T> {
+  return async () => {
     const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+    if (value === undefined) throw new Error('nothing yet');
+    return value;
+  };
 }
 
 /** Nothing of B in the answer: not its marker, not its tenant id. */
@@ -210,7 +213,8 @@ async function snapshotOfB(): Promise<string> {
 
 type Check = (answer: HttpAnswer, what: string) => void | Promise<void>;
 interface Case {
-  run(): Promise<HttpAnswer>;
+  /** Calls as A unless another caller is given. */
+  run(as?: Caller): Promise<HttpAnswer>;
   check: Check;
 }
 
@@ -219,38 +223,51 @@ const COURSE_FIELDS = 'courseId slug title tenantId authors { userId displayName
 /** Query.<field> and Mutation.<field> → how A calls it with B's ids, and what A may get. */
 const OPERATIONS: Record<string, () => Case> = {
   'Query.provenance': () => ({
-    run: () =>
-      gql('query($id: ID!) { provenance(provenanceId: $id) { provenanceId tenantId facilityId } }', { id: fx.b.provenanceId }),
+    run: (as) =>
+      gql(
+        'query($id: ID!) { provenance(provenanceId: $id) { provenanceId tenantId facilityId } }',
+        { id: fx.b.provenanceId },
+        as,
+      ),
     check: absent('provenance'),
   }),
   'Query.hitlPolicies': () => ({
-    run: () => gql('{ hitlPolicies { policyId tenantId featureKey updatedBy } }'),
+    run: (as) => gql('{ hitlPolicies { policyId tenantId featureKey updatedBy } }', {}, as),
     check: listWithout('hitlPolicies', 'policyId', () => [fx.b.policyId]),
   }),
   'Query.routingRules': () => ({
-    run: () => gql('{ routingRules { ruleId tenantId versions { primary { model } } } }'),
+    run: (as) => gql('{ routingRules { ruleId tenantId versions { primary { model } } } }', {}, as),
     check: listWithout('routingRules', 'ruleId', () => [fx.b.ruleId]),
   }),
   'Query.routingRule': () => ({
-    run: () =>
-      gql('query($id: ID!) { routingRule(ruleId: $id) { ruleId tenantId versions { primary { model } } } }', { id: fx.b.ruleId }),
+    run: (as) =>
+      gql(
+        'query($id: ID!) { routingRule(ruleId: $id) { ruleId tenantId versions { primary { model } } } }',
+        { id: fx.b.ruleId },
+        as,
+      ),
     check: absent('routingRule'),
   }),
   'Query.promptTemplates': () => ({
-    run: () => gql('{ promptTemplates { templateId tenantId body } }'),
+    run: (as) => gql('{ promptTemplates { templateId tenantId body } }', {}, as),
     check: listWithout('promptTemplates', 'templateId', () => [fx.b.templateId]),
   }),
   'Query.promptTemplate': () => ({
-    run: () => gql('query($id: ID!) { promptTemplate(templateId: $id) { templateId tenantId body } }', { id: fx.b.templateId }),
+    run: (as) =>
+      gql('query($id: ID!) { promptTemplate(templateId: $id) { templateId tenantId body } }', { id: fx.b.templateId }, as),
     check: absent('promptTemplate'),
   }),
   'Query.course': () => ({
-    run: () =>
-      gql(`query($id: ID!) { course(courseId: $id) { ${COURSE_FIELDS} aiProvenance { provenanceId } } }`, { id: fx.b.courseId }),
+    run: (as) =>
+      gql(
+        `query($id: ID!) { course(courseId: $id) { ${COURSE_FIELDS} aiProvenance { provenanceId } } }`,
+        { id: fx.b.courseId },
+        as,
+      ),
     check: absent('course'),
   }),
   'Query.courses': () => ({
-    run: () => gql(`{ courses(first: 100) { count edges { node { ${COURSE_FIELDS} } } } }`),
+    run: (as) => gql(`{ courses(first: 100) { count edges { node { ${COURSE_FIELDS} } } } }`, {}, as),
     check: (answer, what) => {
       noLeak(answer, what);
       const ids = answer.json.data.courses.edges.map((e: { node: { courseId: string } }) => e.node.courseId);
@@ -259,7 +276,7 @@ const OPERATIONS: Record<string, () => Case> = {
     },
   }),
   'Query.courseVersions': () => ({
-    run: () => gql('query($id: ID!) { courseVersions(courseId: $id) { courseVersionId courseId } }', { id: fx.b.courseId }),
+    run: (as) => gql('query($id: ID!) { courseVersions(courseId: $id) { courseVersionId courseId } }', { id: fx.b.courseId }, as),
     check: (answer, what) => {
       noLeak(answer, what);
       if (answer.json.errors?.length) expect(REFUSED).toContain(answer.json.errors[0].extensions?.code);
@@ -267,21 +284,29 @@ const OPERATIONS: Record<string, () => Case> = {
     },
   }),
   'Query.courseVersion': () => ({
-    run: () =>
-      gql(`query($id: ID!) { courseVersion(courseVersionId: $id) { courseVersionId course { ${COURSE_FIELDS} } } }`, {
-        id: fx.b.courseVersionId,
-      }),
+    run: (as) =>
+      gql(
+        `query($id: ID!) { courseVersion(courseVersionId: $id) { courseVersionId course { ${COURSE_FIELDS} } } }`,
+        {
+          id: fx.b.courseVersionId,
+        },
+        as,
+      ),
     check: absent('courseVersion'),
   }),
   'Query.taxonomy': () => ({
-    run: () =>
-      gql('query($id: ID!) { taxonomy(taxonomyId: $id) { taxonomyId namespace nodes { path label } } }', { id: fx.b.taxonomyId }),
+    run: (as) =>
+      gql(
+        'query($id: ID!) { taxonomy(taxonomyId: $id) { taxonomyId namespace nodes { path label } } }',
+        { id: fx.b.taxonomyId },
+        as,
+      ),
     check: absent('taxonomy'),
   }),
   'Mutation.assist': () => ({
     // B overrides portal.triage with its own rule (model = the marker) and template (body = the
     // marker): neither may serve A, and A's record must not land in B's tenant.
-    run: () =>
+    run: (as) =>
       gql(
         'mutation($input: AssistInput!) { assist(input: $input) { provenanceId status text model template { templateId hash } } }',
         {
@@ -291,6 +316,7 @@ const OPERATIONS: Record<string, () => Case> = {
             context: { facilityId: 'fac-a', specialty: 'gp' },
           },
         },
+        as,
       ),
     check: async (answer, what) => {
       noLeak(answer, what);
@@ -303,34 +329,44 @@ const OPERATIONS: Record<string, () => Case> = {
     },
   }),
   'Mutation.createRoutingRule': () => ({
-    run: () =>
-      gql('mutation($input: CreateRoutingRuleInput!) { createRoutingRule(input: $input) { ruleId tenantId } }', {
-        input: { featureKey: 'portal.triage', primary: { provider: 'mock', model: 'a-model' }, fallbacks: [] },
-      }),
+    run: (as) =>
+      gql(
+        'mutation($input: CreateRoutingRuleInput!) { createRoutingRule(input: $input) { ruleId tenantId } }',
+        {
+          input: { featureKey: 'portal.triage', primary: { provider: 'mock', model: 'a-model' }, fallbacks: [] },
+        },
+        as,
+      ),
     check: (answer, what) => {
       noLeak(answer, what);
       expect(answer.json.data?.createRoutingRule?.tenantId, answer.text).toBe(A);
     },
   }),
   'Mutation.updateRoutingRule': () => ({
-    run: () =>
-      gql('mutation($id: ID!, $input: UpdateRoutingRuleInput!) { updateRoutingRule(ruleId: $id, input: $input) { ruleId } }', {
-        id: fx.b.ruleId,
-        input: { primary: { provider: 'mock', model: 'hijack' }, fallbacks: [] },
-      }),
+    run: (as) =>
+      gql(
+        'mutation($id: ID!, $input: UpdateRoutingRuleInput!) { updateRoutingRule(ruleId: $id, input: $input) { ruleId } }',
+        {
+          id: fx.b.ruleId,
+          input: { primary: { provider: 'mock', model: 'hijack' }, fallbacks: [] },
+        },
+        as,
+      ),
     check: refused,
   }),
   'Mutation.activateRoutingRuleVersion': () => ({
-    run: () => gql('mutation($id: ID!) { activateRoutingRuleVersion(ruleId: $id, version: 1) { ruleId } }', { id: fx.b.ruleId }),
+    run: (as) =>
+      gql('mutation($id: ID!) { activateRoutingRuleVersion(ruleId: $id, version: 1) { ruleId } }', { id: fx.b.ruleId }, as),
     check: refused,
   }),
   'Mutation.publishPromptTemplate': () => ({
-    run: () =>
+    run: (as) =>
       gql(
         'mutation($input: PublishPromptTemplateInput!) { publishPromptTemplate(input: $input) { templateId tenantId version } }',
         {
           input: { featureKey: 'portal.triage', body: 'A says {{message}} in {{locale}}' },
         },
+        as,
       ),
     check: async (answer, what) => {
       noLeak(answer, what);
@@ -340,12 +376,12 @@ const OPERATIONS: Record<string, () => Case> = {
     },
   }),
   'Mutation.activatePromptTemplateVersion': () => ({
-    run: () =>
-      gql('mutation($id: ID!) { activatePromptTemplateVersion(templateId: $id) { templateId } }', { id: fx.b.templateId }),
+    run: (as) =>
+      gql('mutation($id: ID!) { activatePromptTemplateVersion(templateId: $id) { templateId } }', { id: fx.b.templateId }, as),
     check: refused,
   }),
   'Mutation.updateCourseMetadata': () => ({
-    run: () =>
+    run: (as) =>
       counted(
         graphqlRequest(
           `${running.system.baseUrl}/graphql`,
@@ -354,41 +390,57 @@ const OPERATIONS: Record<string, () => Case> = {
               'mutation($id: ID!, $input: UpdateCourseMetadataInput!) { updateCourseMetadata(courseId: $id, input: $input) { courseId } }',
             variables: { id: fx.b.courseId, input: { tags: ['hijacked'] } },
           },
-          { authorization: `Bearer ${tokenA}`, 'x-tenant-id': A, 'idempotency-key': newUlid(), 'if-match': '*' },
+          { ...authHeaders(as), 'idempotency-key': newUlid(), 'if-match': '*' },
         ),
       ),
     check: refused,
   }),
   'Mutation.changeCourseVisibility': () => ({
-    run: () =>
-      gql('mutation($id: ID!) { changeCourseVisibility(courseId: $id, to: "marketplace", reason: "x") { courseId } }', {
-        id: fx.b.courseId,
-      }),
+    run: (as) =>
+      gql(
+        'mutation($id: ID!) { changeCourseVisibility(courseId: $id, to: "marketplace", reason: "x") { courseId } }',
+        {
+          id: fx.b.courseId,
+        },
+        as,
+      ),
     check: refused,
   }),
   'Mutation.archiveCourse': () => ({
-    run: () => gql('mutation($id: ID!) { archiveCourse(courseId: $id, reason: "x") { courseId } }', { id: fx.b.courseId }),
+    run: (as) => gql('mutation($id: ID!) { archiveCourse(courseId: $id, reason: "x") { courseId } }', { id: fx.b.courseId }, as),
     check: refused,
   }),
   'Mutation.deprecateCourseVersion': () => ({
-    run: () =>
-      gql('mutation($id: ID!) { deprecateCourseVersion(courseVersionId: $id, reason: "x") { courseVersionId } }', {
-        id: fx.b.courseVersionId,
-      }),
+    run: (as) =>
+      gql(
+        'mutation($id: ID!) { deprecateCourseVersion(courseVersionId: $id, reason: "x") { courseVersionId } }',
+        {
+          id: fx.b.courseVersionId,
+        },
+        as,
+      ),
     check: refused,
   }),
   'Mutation.withdrawCourseVersion': () => ({
-    run: () =>
-      gql('mutation($id: ID!) { withdrawCourseVersion(courseVersionId: $id, reason: "x") { affectedEnrollmentsApprox } }', {
-        id: fx.b.courseVersionId,
-      }),
+    run: (as) =>
+      gql(
+        'mutation($id: ID!) { withdrawCourseVersion(courseVersionId: $id, reason: "x") { affectedEnrollmentsApprox } }',
+        {
+          id: fx.b.courseVersionId,
+        },
+        as,
+      ),
     check: refused,
   }),
   'Mutation.replayDeadLetters': () => ({
-    run: () =>
-      gql('mutation($f: DeadLetterFilterInput!) { replayDeadLetters(filter: $f) { matched replayed letters { eventId } } }', {
-        f: { eventIds: [fx.b.deadLetterEventId] },
-      }),
+    run: (as) =>
+      gql(
+        'mutation($f: DeadLetterFilterInput!) { replayDeadLetters(filter: $f) { matched replayed letters { eventId } } }',
+        {
+          f: { eventIds: [fx.b.deadLetterEventId] },
+        },
+        as,
+      ),
     check: (answer, what) => {
       noLeak(answer, what);
       if (answer.json.errors?.length) expect(REFUSED).toContain(answer.json.errors[0].extensions?.code);
@@ -396,38 +448,40 @@ const OPERATIONS: Record<string, () => Case> = {
     },
   }),
   'Query.dataProtectionAssessments': () => ({
-    run: () => gql('{ dataProtectionAssessments { assessmentId residency signedBy } }'),
+    run: (as) => gql('{ dataProtectionAssessments { assessmentId residency signedBy } }', {}, as),
     check: listWithout('dataProtectionAssessments', 'assessmentId', () => [fx.b.assessmentId]),
   }),
   'Query.featureFlags': () => ({
-    run: () => gql('{ featureFlags { featureKey flag enabled updatedBy } }'),
+    run: (as) => gql('{ featureFlags { featureKey flag enabled updatedBy } }', {}, as),
     check: listWithout('featureFlags', 'flag', () => []),
   }),
   'Query.featureFlagChanges': () => ({
-    run: () => gql('{ featureFlagChanges(first: 100) { featureKey flag changedBy reason } }'),
+    run: (as) => gql('{ featureFlagChanges(first: 100) { featureKey flag changedBy reason } }', {}, as),
     check: listWithout('featureFlagChanges', 'flag', () => []),
   }),
   'Query.providerKeyRetention': () => ({
-    run: () => gql('{ providerKeyRetention { serviceName provider } }'),
+    run: (as) => gql('{ providerKeyRetention { serviceName provider } }', {}, as),
     check: listWithout('providerKeyRetention', 'serviceName', () => [B_SERVICE]),
   }),
   'Query.reviewQueues': () => ({
-    run: () => gql('{ reviewQueues { queueId name members } }'),
+    run: (as) => gql('{ reviewQueues { queueId name members } }', {}, as),
     check: listWithout('reviewQueues', 'queueId', () => [fx.b.queueId]),
   }),
   'Query.reviewTasks': () => ({
-    run: () => gql('{ reviewTasks(first: 100) { taskId provenanceId facilityId text } }'),
+    run: (as) => gql('{ reviewTasks(first: 100) { taskId provenanceId facilityId text } }', {}, as),
     check: listWithout('reviewTasks', 'taskId', () => [fx.b.taskId]),
   }),
   'Query.reviewTask': () => ({
-    run: () => gql('query($id: ID!) { reviewTask(taskId: $id) { taskId provenanceId facilityId text } }', { id: fx.b.taskId }),
+    run: (as) =>
+      gql('query($id: ID!) { reviewTask(taskId: $id) { taskId provenanceId facilityId text } }', { id: fx.b.taskId }, as),
     check: absent('reviewTask'),
   }),
   'Query.shadowParity': () => ({
-    run: () =>
+    run: (as) =>
       gql(
         'query($from: DateTimeISO!, $to: DateTimeISO!) { shadowParity(featureKey: "portal.triage", from: $from, to: $to) { sampleCounts { gateway legacy } legacyP95 } }',
         { from: new Date(Date.now() - 3_600_000).toISOString(), to: new Date(Date.now() + 60_000).toISOString() },
+        as,
       ),
     check: (answer, what) => {
       noLeak(answer, what);
@@ -437,7 +491,7 @@ const OPERATIONS: Record<string, () => Case> = {
   }),
   'Mutation.assignOnPremRouting': () => ({
     // B signed an ON_PREM assessment; A has none, so A cannot map itself on B's signature.
-    run: () => gql('mutation { assignOnPremRouting { ruleId tenantId } }'),
+    run: (as) => gql('mutation { assignOnPremRouting { ruleId tenantId } }', {}, as),
     check: (answer, what) => {
       noLeak(answer, what);
       expect(answer.json.errors?.[0]?.extensions?.code, answer.text).toMatch(
@@ -446,10 +500,14 @@ const OPERATIONS: Record<string, () => Case> = {
     },
   }),
   'Mutation.recordDataProtectionAssessment': () => ({
-    run: () =>
-      gql('mutation($input: DataProtectionAssessmentInput!) { recordDataProtectionAssessment(input: $input) { assessmentId } }', {
-        input: { residency: 'AF', signedBy: 'a-dpo', signedAt: new Date().toISOString(), documentHash: 'a'.repeat(64) },
-      }),
+    run: (as) =>
+      gql(
+        'mutation($input: DataProtectionAssessmentInput!) { recordDataProtectionAssessment(input: $input) { assessmentId } }',
+        {
+          input: { residency: 'AF', signedBy: 'a-dpo', signedAt: new Date().toISOString(), documentHash: 'a'.repeat(64) },
+        },
+        as,
+      ),
     check: async (answer, what) => {
       noLeak(answer, what);
       const id = answer.json.data?.recordDataProtectionAssessment?.assessmentId;
@@ -458,12 +516,13 @@ const OPERATIONS: Record<string, () => Case> = {
   }),
   'Mutation.backfillLegacyProvenance': () => ({
     // The legacyId B used is A's own row here: not "skipped" because B has one.
-    run: () =>
+    run: (as) =>
       gql(
         'mutation($rows: [LegacyProvenanceInput!]!) { backfillLegacyProvenance(rows: $rows) { created skipped skippedLegacyIds } }',
         {
           rows: [{ legacyId: 'legacy-1', featureKey: 'portal.triage', createdAt: '2025-01-01T00:00:00Z', actorId: 'a-user' }],
         },
+        as,
       ),
     check: (answer, what) => {
       noLeak(answer, what);
@@ -471,38 +530,54 @@ const OPERATIONS: Record<string, () => Case> = {
     },
   }),
   'Mutation.setFeatureFlag': () => ({
-    run: () =>
-      gql('mutation($input: SetFeatureFlagInput!) { setFeatureFlag(input: $input) { featureKey flag enabled updatedBy } }', {
-        input: { featureKey: 'virtual_care.soap_scaffold', flag: 'multiProvider.enabled', enabled: true, reason: 'a' },
-      }),
+    run: (as) =>
+      gql(
+        'mutation($input: SetFeatureFlagInput!) { setFeatureFlag(input: $input) { featureKey flag enabled updatedBy } }',
+        {
+          input: { featureKey: 'virtual_care.soap_scaffold', flag: 'multiProvider.enabled', enabled: true, reason: 'a' },
+        },
+        as,
+      ),
     check: (answer, what) => {
       noLeak(answer, what);
       expect(answer.json.data?.setFeatureFlag, answer.text).toMatchObject({ enabled: true });
     },
   }),
   'Mutation.recordConsumerCutover': () => ({
-    run: () =>
-      gql('mutation($input: ConsumerCutoverInput!) { recordConsumerCutover(input: $input) { serviceName provider } }', {
-        input: { serviceName: 'a-portal', provider: 'openai-compatible', cutoverAt: new Date().toISOString() },
-      }),
+    run: (as) =>
+      gql(
+        'mutation($input: ConsumerCutoverInput!) { recordConsumerCutover(input: $input) { serviceName provider } }',
+        {
+          input: { serviceName: 'a-portal', provider: 'openai-compatible', cutoverAt: new Date().toISOString() },
+        },
+        as,
+      ),
     check: (answer, what) => {
       noLeak(answer, what);
       expect(answer.json.data?.recordConsumerCutover, answer.text).toMatchObject({ serviceName: 'a-portal' });
     },
   }),
   'Mutation.retireProviderKey': () => ({
-    run: () =>
-      gql('mutation($s: String!) { retireProviderKey(serviceName: $s, provider: "openai-compatible") { serviceName } }', {
-        s: B_SERVICE,
-      }),
+    run: (as) =>
+      gql(
+        'mutation($s: String!) { retireProviderKey(serviceName: $s, provider: "openai-compatible") { serviceName } }',
+        {
+          s: B_SERVICE,
+        },
+        as,
+      ),
     check: refused,
   }),
   'Mutation.createReviewQueue': () => ({
     // B's queue name is taken in B only.
-    run: () =>
-      gql('mutation($input: CreateReviewQueueInput!) { createReviewQueue(input: $input) { queueId name } }', {
-        input: { name: 'b-queue-name', members: ['svc:a'] },
-      }),
+    run: (as) =>
+      gql(
+        'mutation($input: CreateReviewQueueInput!) { createReviewQueue(input: $input) { queueId name } }',
+        {
+          input: { name: 'b-queue-name', members: ['svc:a'] },
+        },
+        as,
+      ),
     check: (answer, what) => {
       noLeak(answer, what);
       expect(answer.json.data?.createReviewQueue?.queueId, answer.text).toBeTruthy();
@@ -510,43 +585,57 @@ const OPERATIONS: Record<string, () => Case> = {
     },
   }),
   'Mutation.updateReviewQueue': () => ({
-    run: () =>
-      gql('mutation($id: ID!) { updateReviewQueue(queueId: $id, input: { members: ["svc:a"] }) { queueId } }', {
-        id: fx.b.queueId,
-      }),
+    run: (as) =>
+      gql(
+        'mutation($id: ID!) { updateReviewQueue(queueId: $id, input: { members: ["svc:a"] }) { queueId } }',
+        {
+          id: fx.b.queueId,
+        },
+        as,
+      ),
     check: refused,
   }),
   'Mutation.routeReviewTask': () => ({
-    run: () =>
-      gql('mutation($t: ID!, $q: ID!) { routeReviewTask(taskId: $t, queueId: $q) { taskId } }', {
-        t: fx.b.taskId,
-        q: fx.b.queueId,
-      }),
+    run: (as) =>
+      gql(
+        'mutation($t: ID!, $q: ID!) { routeReviewTask(taskId: $t, queueId: $q) { taskId } }',
+        {
+          t: fx.b.taskId,
+          q: fx.b.queueId,
+        },
+        as,
+      ),
     check: refused,
   }),
   'Mutation.claimReviewTask': () => ({
-    run: () => gql('mutation($t: ID!) { claimReviewTask(taskId: $t) { taskId text } }', { t: fx.b.taskId }),
+    run: (as) => gql('mutation($t: ID!) { claimReviewTask(taskId: $t) { taskId text } }', { t: fx.b.taskId }, as),
     check: refused,
   }),
   'Mutation.releaseReviewTask': () => ({
-    run: () => gql('mutation($t: ID!) { releaseReviewTask(taskId: $t) { taskId } }', { t: fx.b.taskId }),
+    run: (as) => gql('mutation($t: ID!) { releaseReviewTask(taskId: $t) { taskId } }', { t: fx.b.taskId }, as),
     check: refused,
   }),
   'Mutation.approveReviewTask': () => ({
-    run: () => gql('mutation($t: ID!) { approveReviewTask(taskId: $t) { provenanceId decision } }', { t: fx.b.taskId }),
+    run: (as) => gql('mutation($t: ID!) { approveReviewTask(taskId: $t) { provenanceId decision } }', { t: fx.b.taskId }, as),
     check: refused,
   }),
   'Mutation.approveReviewTaskWithEdits': () => ({
-    run: () =>
-      gql('mutation($t: ID!) { approveReviewTaskWithEdits(taskId: $t, text: "hijacked") { provenanceId } }', { t: fx.b.taskId }),
+    run: (as) =>
+      gql(
+        'mutation($t: ID!) { approveReviewTaskWithEdits(taskId: $t, text: "hijacked") { provenanceId } }',
+        { t: fx.b.taskId },
+        as,
+      ),
     check: refused,
   }),
   'Mutation.rejectReviewTask': () => ({
-    run: () => gql('mutation($t: ID!) { rejectReviewTask(taskId: $t, reason: "hijacked") { provenanceId } }', { t: fx.b.taskId }),
+    run: (as) =>
+      gql('mutation($t: ID!) { rejectReviewTask(taskId: $t, reason: "hijacked") { provenanceId } }', { t: fx.b.taskId }, as),
     check: refused,
   }),
   'Mutation.setHitlPolicy': () => ({
-    run: () => gql('mutation { setHitlPolicy(featureKey: "portal.triage", mode: "optional") { policyId tenantId mode } }'),
+    run: (as) =>
+      gql('mutation { setHitlPolicy(featureKey: "portal.triage", mode: "optional") { policyId tenantId mode } }', {}, as),
     check: (answer, what) => {
       noLeak(answer, what);
       expect(answer.json.data?.setHitlPolicy, answer.text).toMatchObject({ tenantId: A, mode: 'optional' });
@@ -554,17 +643,21 @@ const OPERATIONS: Record<string, () => Case> = {
     },
   }),
   'Mutation.recordLegacyLatencySamples': () => ({
-    run: () => gql('mutation { recordLegacyLatencySamples(featureKey: "portal.triage", samples: [100]) }'),
+    run: (as) => gql('mutation { recordLegacyLatencySamples(featureKey: "portal.triage", samples: [100]) }', {}, as),
     check: (answer, what) => {
       noLeak(answer, what);
       expect(answer.json.data?.recordLegacyLatencySamples, answer.text).toBe(1);
     },
   }),
   'Mutation.publishTaxonomy': () => ({
-    run: () =>
-      gql('mutation($input: PublishTaxonomyInput!) { publishTaxonomy(input: $input) { taxonomyId version nodes { path } } }', {
-        input: { namespace: 'skills', expectedVersion: 0, diff: { added: [{ path: 'a-root', label: { en: 'A' } }] } },
-      }),
+    run: (as) =>
+      gql(
+        'mutation($input: PublishTaxonomyInput!) { publishTaxonomy(input: $input) { taxonomyId version nodes { path } } }',
+        {
+          input: { namespace: 'skills', expectedVersion: 0, diff: { added: [{ path: 'a-root', label: { en: 'A' } }] } },
+        },
+        as,
+      ),
     check: (answer, what) => {
       noLeak(answer, what);
       // The same namespace is A's own taxonomy: version 1, not B's next version.
@@ -582,25 +675,30 @@ const restNotFound: Check = (answer, what) => {
 /** REST route id → A's call with B's ids. */
 const REST: Record<string, () => Case> = {
   'courses.list': () => ({
-    run: () => rest('GET', '/api/v1/courses?limit=100'),
+    run: (as) => rest('GET', '/api/v1/courses?limit=100', undefined, as),
     check: (answer, what) => {
       noLeak(answer, what);
       expect(answer.status).toBe(200);
       expect(answer.json.items.map((c: { courseId: string }) => c.courseId)).not.toContain(fx.b.courseId);
     },
   }),
-  'courses.get': () => ({ run: () => rest('GET', `/api/v1/courses/${fx.b.courseId}`), check: restNotFound }),
+  'courses.get': () => ({ run: (as) => rest('GET', `/api/v1/courses/${fx.b.courseId}`, undefined, as), check: restNotFound }),
   'courses.update': () => ({
-    run: () => rest('PATCH', `/api/v1/courses/${fx.b.courseId}`, { tags: ['hijacked'] }, 'A', { 'if-match': '*' }),
+    run: (as) => rest('PATCH', `/api/v1/courses/${fx.b.courseId}`, { tags: ['hijacked'] }, as, { 'if-match': '*' }),
     check: restNotFound,
   }),
   'ai.assist': () => ({
-    run: () =>
-      rest('POST', '/v1/ai/assist', {
-        featureKey: 'portal.triage',
-        variables: { message: 'iso' },
-        context: { facilityId: 'fac-a', specialty: 'gp' },
-      }),
+    run: (as) =>
+      rest(
+        'POST',
+        '/v1/ai/assist',
+        {
+          featureKey: 'portal.triage',
+          variables: { message: 'iso' },
+          context: { facilityId: 'fac-a', specialty: 'gp' },
+        },
+        as,
+      ),
     check: async (answer, what) => {
       noLeak(answer, what);
       expect(answer.status, answer.text).toBe(200);
@@ -608,22 +706,34 @@ const REST: Record<string, () => Case> = {
       expect((await running.db.prisma.aIProvenance.findUnique({ where: { id: answer.json.provenanceId } }))?.tenantId).toBe(A);
     },
   }),
-  'ai.provenance.get': () => ({ run: () => rest('GET', `/v1/ai/provenance/${fx.b.provenanceId}`), check: restNotFound }),
+  'ai.provenance.get': () => ({
+    run: (as) => rest('GET', `/v1/ai/provenance/${fx.b.provenanceId}`, undefined, as),
+    check: restNotFound,
+  }),
   'ai.routing-rules.create': () => ({
-    run: () =>
-      rest('POST', '/v1/admin/routing-rules', {
-        featureKey: 'virtual_care.soap_scaffold',
-        primary: { provider: 'mock', model: 'a' },
-        fallbacks: [],
-      }),
+    run: (as) =>
+      rest(
+        'POST',
+        '/v1/admin/routing-rules',
+        {
+          featureKey: 'virtual_care.soap_scaffold',
+          primary: { provider: 'mock', model: 'a' },
+          fallbacks: [],
+        },
+        as,
+      ),
     check: (answer, what) => {
       noLeak(answer, what);
       expect(answer.status, answer.text).toBe(201);
       expect(answer.json.tenantId).toBe(A);
     },
   }),
+  'ai.routing-rules.get': () => ({
+    run: (as) => rest('GET', `/v1/admin/routing-rules/${fx.b.ruleId}`, undefined, as),
+    check: restNotFound,
+  }),
   'catalog.dlq.replay': () => ({
-    run: () => rest('POST', '/admin/v1/catalog/dlq/replay', { eventIds: [fx.b.deadLetterEventId] }),
+    run: (as) => rest('POST', '/admin/v1/catalog/dlq/replay', { eventIds: [fx.b.deadLetterEventId] }, as),
     check: (answer, what) => {
       noLeak(answer, what);
       expect(answer.status, answer.text).toBe(200);
@@ -674,25 +784,36 @@ const ENTITIES: Record<string, () => { representation: Record<string, string>; s
   }),
 };
 
+/** `_entities` of ENTITIES[key] on its subgraph, called directly (as A unless another caller is given). */
+function resolveEntity(key: string, entity = ENTITIES[key](), as?: Caller): Promise<HttpAnswer> {
+  const [graph, type] = key.split('.');
+  const url = graph === 'AI' ? running.aiUrl : running.catalogUrl;
+  const query = `query($r: [_Any!]!) { _entities(representations: $r) { ... on ${type} { ${entity.selection} } } }`;
+  return gql(query, { r: [{ __typename: type, ...entity.representation }] }, as, url);
+}
+
 /** Catalog consumer (durable) → events of tenant A that name B's things. */
 const CONSUMERS: Record<string, () => Promise<void>> = {
   [CATALOG_DURABLES.playPackageBuilt]: async () => {
     // A's envelope carrying B's tenant in the payload: refused (dead-lettered), nothing written.
     const crossed = consumedEnvelope('built', builtPayload(B, fx.b.slug, '9.9.9', { title: { en: 'hijack' } }), { tenantId: A });
     await publishEvent(crossed);
-    await until(
-      async () => ((await deadLetterOf(crossed.eventId)) ? true : undefined),
+    await eventually(
+      defined(async () => ((await deadLetterOf(crossed.eventId)) ? true : undefined)),
       'the crossed built event to be dead-lettered',
+      { intervalMs: 100 },
     );
     // A's own package with B's slug: A gets a course of its own; B's course gets no version.
     const own = consumedEnvelope('built', builtPayload(A, fx.b.slug, '1.0.0', { title: { en: 'A package' } }));
     await publishEvent(own);
-    const course = await until(
-      () =>
+    const course = await eventually(
+      defined(() =>
         running.db.prisma.course
           .findFirst({ where: { tenantId: A, slug: fx.b.slug }, include: { versions: true } })
           .then((c) => (c?.versions.length ? c : undefined)),
+      ),
       "A's course with B's slug",
+      { intervalMs: 100 },
     );
     expect(course.id).not.toBe(fx.b.courseId);
   },
@@ -701,27 +822,170 @@ const CONSUMERS: Record<string, () => Promise<void>> = {
       tenantId: A,
     });
     await publishEvent(crossed);
-    await until(async () => ((await deadLetterOf(crossed.eventId)) ? true : undefined), 'the crossed draft to be dead-lettered');
+    await eventually(
+      defined(async () => ((await deadLetterOf(crossed.eventId)) ? true : undefined)),
+      'the crossed draft to be dead-lettered',
+      { intervalMs: 100 },
+    );
     const own = consumedEnvelope('draft', draftPayload(A, 'iso-a-draft-only', { title: { en: 'A draft' } }));
     await publishEvent(own);
-    await until(
-      () => running.db.prisma.course.findFirst({ where: { tenantId: A, slug: 'iso-a-draft-only' } }).then((c) => c ?? undefined),
+    await eventually(
+      defined(() =>
+        running.db.prisma.course.findFirst({ where: { tenantId: A, slug: 'iso-a-draft-only' } }).then((c) => c ?? undefined),
+      ),
       "A's draft course",
+      { intervalMs: 100 },
     );
   },
   [CATALOG_DURABLES.gdprSubjectRequest]: async () => {
     // A erases a user who authors courses in both tenants: only A's course is redacted.
     const request = consumedEnvelope('gdpr', gdprPayload(A, fx.b.author, 'erasure'));
     await publishEvent(request);
-    await until(
-      () =>
+    await eventually(
+      defined(() =>
         running.db.prisma.course
           .findUnique({ where: { id: fx.a.courseId } })
           .then((c) => (JSON.stringify(c?.authors).includes('[redacted]') ? c : undefined)),
+      ),
       "A's course redacted",
+      { intervalMs: 100 },
     );
   },
 };
+
+// ------------------------------------------------------------------------------ the scope matrix
+
+const ALL_SCOPES = ['catalog.read', 'catalog.admin', 'ai.assist', 'ai.review', 'ai.admin'];
+const CATALOG_READ = ['catalog.read', 'catalog.admin'];
+const CATALOG_ADMIN = ['catalog.admin'];
+const AI_ADMIN = ['ai.admin'];
+const AI_ASSIST = ['ai.assist'];
+const AI_REVIEW = ['ai.review'];
+const REVIEW_READ = ['ai.review', 'ai.admin'];
+const PROVENANCE_READ = ['ai.assist', 'ai.review', 'ai.admin'];
+
+/**
+ * Query.<field> and Mutation.<field> → the scopes any one of which opens it: the decision table of
+ * docs/rest-compat.md ("Scopes"), written out here rather than imported from the subgraphs so that
+ * a resolver which drops, narrows or widens its check fails.
+ */
+const OPERATION_SCOPES: Record<string, string[]> = {
+  'Query.course': CATALOG_READ,
+  'Query.courses': CATALOG_READ,
+  'Query.courseVersions': CATALOG_READ,
+  'Query.courseVersion': CATALOG_READ,
+  'Query.taxonomy': CATALOG_READ,
+  'Query.provenance': PROVENANCE_READ,
+  'Query.routingRules': AI_ADMIN,
+  'Query.routingRule': AI_ADMIN,
+  'Query.promptTemplates': AI_ADMIN,
+  'Query.promptTemplate': AI_ADMIN,
+  'Query.hitlPolicies': AI_ADMIN,
+  'Query.dataProtectionAssessments': AI_ADMIN,
+  'Query.featureFlags': AI_ADMIN,
+  'Query.featureFlagChanges': AI_ADMIN,
+  'Query.providerKeyRetention': AI_ADMIN,
+  'Query.reviewQueues': REVIEW_READ,
+  'Query.reviewTasks': REVIEW_READ,
+  'Query.reviewTask': REVIEW_READ,
+  'Query.shadowParity': ['ai.assist', 'ai.admin'],
+  'Mutation.updateCourseMetadata': CATALOG_ADMIN,
+  'Mutation.changeCourseVisibility': CATALOG_ADMIN,
+  'Mutation.archiveCourse': CATALOG_ADMIN,
+  'Mutation.deprecateCourseVersion': CATALOG_ADMIN,
+  'Mutation.withdrawCourseVersion': CATALOG_ADMIN,
+  'Mutation.replayDeadLetters': CATALOG_ADMIN,
+  'Mutation.publishTaxonomy': CATALOG_ADMIN,
+  'Mutation.assist': AI_ASSIST,
+  'Mutation.recordLegacyLatencySamples': AI_ASSIST,
+  'Mutation.claimReviewTask': AI_REVIEW,
+  'Mutation.releaseReviewTask': AI_REVIEW,
+  'Mutation.approveReviewTask': AI_REVIEW,
+  'Mutation.approveReviewTaskWithEdits': AI_REVIEW,
+  'Mutation.rejectReviewTask': AI_REVIEW,
+  'Mutation.createRoutingRule': AI_ADMIN,
+  'Mutation.updateRoutingRule': AI_ADMIN,
+  'Mutation.activateRoutingRuleVersion': AI_ADMIN,
+  'Mutation.assignOnPremRouting': AI_ADMIN,
+  'Mutation.recordDataProtectionAssessment': AI_ADMIN,
+  'Mutation.publishPromptTemplate': AI_ADMIN,
+  'Mutation.activatePromptTemplateVersion': AI_ADMIN,
+  'Mutation.setHitlPolicy': AI_ADMIN,
+  'Mutation.backfillLegacyProvenance': AI_ADMIN,
+  'Mutation.setFeatureFlag': AI_ADMIN,
+  'Mutation.recordConsumerCutover': AI_ADMIN,
+  'Mutation.retireProviderKey': AI_ADMIN,
+  'Mutation.createReviewQueue': AI_ADMIN,
+  'Mutation.updateReviewQueue': AI_ADMIN,
+  'Mutation.routeReviewTask': AI_ADMIN,
+};
+
+/** REST route id → the scopes of the one operation it runs ('public': no token at all). */
+const REST_SCOPES: Record<string, string[] | 'public'> = {
+  'courses.list': CATALOG_READ,
+  'courses.get': CATALOG_READ,
+  'courses.update': CATALOG_ADMIN,
+  'ai.assist': AI_ASSIST,
+  'ai.provenance.get': PROVENANCE_READ,
+  'ai.routing-rules.create': AI_ADMIN,
+  'ai.routing-rules.get': AI_ADMIN,
+  'catalog.dlq.replay': CATALOG_ADMIN,
+  'ai.health': 'public',
+};
+
+/** `<graph>.<Type>` → the scopes that open its entity resolution (and the fields ENTITIES selects). */
+const ENTITY_SCOPES: Record<string, string[]> = {
+  'AI.AIProvenance': PROVENANCE_READ,
+  // The AI subgraph's Course only echoes the key; what it adds is aiProvenance.
+  'AI.Course': PROVENANCE_READ,
+  'AI.HITLPolicy': AI_ADMIN,
+  'AI.PromptTemplate': AI_ADMIN,
+  'AI.ProviderRoutingRule': AI_ADMIN,
+  'CATALOG.Course': CATALOG_READ,
+  'CATALOG.CourseVersion': CATALOG_READ,
+  'CATALOG.Taxonomy': CATALOG_READ,
+};
+
+const scopedTokens = new Map<string, Promise<string>>();
+
+/** A caller of tenant A holding exactly `scopes` (tokens minted once per scope set). */
+function callerWith(scopes: string[]): Promise<Caller> {
+  const key = [...scopes].sort().join(' ');
+  if (!scopedTokens.has(key)) scopedTokens.set(key, running.system.mintToken(A, key, { subject: 'svc:a' }));
+  return scopedTokens.get(key)!.then((token) => ({ token, tenantId: A }));
+}
+
+/** Every scope but the accepted ones: the strongest token that must still be refused. */
+const allBut = (accepted: string[]) => ALL_SCOPES.filter((scope) => !accepted.includes(scope));
+
+/** Refused for scope, naming exactly the accepted scopes; GraphQL in `errors`, REST as a problem. */
+function refusedForScope(answer: HttpAnswer, accepted: string[], what: string, door: 'graphql' | 'rest') {
+  noLeak(answer, what);
+  const problem = door === 'graphql' ? answer.json.errors?.[0]?.extensions : answer.json;
+  if (door === 'rest') expect(answer.status, `${what}: ${answer.text}`).toBe(403);
+  expect(problem, `${what}: ${answer.text}`).toMatchObject({ code: 'authz.scope_missing', status: 403 });
+  expect([...problem.acceptedScopes].sort(), what).toEqual([...accepted].sort());
+}
+
+/** Whatever else the answer is (null, request.not_found, request.conflict, a result), it is not a scope refusal. */
+function notRefusedForScope(answer: HttpAnswer, what: string, door: 'graphql' | 'rest') {
+  noLeak(answer, what);
+  const codes =
+    door === 'graphql'
+      ? (answer.json.errors ?? []).map((e: { extensions?: { code?: string } }) => e.extensions?.code)
+      : answer.status >= 400
+        ? [answer.json?.code]
+        : [];
+  expect(codes, `${what}: ${answer.text}`).not.toContain('authz.scope_missing');
+  expect(codes, `${what}: ${answer.text}`).not.toContain('UNAUTHENTICATED');
+}
+
+/** Each accepted scope on its own, as [case, scope] rows. */
+const eachAccepted = (table: Record<string, string[] | 'public'>, keys: string[]) =>
+  keys.flatMap((key) => {
+    const accepted = table[key];
+    return accepted === 'public' || !accepted ? [] : accepted.map((scope) => [key, scope] as const);
+  });
 
 // ------------------------------------------------------------------------------ enumeration
 
@@ -755,9 +1019,21 @@ describe('the isolation matrix covers everything', () => {
     expect(ROUTES.map((r) => r.id).filter((id) => !REST[id])).toEqual([]);
     expect(entityKeys.filter((k) => !ENTITIES[k])).toEqual([]);
     expect(Object.values(CATALOG_DURABLES).filter((d) => !CONSUMERS[d])).toEqual([]);
+    // The scope matrix: every operation, route and entity type states the scopes that open it.
+    expect(rootFields.filter((f) => !OPERATION_SCOPES[f])).toEqual([]);
+    expect(ROUTES.map((r) => r.id).filter((id) => !REST_SCOPES[id])).toEqual([]);
+    expect(entityKeys.filter((k) => !ENTITY_SCOPES[k])).toEqual([]);
     // No stale cases either: each case names something that exists.
     expect(Object.keys(OPERATIONS).filter((f) => !rootFields.includes(f))).toEqual([]);
     expect(Object.keys(ENTITIES).filter((k) => !entityKeys.includes(k))).toEqual([]);
+    expect(Object.keys(OPERATION_SCOPES).filter((f) => !rootFields.includes(f))).toEqual([]);
+    expect(Object.keys(REST_SCOPES).filter((id) => !ROUTES.some((r) => r.id === id))).toEqual([]);
+    expect(Object.keys(ENTITY_SCOPES).filter((k) => !entityKeys.includes(k))).toEqual([]);
+    // Every scope set names real scopes and leaves at least one scope out (else nothing is refused).
+    for (const accepted of [...Object.values(OPERATION_SCOPES), ...Object.values(ENTITY_SCOPES)]) {
+      expect(accepted.every((scope) => ALL_SCOPES.includes(scope))).toBe(true);
+      expect(allBut(accepted).length).toBeGreaterThan(0);
+    }
   });
 });
 
@@ -788,12 +1064,14 @@ describe.runIf(runs)('tenant isolation: A with B’s ids', () => {
         [B, fx.b.slug],
         [A, 'iso-a-course'],
       ].map(([tenantId, slug]) =>
-        until(
-          () =>
+        eventually(
+          defined(() =>
             prisma.course
               .findFirst({ where: { tenantId, slug }, include: { versions: true } })
               .then((c) => (c?.versions.length ? c : undefined)),
+          ),
           `the course ${slug}`,
+          { intervalMs: 100 },
         ),
       ),
     );
@@ -887,7 +1165,11 @@ describe.runIf(runs)('tenant isolation: A with B’s ids', () => {
     (invalid.payload as Record<string, unknown>).versionLabel = 'v-not-semver';
     fx.b.deadLetterEventId = invalid.eventId;
     await publishEvent(invalid);
-    await until(async () => ((await deadLetterOf(invalid.eventId)) ? true : undefined), "B's dead letter");
+    await eventually(
+      defined(async () => ((await deadLetterOf(invalid.eventId)) ? true : undefined)),
+      "B's dead letter",
+      { intervalMs: 100 },
+    );
     before = await snapshotOfB();
   });
 
@@ -927,11 +1209,8 @@ describe.runIf(runs)('tenant isolation: A with B’s ids', () => {
   });
 
   it.each(entityKeys)('_entities of %s on the subgraph, called directly by A: null, never B’s data', async (key) => {
-    const [graph, type] = key.split('.');
     const entity = ENTITIES[key]();
-    const url = graph === 'AI' ? running.aiUrl : running.catalogUrl;
-    const query = `query($r: [_Any!]!) { _entities(representations: $r) { ... on ${type} { ${entity.selection} } } }`;
-    const answer = await gql(query, { r: [{ __typename: type, ...entity.representation }] }, 'A', url);
+    const answer = await resolveEntity(key, entity);
     if (entity.check) await entity.check(answer, key);
     else {
       noLeak(answer, key);
@@ -958,6 +1237,54 @@ describe.runIf(runs)('tenant isolation: A with B’s ids', () => {
 
   it.each(Object.values(CATALOG_DURABLES))('consumer %s: A’s events naming B’s things change nothing of B’s', async (durable) => {
     await CONSUMERS[durable]();
+  });
+
+  // The scope matrix runs after the isolation cases (its accepted-scope calls really run A's
+  // mutations) and before the snapshot, which so also proves they changed nothing of B's.
+  it.each(rootFields)('%s: a token with every scope but the accepted ones is refused with authz.scope_missing', async (field) => {
+    const accepted = OPERATION_SCOPES[field];
+    refusedForScope(await OPERATIONS[field]().run(await callerWith(allBut(accepted))), accepted, field, 'graphql');
+  });
+
+  it.each(eachAccepted(OPERATION_SCOPES, rootFields))('%s: scope %s alone is not refused for scope', async (field, scope) => {
+    notRefusedForScope(await OPERATIONS[field]().run(await callerWith([scope])), `${field} with ${scope}`, 'graphql');
+  });
+
+  it.each(ROUTES.map((r) => r.id))('REST %s: refused with 403 authz.scope_missing without an accepted scope', async (id) => {
+    const accepted = REST_SCOPES[id];
+    if (accepted === 'public') {
+      // No token at all, and still answered.
+      expect((await REST[id]().run()).status).toBe(200);
+      return;
+    }
+    refusedForScope(await REST[id]().run(await callerWith(allBut(accepted))), accepted, id, 'rest');
+  });
+
+  it.each(
+    eachAccepted(
+      REST_SCOPES,
+      ROUTES.map((r) => r.id),
+    ),
+  )('REST %s: scope %s alone is not refused for scope', async (id, scope) => {
+    notRefusedForScope(await REST[id]().run(await callerWith([scope])), `${id} with ${scope}`, 'rest');
+  });
+
+  it.each(entityKeys)('_entities of %s, called directly, without an accepted scope: authz.scope_missing', async (key) => {
+    const accepted = ENTITY_SCOPES[key];
+    refusedForScope(await resolveEntity(key, undefined, await callerWith(allBut(accepted))), accepted, key, 'graphql');
+  });
+
+  it.each(eachAccepted(ENTITY_SCOPES, entityKeys))(
+    '_entities of %s with scope %s alone: not refused for scope',
+    async (key, scope) => {
+      notRefusedForScope(await resolveEntity(key, undefined, await callerWith([scope])), `${key} with ${scope}`, 'graphql');
+    },
+  );
+
+  it('reviewTasks(unrouted: true) needs ai.admin: a reviewer (ai.review) is refused, naming it', async () => {
+    const query = '{ reviewTasks(unrouted: true) { taskId } }';
+    refusedForScope(await gql(query, {}, await callerWith(['ai.review'])), ['ai.admin'], 'unrouted as a reviewer', 'graphql');
+    notRefusedForScope(await gql(query, {}, await callerWith(['ai.admin'])), 'unrouted as an admin', 'graphql');
   });
 
   it('after all of the above, every row and dead letter of B is unchanged', async () => {

@@ -14,7 +14,9 @@ import { recordFigures } from '../support/reliability-figures.js';
  * Token attacks over HTTP against the real process, on every door a token opens: a REST route
  * (read and write), the gateway's GraphQL endpoint, and each subgraph called directly (bypassing
  * the gateway). test/unit/platform/auth.test.ts proves the verifier; this proves the doors use it
- * and leak nothing: every forged token gets exactly the bytes a request without any token gets.
+ * and leak nothing beyond RFC 6750's challenge: a request without a bearer token gets the bare
+ * `WWW-Authenticate: Bearer realm=…`, every forged token exactly the same `invalid_token` answer,
+ * and a genuine token that only ran out says so (and nothing else) so its client fetches a new one.
  *
  * The process verifies with a JWKS file (AUTH_JWKS_URL=file://…) so that a token naming an
  * unknown `kid` is a real case, not one the single-key mode ignores.
@@ -66,11 +68,16 @@ async function attacks(): Promise<Array<[string, string]>> {
     ],
     ['HS256 signed with the public key (x)', hmacWith(String(keys.publicJwk.x), { alg: 'HS256', kid: keys.publicJwk.kid })],
     ['RS256 from a key of its own', rs256],
-    ['expired', await sign(good({ iat: now() - 900, exp: now() - 120 }))],
     ['not yet valid (nbf)', await sign(good({ nbf: now() + 600 }))],
     ['issued in the future (iat)', await sign(good({ iat: now() + 600, exp: now() + 900 }))],
     ['too long-lived (1 hour)', await sign(good({ exp: now() + 3600 }))],
     ['too long-lived without iat', await sign({ ...good({ exp: now() + 3600 }), iat: undefined })],
+    // exp − iat is compared with the 900 s maximum exactly: the 30 s clock tolerance is for
+    // comparing timestamps with our clock, never added to the lifetime (929 s was accepted).
+    ['too long-lived (901 s)', await sign(good({ exp: now() + 901 }))],
+    ['too long-lived (929 s, inside the clock tolerance)', await sign(good({ exp: now() + 929 }))],
+    ['too long-lived (901 s), late in its life', await sign(good({ iat: now() - 600, exp: now() + 301 }))],
+    ['no iat (lifetime unknown), even expiring within 15 minutes', await sign({ ...good({ exp: now() + 300 }), iat: undefined })],
     ['no exp', await sign({ ...good(), exp: undefined })],
     ['no sub', await sign({ ...good(), sub: undefined })],
     ['tid not a tenant id', await sign(good({ tid: 'tenant-a' }))],
@@ -91,9 +98,38 @@ async function attacks(): Promise<Array<[string, string]>> {
     ['oversized payload (9 KB)', await sign(good({ pad: 'y'.repeat(9 * 1024) }))],
     ['not a JWT', 'Zm9vYmFy'],
     ['five segments (JWE shape)', `${head}.a.b.c.d`],
-    ['empty', ''],
+    ['not token68 characters', 'abc"def'],
+    ['two words', 'abc def'],
+    // Expired, but also invalid: saying "expired" would send its client after a refresh that cannot help.
+    ['expired and too long-lived', await sign(good({ iat: now() - 7200, exp: now() - 120 }))],
+    ['expired and signed by another key', await sign(good({ iat: now() - 900, exp: now() - 120 }), {}, intruder.privateJwk)],
+    ['expired and tampered (tenant)', await sign(good({ iat: now() - 900, exp: now() - 120, tid: 'tenant-a' }))],
   ];
 }
+
+/** Genuine tokens of ours that did nothing wrong but run out. */
+async function expiredTokens(): Promise<Array<[string, string]>> {
+  return [
+    ['expired two minutes ago', await sign(good({ iat: now() - 900, exp: now() - 120 }))],
+    ['expired a day ago', await sign(good({ iat: now() - 86_400 - 600, exp: now() - 86_400 }))],
+    ['expired, with nbf', await sign(good({ iat: now() - 900, nbf: now() - 900, exp: now() - 60 }))],
+  ];
+}
+
+/** Requests that present no bearer token at all: RFC 6750 §3 says no error code for them. */
+const NO_BEARER_TOKEN = [
+  undefined,
+  `Basic ${Buffer.from('admin:admin').toString('base64')}`,
+  'Bearer',
+  'Bearer ',
+  'Token abc.def.ghi',
+  'Digest username="admin"',
+];
+
+const challenge = (description?: string) =>
+  description
+    ? `Bearer realm="catalog-ai", error="invalid_token", error_description="${description}"`
+    : 'Bearer realm="catalog-ai"';
 
 interface Door {
   name: string;
@@ -188,38 +224,52 @@ describe('token attacks on every door', () => {
     }
   });
 
-  it('every forged token is 401 with exactly the bytes of a request without a token, and changes nothing', async () => {
+  it('every forged token is 401 invalid_token with the same bytes, an expired one says only that, and nothing changes', async () => {
     const rulesBefore = await running.db.prisma.providerRoutingRule.count({ where: { tenantId: tenant } });
-    const cases = await attacks();
-    for (const door of doors()) {
-      const anonymous = await counted(door.call(undefined));
-      expect(anonymous.status, door.name).toBe(401);
+    const [forged, expired] = [await attacks(), await expiredTokens()];
+    const expectAnswer = (answer: HttpAnswer, door: Door, label: string, message: string, header: string) => {
+      expect(answer.status, `${door.name}, ${label}: ${answer.text.slice(0, 300)}`).toBe(401);
+      expect(answer.headers.get('www-authenticate'), `${door.name}, ${label}`).toBe(header);
       if (door.graphql) {
-        expect(anonymous.json).toEqual({
-          errors: [{ message: 'A valid bearer token is required', extensions: { code: 'UNAUTHENTICATED', status: 401 } }],
+        expect(answer.json, `${door.name}, ${label}`).toEqual({
+          errors: [{ message, extensions: { code: 'UNAUTHENTICATED', status: 401 } }],
         });
       } else {
-        expect(anonymous.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-        expect(anonymous.json).toMatchObject({
+        expect(answer.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+        expect(answer.json, `${door.name}, ${label}`).toEqual({
+          type: 'urn:problem:UNAUTHENTICATED',
+          title: 'Unauthorized',
           status: 401,
+          detail: message,
           code: 'UNAUTHENTICATED',
-          detail: 'A valid bearer token is required',
         });
       }
-      for (const [name, token] of cases) {
+    };
+    for (const door of doors()) {
+      // The first answer of each kind is the reference its kind must repeat byte for byte.
+      const reference = new Map<string, string>();
+      const same = (kind: string, answer: HttpAnswer, label: string) => {
+        if (!reference.has(kind)) reference.set(kind, answer.text);
+        expect(answer.text, `${door.name}, ${label}`).toBe(reference.get(kind));
+      };
+      for (const authorization of NO_BEARER_TOKEN) {
+        const answer = await counted(door.call(authorization));
+        expectAnswer(answer, door, String(authorization), 'A valid bearer token is required', challenge());
+        same('none', answer, String(authorization));
+      }
+      for (const [name, token] of forged) {
         for (const authorization of [`Bearer ${token}`, `bearer ${token}`]) {
           const answer = await counted(door.call(authorization));
-          expect(answer.status, `${door.name}, ${name}: ${answer.text.slice(0, 300)}`).toBe(401);
-          expect(answer.text, `${door.name}, ${name}`).toBe(anonymous.text);
-          expect(answer.headers.get('www-authenticate'), `${door.name}, ${name}`).toBe(anonymous.headers.get('www-authenticate'));
+          expectAnswer(answer, door, name, 'The access token is invalid', challenge('The access token is invalid'));
+          same('invalid', answer, name);
         }
       }
-      // Not a bearer scheme at all.
-      for (const authorization of [`Basic ${Buffer.from('admin:admin').toString('base64')}`, 'Bearer', `Token ${cases[0][1]}`]) {
-        const answer = await counted(door.call(authorization));
-        expect(answer.status, `${door.name}, ${authorization}`).toBe(401);
-        expect(answer.text).toBe(anonymous.text);
+      for (const [name, token] of expired) {
+        const answer = await counted(door.call(`Bearer ${token}`));
+        expectAnswer(answer, door, name, 'The access token expired', challenge('The access token expired'));
+        same('expired', answer, name);
       }
+      expect(new Set(reference.values()).size, door.name).toBe(3);
     }
     expect(await running.db.prisma.providerRoutingRule.count({ where: { tenantId: tenant } })).toBe(rulesBefore);
   });
@@ -230,6 +280,22 @@ describe('token attacks on every door', () => {
       const answer = await counted(door.call(huge));
       expect(answer.status, door.name).toBe(431);
       expect(answer.text).not.toMatch(/stack|node_modules|\.ts:\d+|exp|kid|signature/i);
+    }
+  });
+
+  it('a valid token without the door’s scope is 403 authz.scope_missing on every door, naming the scopes that would do', async () => {
+    // Minted but enforced nowhere once: a token with no scope read every course of its tenant.
+    const token = await mintToken(keys.privateJwk, { sub: 'svc:attacker', tid: tenant, scope: 'unrelated.scope' });
+    for (const door of doors()) {
+      const answer = await counted(door.call(`Bearer ${token}`));
+      // GraphQL over HTTP answers a resolver's error in the body; the REST door maps it to its status.
+      if (door.graphql) expect([200, 403], `${door.name}: ${answer.text}`).toContain(answer.status);
+      else expect(answer.status, `${door.name}: ${answer.text}`).toBe(403);
+      const problem = door.graphql ? answer.json.errors?.[0]?.extensions : answer.json;
+      expect(problem, `${door.name}: ${answer.text}`).toMatchObject({ code: 'authz.scope_missing', status: 403 });
+      expect(problem.acceptedScopes, door.name).toEqual(expect.arrayContaining([expect.stringMatching(/^(catalog|ai)\./)]));
+      if (door.graphql) expect(answer.json.data ?? null, door.name).toBeNull();
+      expect(answer.text).not.toContain('courseId"');
     }
   });
 

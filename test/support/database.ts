@@ -19,11 +19,15 @@ export interface TestDatabase {
  */
 export async function createTestDatabase(
   kind: 'pglite' | 'postgres',
-  options: { poolSize?: number } = {},
+  options: {
+    poolSize?: number;
+    /** false: an empty database, for a test of the migrations themselves. */
+    migrate?: boolean;
+  } = {},
 ): Promise<TestDatabase> {
   if (kind === 'pglite') {
     const embedded = await startEmbeddedPostgres(undefined, silentLogger);
-    await applyMigrations(embedded.url);
+    if (options.migrate !== false) await applyMigrations(embedded.url);
     // One connection, as in platform/db/database.ts (electric-sql/pglite#1046).
     const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: embedded.url, max: 1 }) });
     return {
@@ -45,7 +49,7 @@ export async function createTestDatabase(
   await admin.end();
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
-  await applyMigrations(url.toString());
+  if (options.migrate !== false) await applyMigrations(url.toString());
   const prisma = new PrismaClient({
     adapter: new PrismaPg({ connectionString: url.toString(), max: options.poolSize ?? 10 }),
   });

@@ -6,6 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { freePort } from './child-env.js';
+import assert from 'node:assert/strict';
+import { eventually } from './eventually.js';
 
 /**
  * Private instances of the machine's own service binaries (nats-server, Postgres, redis-server),
@@ -59,14 +61,6 @@ export function privateServicesAvailable(suite: string, needed: ServiceBinary[])
   if (process.env.CI === 'true' || process.env.CI === '1') throw new Error(`[reliability] ${message}; CI must provide them.`);
   console.warn(`[skip] ${message}; install them to run it.`);
   return false;
-}
-
-async function waitUntil(check: () => Promise<boolean>, what: string, timeoutMs: number, output?: () => string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${output ? `\n${output()}` : ''}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 export function portAccepts(port: number): Promise<boolean> {
@@ -128,15 +122,16 @@ function restartable(name: string, binary: string, args: string[], ready: () => 
       if (child?.running) return;
       const current = new Child(spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] }));
       child = current;
-      await waitUntil(
-        async () => {
-          if (!current.running) throw new Error(`${name} exited:\n${current.output()}`);
-          return ready();
-        },
-        `${name} to be ready`,
-        30_000,
-        () => current.output(),
-      );
+      try {
+        await eventually(async () => assert.ok(await ready(), `${name} answers:\n${current.output()}`), `${name} to be ready`, {
+          timeoutMs: 30_000,
+          giveUpWhen: () => (current.running ? undefined : new Error(`${name} exited:\n${current.output()}`)),
+        });
+      } catch (error) {
+        // A server that never became ready must not outlive the suite that gave up on it.
+        await current.kill('SIGKILL');
+        throw error;
+      }
     },
   };
 }
@@ -175,7 +170,10 @@ export async function startPrivateNats(): Promise<PrivateNats> {
         () => false,
       ),
   );
-  await server.start();
+  await server.start().catch(async (error) => {
+    await fsp.rm(storeDir, { recursive: true, force: true });
+    throw error;
+  });
   return {
     url: `nats://127.0.0.1:${port}`,
     port,
@@ -230,7 +228,6 @@ export async function startPrivatePostgres(database = 'reliability'): Promise<Pr
   const dataDir = path.join(root, 'data');
   const logFile = path.join(root, 'postgres.log');
   const port = await freePort();
-  run(path.join(bin, 'initdb'), ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'], 'initdb');
   const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c max_connections=200`;
   const serverUrl = `postgresql://postgres@127.0.0.1:${port}/postgres`;
   const ready = () =>
@@ -263,26 +260,36 @@ export async function startPrivatePostgres(database = 'reliability'): Promise<Pr
   };
   const start = async () => {
     run(path.join(bin, 'pg_ctl'), ['-D', dataDir, '-o', options, '-l', logFile, '-w', '-t', '60', 'start'], 'pg_ctl start');
-    await waitUntil(ready, 'Postgres to accept connections', 60_000, log);
+    await eventually(async () => assert.ok(await ready(), `Postgres answers:\n${log()}`), 'Postgres to accept connections', {
+      timeoutMs: 60_000,
+    });
   };
   const stop = async (mode: 'immediate' | 'fast' = 'immediate') => {
     run(path.join(bin, 'pg_ctl'), ['-D', dataDir, '-m', mode, '-w', '-t', '60', 'stop'], 'pg_ctl stop');
   };
-  await start();
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE "${database}"`);
-  await admin.end();
+  const destroy = async () => {
+    if (fs.existsSync(path.join(dataDir, 'postmaster.pid'))) await stop('immediate').catch(() => undefined);
+    await fsp.rm(root, { recursive: true, force: true });
+  };
+  try {
+    run(path.join(bin, 'initdb'), ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'], 'initdb');
+    await start();
+    const admin = new pg.Client({ connectionString: serverUrl });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE "${database}"`);
+    await admin.end();
+  } catch (error) {
+    // A cluster that failed to come up must not outlive the suite: its postmaster and its folder.
+    await destroy();
+    throw error;
+  }
   return {
     url: `postgresql://postgres@127.0.0.1:${port}/${database}`,
     port,
     running: ready,
     stop,
     start,
-    destroy: async () => {
-      if (fs.existsSync(path.join(dataDir, 'postmaster.pid'))) await stop('immediate').catch(() => undefined);
-      await fsp.rm(root, { recursive: true, force: true });
-    },
+    destroy,
     log,
   };
 }
@@ -308,7 +315,10 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
     ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
     () => portAccepts(port),
   );
-  await server.start();
+  await server.start().catch(async (error) => {
+    await fsp.rm(dir, { recursive: true, force: true });
+    throw error;
+  });
   return {
     url: `redis://127.0.0.1:${port}`,
     port,

@@ -55,6 +55,10 @@ export async function startSystemProcess(
       DATA_DIR: dataDir,
       AUTH_PUBLIC_KEY: JSON.stringify(keys.publicJwk),
       LOG_LEVEL: 'warn',
+      // Tests play the content, authoring and GDPR services, so they need those streams (with a
+      // NATS_URL too); and they see only the rows they make, so no demo catalog unless asked.
+      CREATE_PRODUCER_STREAMS: 'true',
+      DEMO_DATA: 'false',
       ...env,
     }),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -65,30 +69,47 @@ export async function startSystemProcess(
   };
   child.stdout?.on('data', record);
   child.stderr?.on('data', record);
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let hasExited = false;
-  void exited.then(() => (hasExited = true));
+  let signalled = false;
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code, signal) => {
+      hasExited = true;
+      // A process that dies on its own makes the next request fail with a bare ECONNREFUSED: say why.
+      if (!signalled) console.error(`[system-process] pid ${child.pid} exited by itself (${signal ?? `code ${code}`}):\n${log}`);
+      resolve(code);
+    }),
+  );
 
   const baseUrl = `http://127.0.0.1:${port}`;
+  const kill = async (signal: NodeJS.Signals) => {
+    signalled = true;
+    if (!hasExited) child.kill(signal);
+    return exited;
+  };
+  const removeDataDir = async () => {
+    if (ownsDataDir) await fs.rm(dataDir, { recursive: true, force: true });
+  };
   const deadline = Date.now() + (options.readyTimeoutMs ?? 90_000);
   for (;;) {
-    if (hasExited) throw new Error(`The system process exited before it was ready:\n${log}`);
+    const failure = hasExited
+      ? 'exited before it was ready'
+      : Date.now() > deadline
+        ? 'was not ready within the deadline'
+        : undefined;
+    if (failure) {
+      // Nothing of a failed start may outlive the test: the process and the folder it was given.
+      await kill('SIGKILL');
+      await removeDataDir();
+      throw new Error(`The system process ${failure}:\n${log}`);
+    }
     const ready = await fetch(`${baseUrl}/readyz`).then(
       (r) => r.status === 200,
       () => false,
     );
     if (ready) break;
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`The system process was not ready within the deadline:\n${log}`);
-    }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 
-  const kill = async (signal: NodeJS.Signals) => {
-    if (!hasExited) child.kill(signal);
-    return exited;
-  };
   return {
     baseUrl,
     dataDir,
@@ -105,7 +126,7 @@ export async function startSystemProcess(
       const bound = setTimeout(() => child.kill('SIGKILL'), 30_000);
       const code = await kill('SIGTERM');
       clearTimeout(bound);
-      if (ownsDataDir) await fs.rm(dataDir, { recursive: true, force: true });
+      await removeDataDir();
       return code;
     },
     kill,
@@ -121,6 +142,16 @@ export function databaseEnv(db: TestDatabase): Record<string, string> {
   return { DATABASE_URL: db.url, DB_POOL_SIZE: db.kind === 'pglite' ? '1' : '8' };
 }
 
+export interface SystemWithDatabase {
+  /** The process running now (replaced by `restart`). */
+  system: SystemProcess;
+  db: TestDatabase;
+  /** Stops the process and starts a new one on the same database with the same keys. */
+  restart(): Promise<SystemProcess>;
+  /** Stops the current process and drops the database. */
+  close(): Promise<void>;
+}
+
 /**
  * A system process on a database the test can also reach: a fresh Postgres database on the server
  * of DATABASE_URL when set, else a PGlite served from the test process. Use it to arrange rows
@@ -129,18 +160,26 @@ export function databaseEnv(db: TestDatabase): Record<string, string> {
 export async function startSystemWithDatabase(
   env: Record<string, string | undefined> = {},
   options: StartOptions = {},
-): Promise<{ system: SystemProcess; db: TestDatabase; close(): Promise<void> }> {
+): Promise<SystemWithDatabase> {
   const db = await createTestDatabase(process.env.DATABASE_URL ? 'postgres' : 'pglite');
   try {
-    const system = await startSystemProcess({ ...databaseEnv(db), ...env }, options);
-    return {
-      system,
+    let current = await startSystemProcess({ ...databaseEnv(db), ...env }, options);
+    const running: SystemWithDatabase = {
+      system: current,
       db,
+      restart: async () => {
+        await current.stop();
+        current = await startSystemProcess({ ...databaseEnv(db), ...env }, { ...options, keys: current.keys });
+        running.system = current;
+        return current;
+      },
+      // Stops whichever process runs now: a restarted system is not the one first returned.
       close: async () => {
-        await system.stop();
+        await current.stop();
         await db.close();
       },
     };
+    return running;
   } catch (error) {
     await db.close();
     throw error;

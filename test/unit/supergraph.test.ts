@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { composeSupergraph, SUPERGRAPH_PATH } from '../../gateway/compose.js';
+import { SUPERGRAPH_PATH } from '../../gateway/supergraph.js';
+import { composeSupergraph } from '../../subgraphs/compose.js';
 
 describe('committed supergraph', () => {
   it('is what `npm run compose` produces from the current subgraph schemas', async () => {

@@ -1,9 +1,7 @@
-import type { Db } from '../../../platform/db/database.js';
 import { newId } from '../../../platform/ids.js';
 import type { DataProtectionAssessment as AssessmentRow } from '../../../prisma/generated/client.js';
-import type { AuditSink } from '../audit/audit.sink.js';
-import { auditedChange } from '../audit/audited-change.js';
-import type { AdminCaller } from '../routing/routing-rule.admin.js';
+import { auditedChange, type ChangeStore } from '../audit/audited-change.js';
+import type { AdminCaller } from '../admin-caller.js';
 import { validateAssessment } from './assessment.logic.js';
 
 export interface AssessmentAdmin {
@@ -14,11 +12,11 @@ export interface AssessmentAdmin {
 }
 
 /** Signed data-protection impact assessments, recorded per tenant and residency (append-only). */
-export function createAssessmentAdmin(deps: { db: Db; audit: AuditSink; now: () => Date }): AssessmentAdmin {
+export function createAssessmentAdmin(deps: ChangeStore): AssessmentAdmin {
   return {
     record(caller, input) {
-      const valid = validateAssessment(input, deps.now());
-      return auditedChange({ db: deps.db, audit: deps.audit }, caller, {
+      const valid = validateAssessment(input, deps.clock.now());
+      return auditedChange(deps, caller, {
         action: 'data_protection_assessment_recorded',
         change: (tx) =>
           tx.dataProtectionAssessment.create({ data: { id: newId('assessment'), tenantId: caller.tenantId, ...valid } }),

@@ -1,6 +1,5 @@
 import { Arg, Ctx, Field, ID, InputType, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
-import type { AiContext } from '../context.js';
-import { adminCaller } from '../routing/routing-rule.resolver.js';
+import { adminCaller, type AiContext } from '../context.js';
 
 @ObjectType({ description: 'A signed data-protection impact assessment of the tenant for one residency.' })
 export class DataProtectionAssessment {

@@ -1,3 +1,4 @@
+import type { Clock } from '../../../platform/clock.js';
 import type { Db, Tx } from '../../../platform/db/database.js';
 import type { PromptTemplate as TemplateRow } from '../../../prisma/generated/client.js';
 import type { TenantQuota } from '../quota/quota.service.js';
@@ -81,16 +82,17 @@ export class SnapshotCache {
 
   constructor(
     private readonly ttlMs: number,
-    private readonly now: () => number,
+    private readonly clock: Clock,
   ) {}
 
   get(tenantId: string, featureKey: string, load: () => Promise<AssistSnapshot>): Promise<AssistSnapshot> {
     if (this.ttlMs <= 0) return load();
     const key = `${tenantId}\u0000${featureKey}`;
     const hit = this.entries.get(key);
-    if (hit && this.now() - hit.at < this.ttlMs) return hit.value;
+    const nowMs = this.clock.now().getTime();
+    if (hit && nowMs - hit.at < this.ttlMs) return hit.value;
     const value = load();
-    this.entries.set(key, { at: this.now(), value });
+    this.entries.set(key, { at: nowMs, value });
     // A failed load must not be served from the cache.
     value.catch(() => {
       if (this.entries.get(key)?.value === value) this.entries.delete(key);

@@ -1,9 +1,22 @@
-import { keyedTransaction } from '../../../platform/idempotency/effect-store.js';
+import type { Clock } from '../../../platform/clock.js';
+import { keyedTransaction, type KeyedTransactionOptions } from '../../../platform/idempotency/effect-store.js';
 import type { Db, Tx } from '../../../platform/db/database.js';
 import { actorOf } from '../assist/assist.logic.js';
 import { loadTenantProfile, type TenantProfile } from '../assist/assist.repo.js';
-import type { AdminCaller } from '../routing/routing-rule.admin.js';
+import type { AdminCaller } from '../admin-caller.js';
 import type { AuditSink } from './audit.sink.js';
+
+/** Where an audited change is written; the clock stamps its Idempotency-Key record. */
+export interface ChangeStore {
+  db: Db;
+  audit: AuditSink;
+  clock: Clock;
+}
+
+/** keyedTransaction's options on the subgraph's clock, so a keyed effect expires on the time the use case sees. */
+export function onClock(clock: Clock): KeyedTransactionOptions {
+  return { clock };
+}
 
 export interface AuditedChange<T> {
   action: string;
@@ -18,25 +31,26 @@ export interface AuditedChange<T> {
  * and only if the change does. The tenant profile (retention class, residency of the event) is
  * read before the transaction opens: the embedded database has one connection (pglite#1046).
  */
-export async function auditedChange<T>(
-  deps: { db: Db; audit: AuditSink },
-  caller: AdminCaller,
-  spec: AuditedChange<T>,
-): Promise<T> {
+export async function auditedChange<T>(deps: ChangeStore, caller: AdminCaller, spec: AuditedChange<T>): Promise<T> {
   const profile = await loadTenantProfile(deps.db, caller.tenantId);
-  return keyedTransaction(deps.db, caller.effect, async (tx) => {
-    const value = await spec.change(tx, profile);
-    await deps.audit.record(tx, {
-      action: spec.action,
-      tenantId: caller.tenantId,
-      actor: actorOf(caller.subject),
-      target: spec.target(value),
-      details: spec.details(value),
-      retentionClass: profile.retentionClass,
-      dataResidency: profile.dataResidency,
-      traceparent: caller.traceparent,
-      requestId: caller.requestId,
-    });
-    return value;
-  });
+  return keyedTransaction(
+    deps.db,
+    caller.effect,
+    async (tx) => {
+      const value = await spec.change(tx, profile);
+      await deps.audit.record(tx, {
+        action: spec.action,
+        tenantId: caller.tenantId,
+        actor: actorOf(caller.subject),
+        target: spec.target(value),
+        details: spec.details(value),
+        retentionClass: profile.retentionClass,
+        dataResidency: profile.dataResidency,
+        traceparent: caller.traceparent,
+        requestId: caller.requestId,
+      });
+      return value;
+    },
+    onClock(deps.clock),
+  );
 }

@@ -1,6 +1,5 @@
 import { Arg, Ctx, Field, InputType, Int, Mutation, ObjectType, Resolver } from 'type-graphql';
-import type { AiContext } from '../context.js';
-import { adminCaller } from '../routing/routing-rule.resolver.js';
+import { adminCaller, type AiContext } from '../context.js';
 import { MAX_BACKFILL_ROWS } from './backfill.logic.js';
 
 @InputType({ description: 'One AI-assisted output produced before the gateway, from the consumer’s own records.' })

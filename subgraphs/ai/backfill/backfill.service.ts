@@ -1,9 +1,7 @@
-import type { Db } from '../../../platform/db/database.js';
 import { newId } from '../../../platform/ids.js';
 import type { Logger } from '../../../platform/logger.js';
-import type { AuditSink } from '../audit/audit.sink.js';
-import { auditedChange } from '../audit/audited-change.js';
-import type { AdminCaller } from '../routing/routing-rule.admin.js';
+import { auditedChange, type ChangeStore } from '../audit/audited-change.js';
+import type { AdminCaller } from '../admin-caller.js';
 import { partitionBatch, type LegacyRowInput, type RowError } from './backfill.logic.js';
 
 export interface BackfillResult {
@@ -23,11 +21,11 @@ export interface BackfillService {
  * by (tenantId, legacyId): the unique index and ON CONFLICT DO NOTHING decide, not a read before
  * the write, so two concurrent runs of the same export cannot both insert a row.
  */
-export function createBackfillService(deps: { db: Db; audit: AuditSink; now: () => Date; logger: Logger }): BackfillService {
+export function createBackfillService(deps: ChangeStore & { logger: Logger }): BackfillService {
   return {
     async backfill(caller, rows) {
-      const { valid, errors } = partitionBatch(rows, deps.now());
-      const inserted = await auditedChange({ db: deps.db, audit: deps.audit }, caller, {
+      const { valid, errors } = partitionBatch(rows, deps.clock.now());
+      const inserted = await auditedChange(deps, caller, {
         action: 'legacy_provenance_backfilled',
         change: async (tx) => {
           if (valid.length === 0) return [];

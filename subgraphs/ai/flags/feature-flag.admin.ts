@@ -1,9 +1,7 @@
-import type { Db } from '../../../platform/db/database.js';
 import type { Logger } from '../../../platform/logger.js';
 import type { FeatureFlag as FlagRow } from '../../../prisma/generated/client.js';
-import type { AuditSink } from '../audit/audit.sink.js';
-import { auditedChange } from '../audit/audited-change.js';
-import type { AdminCaller } from '../routing/routing-rule.admin.js';
+import { auditedChange, type ChangeStore } from '../audit/audited-change.js';
+import type { AdminCaller } from '../admin-caller.js';
 import { validateFlagInput } from './feature-flag.logic.js';
 
 export interface FeatureFlagAdmin {
@@ -20,16 +18,11 @@ const SAFETY_FLAGS = new Set(['hitl.enabled', 'moderation.enabled']);
  * when, why) and an audit event in one transaction, then drops this process's snapshot cache so
  * the next request here sees it; other replicas see it within AI_CONFIG_CACHE_MS.
  */
-export function createFeatureFlagAdmin(deps: {
-  db: Db;
-  audit: AuditSink;
-  onChange: () => void;
-  logger: Logger;
-}): FeatureFlagAdmin {
+export function createFeatureFlagAdmin(deps: ChangeStore & { onChange: () => void; logger: Logger }): FeatureFlagAdmin {
   return {
     async set(caller, input) {
       const valid = validateFlagInput(input);
-      const { row, previous } = await auditedChange({ db: deps.db, audit: deps.audit }, caller, {
+      const { row, previous } = await auditedChange(deps, caller, {
         action: 'feature_flag_changed',
         change: async (tx) => {
           const key = { tenantId: caller.tenantId, featureKey: valid.featureKey, flag: valid.flag };

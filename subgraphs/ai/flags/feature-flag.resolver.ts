@@ -1,7 +1,6 @@
 import { Arg, Ctx, Field, InputType, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
 import { badInput } from '../../../platform/errors.js';
-import type { AiContext } from '../context.js';
-import { adminCaller } from '../routing/routing-rule.resolver.js';
+import { adminCaller, type AiContext } from '../context.js';
 import { FLAG_NAMES } from './feature-flag.logic.js';
 
 @ObjectType({

@@ -1,9 +1,7 @@
-import type { Db } from '../../../platform/db/database.js';
 import { notFound } from '../../../platform/errors.js';
 import type { ConsumerCutover as CutoverRow } from '../../../prisma/generated/client.js';
-import type { AuditSink } from '../audit/audit.sink.js';
-import { auditedChange } from '../audit/audited-change.js';
-import type { AdminCaller } from '../routing/routing-rule.admin.js';
+import { auditedChange, type ChangeStore } from '../audit/audited-change.js';
+import type { AdminCaller } from '../admin-caller.js';
 import { requireRetirable, validateCutover } from './key-retention.logic.js';
 
 export interface KeyRetentionAdmin {
@@ -19,17 +17,12 @@ export interface KeyRetentionAdmin {
  * records the facts and enforces the window; deleting the key from the vault or the consumer's
  * environment is done by its owners once `retireProviderKey` has succeeded.
  */
-export function createKeyRetentionAdmin(deps: {
-  db: Db;
-  audit: AuditSink;
-  now: () => Date;
-  retentionDays: number;
-}): KeyRetentionAdmin {
-  const store = { db: deps.db, audit: deps.audit };
+export function createKeyRetentionAdmin(deps: ChangeStore & { retentionDays: number }): KeyRetentionAdmin {
+  const store: ChangeStore = deps;
   return {
     retentionDays: deps.retentionDays,
     recordCutover(caller, input) {
-      const valid = validateCutover(input, deps.now());
+      const valid = validateCutover(input, deps.clock.now());
       return auditedChange(store, caller, {
         action: 'consumer_cutover_recorded',
         // A second cutover of the same service and provider (after a rollback) restarts the window.
@@ -61,7 +54,7 @@ export function createKeyRetentionAdmin(deps: {
           const key = { tenantId: caller.tenantId, serviceName: input.serviceName, provider: input.provider };
           const row = await tx.consumerCutover.findUnique({ where: { tenantId_serviceName_provider: key } });
           if (!row) throw notFound('Consumer cutover');
-          const now = deps.now();
+          const now = deps.clock.now();
           requireRetirable(row, deps.retentionDays, now);
           // Conditional on the row as read: a concurrent retirement or a new cutover wins over this one.
           const done = await tx.consumerCutover.updateMany({

@@ -1,7 +1,6 @@
 import type { ConsumerCutover as CutoverRow } from '../../../prisma/generated/client.js';
 import { Arg, Ctx, Field, InputType, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
-import type { AiContext } from '../context.js';
-import { adminCaller } from '../routing/routing-rule.resolver.js';
+import { adminCaller, type AiContext } from '../context.js';
 import { mayRetire, retainUntil } from './key-retention.logic.js';
 
 @ObjectType({ description: "A consumer service's direct provider key after its cutover to the gateway (rollback of phase 1)." })
@@ -45,8 +44,8 @@ export class KeyRetentionResolver {
     @Arg('input', () => ConsumerCutoverInput) input: ConsumerCutoverInput,
     @Ctx() ctx: AiContext,
   ): Promise<ProviderKeyRetention> {
-    const row = await ctx.services.keys.recordCutover(adminCaller(ctx), input);
-    return toRetention(row, ctx.services.keys.retentionDays, ctx.now());
+    const row = await ctx.services.keyRetention.recordCutover(adminCaller(ctx), input);
+    return toRetention(row, ctx.services.keyRetention.retentionDays, ctx.clock.now());
   }
 
   @Query(() => [ProviderKeyRetention], {
@@ -54,8 +53,10 @@ export class KeyRetentionResolver {
   })
   async providerKeyRetention(@Ctx() ctx: AiContext): Promise<ProviderKeyRetention[]> {
     adminCaller(ctx);
-    const now = ctx.now();
-    return (await ctx.services.keys.list(ctx.tenantId)).map((row) => toRetention(row, ctx.services.keys.retentionDays, now));
+    const now = ctx.clock.now();
+    return (await ctx.services.keyRetention.list(ctx.tenantId)).map((row) =>
+      toRetention(row, ctx.services.keyRetention.retentionDays, now),
+    );
   }
 
   @Mutation(() => ProviderKeyRetention, {
@@ -67,7 +68,7 @@ export class KeyRetentionResolver {
     @Arg('provider', () => String) provider: string,
     @Ctx() ctx: AiContext,
   ): Promise<ProviderKeyRetention> {
-    const row = await ctx.services.keys.retire(adminCaller(ctx), { serviceName, provider });
-    return toRetention(row, ctx.services.keys.retentionDays, ctx.now());
+    const row = await ctx.services.keyRetention.retire(adminCaller(ctx), { serviceName, provider });
+    return toRetention(row, ctx.services.keyRetention.retentionDays, ctx.clock.now());
   }
 }

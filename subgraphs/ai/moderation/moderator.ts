@@ -1,4 +1,4 @@
-import type { Config } from '../../../platform/config/config.js';
+import type { AiSlice } from '../config.js';
 import type { CachedSecrets } from '../vault/secrets.js';
 import {
   classifyLocally,
@@ -55,7 +55,7 @@ export function remoteModerator(remote: ContentClassifier, residencies: readonly
 }
 
 /** AI_MODERATION_CLASSIFIER: `local` (default) or `openai` (AI_MODERATION_BASE_URL, key from the vault). */
-export function moderatorFromConfig(config: Config, secrets: CachedSecrets): Moderator {
+export function moderatorFromConfig(config: AiSlice, secrets: CachedSecrets): Moderator {
   const settings = config.ai.moderation;
   if (settings.classifier === 'local') return localModerator;
   return remoteModerator(

@@ -1,5 +1,5 @@
 import { sha256Hex } from '../../../platform/canonical-json.js';
-import type { AttemptRecord } from '../providers/caller.js';
+import type { AttemptRecord } from '../providers/call-engine.js';
 
 export type ProvenanceStatus = 'completed' | 'pending_review' | 'blocked' | 'failed' | 'rejected';
 

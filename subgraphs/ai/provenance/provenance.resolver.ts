@@ -1,10 +1,11 @@
 import DataLoader from 'dataloader';
 import { Arg, Ctx, Directive, Field, ID, Int, ObjectType, Query, Resolver, FieldResolver, Root } from 'type-graphql';
-import { requireScope } from '../../../platform/auth/verifier.js';
+import { requireAnyScope } from '../../../platform/auth/verifier.js';
 import { badInput } from '../../../platform/errors.js';
 import { RELEASED_REVIEW_STATES } from '../review/review.logic.js';
 import { isId } from '../../../platform/ids.js';
 import type { AiContext } from '../context.js';
+import { AI_ASSIST, PROVENANCE_READ } from '../scopes.js';
 import type { AIProvenance as ProvenanceRow } from '../../../prisma/generated/client.js';
 import { findLatestProvenanceBySubjects, findProvenance, toProvenance } from './provenance.repo.js';
 import { AIProvenance } from './provenance.type.js';
@@ -23,8 +24,12 @@ export class Course {
 
 @Resolver(() => AIProvenance)
 export class ProvenanceResolver {
-  @Query(() => AIProvenance, { nullable: true, description: "A provenance record of the caller's tenant." })
+  @Query(() => AIProvenance, {
+    nullable: true,
+    description: "A provenance record of the caller's tenant (scope ai.assist, ai.review or ai.admin).",
+  })
   async provenance(@Arg('provenanceId', () => ID) provenanceId: string, @Ctx() ctx: AiContext): Promise<AIProvenance | null> {
+    requireAnyScope(ctx.principal, PROVENANCE_READ);
     const row = await findProvenance(ctx.db, ctx.tenantId, requireProvenanceId(provenanceId));
     return row ? toProvenance(row) : null;
   }
@@ -35,7 +40,7 @@ export class ProvenanceResolver {
       'The output a reviewer released (as generated, or as edited), readable with scope ai.assist until its retention ends (AI_REVIEW_TEXT_RETENTION_HOURS after the decision); null before a decision, after a rejection and after the purge.',
   })
   async releasedText(@Root() provenance: AIProvenance, @Ctx() ctx: AiContext): Promise<string | null> {
-    requireScope(ctx.principal, 'ai.assist');
+    requireAnyScope(ctx.principal, AI_ASSIST);
     // Read here rather than carried on the record: held text never travels with a provenance
     // object that other fields or resolvers could expose.
     const row = await ctx.db.aIProvenance.findFirst({
@@ -49,13 +54,15 @@ export class ProvenanceResolver {
 @Resolver(() => Course)
 export class CourseProvenanceResolver {
   @FieldResolver(() => [AIProvenance], {
-    description: 'AI-assisted outputs recorded with this course as subjectRef, newest first.',
+    description:
+      'AI-assisted outputs recorded with this course as subjectRef, newest first (scope ai.assist, ai.review or ai.admin).',
   })
   async aiProvenance(
     @Root() course: Course,
     @Arg('first', () => Int, { nullable: true, defaultValue: 10 }) first: number,
     @Ctx() ctx: AiContext,
   ): Promise<AIProvenance[]> {
+    requireAnyScope(ctx.principal, PROVENANCE_READ);
     if (first < 1 || first > 100) throw badInput('first must be between 1 and 100', { argument: 'first' });
     return (await provenanceBySubject(ctx, first).load(course.courseId)).map(toProvenance);
   }
@@ -86,6 +93,7 @@ function provenanceBySubject(ctx: AiContext, first: number): DataLoader<string, 
 }
 
 export async function resolveProvenanceReference(ref: { provenanceId: string }, ctx: AiContext): Promise<AIProvenance | null> {
+  requireAnyScope(ctx.principal, PROVENANCE_READ);
   const row = await findProvenance(ctx.db, ctx.tenantId, requireProvenanceId(ref.provenanceId));
   return row ? toProvenance(row) : null;
 }

@@ -32,6 +32,6 @@ export function createAzureOpenAiProvider(options: AzureOpenAiOptions): ModelPro
       return { 'api-key': key };
     },
     fetch: options.fetch,
-    now: options.now,
+    clock: options.clock,
   });
 }

@@ -70,6 +70,8 @@ export function createBedrockProvider(options: BedrockOptions): ModelProvider {
         throw new CredentialsUnavailable('vault unavailable');
       }
       if (!found) throw new CredentialsUnavailable('no credentials');
+      // The SDK judges this expiration against the system clock (and signs with it), so it is stated
+      // in system time, not in the subgraph's injected clock.
       return { ...found, expiration: new Date(Date.now() + SDK_EXPIRY_WINDOW_MS + refreshMs) };
     },
   });

@@ -1,3 +1,4 @@
+import type { Clock } from '../../../platform/clock.js';
 import {
   breakerAcquire,
   breakerFailure,
@@ -18,11 +19,15 @@ export class Breakers {
 
   constructor(
     private readonly policy: BreakerPolicy,
-    private readonly now: () => number,
+    private readonly clock: Clock,
   ) {}
 
+  private nowMs(): number {
+    return this.clock.now().getTime();
+  }
+
   acquire(provider: string): boolean {
-    const { allowed, next } = breakerAcquire(this.states.get(provider) ?? initialBreaker, this.now(), this.policy);
+    const { allowed, next } = breakerAcquire(this.states.get(provider) ?? initialBreaker, this.nowMs(), this.policy);
     this.states.set(provider, next);
     return allowed;
   }
@@ -32,7 +37,7 @@ export class Breakers {
   }
 
   failure(provider: string): void {
-    this.states.set(provider, breakerFailure(this.states.get(provider) ?? initialBreaker, this.now(), this.policy));
+    this.states.set(provider, breakerFailure(this.states.get(provider) ?? initialBreaker, this.nowMs(), this.policy));
   }
 
   neutral(provider: string): void {
@@ -40,6 +45,6 @@ export class Breakers {
   }
 
   state(provider: string): 'closed' | 'open' | 'half_open' {
-    return breakerLabel(this.states.get(provider) ?? initialBreaker, this.now(), this.policy);
+    return breakerLabel(this.states.get(provider) ?? initialBreaker, this.nowMs(), this.policy);
   }
 }

@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../../../platform/clock.js';
 import { kindForStatus, parseRetryAfter, ProviderError, type ModelProvider } from './provider.js';
 
 export interface OpenAiCompatibleOptions {
@@ -11,7 +12,7 @@ export interface OpenAiCompatibleOptions {
   /** Read per call from the (cached) vault; undefined = no Authorization header (on-prem servers). */
   apiKey: () => Promise<string | undefined>;
   fetch?: typeof fetch;
-  now?: () => number;
+  clock?: Clock;
 }
 
 /**
@@ -33,7 +34,7 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions)
       return key ? { authorization: `Bearer ${key}` } : {};
     },
     fetch: options.fetch,
-    now: options.now,
+    clock: options.clock,
   });
 }
 
@@ -57,13 +58,13 @@ export interface ChatCompletionsOptions {
   /** Auth headers of one call, the key read through the vault cache; a throw means the key is unavailable. */
   authHeaders: () => Promise<Record<string, string>>;
   fetch?: typeof fetch;
-  now?: () => number;
+  clock?: Clock;
 }
 
 /** The chat completions protocol shared by OpenAI, OpenAI-compatible servers and Azure OpenAI. */
 export function createChatCompletionsProvider(options: ChatCompletionsOptions): ModelProvider {
   const doFetch = options.fetch ?? fetch;
-  const now = options.now ?? Date.now;
+  const clock = options.clock ?? systemClock;
   return {
     name: options.name,
     residencies: options.residencies,
@@ -104,7 +105,11 @@ export function createChatCompletionsProvider(options: ChatCompletionsOptions): 
         const kind = isContentFilter(response.status, raw) ? 'content_filter' : kindForStatus(response.status);
         throw new ProviderError(kind, `provider answered HTTP ${response.status}`, {
           status: response.status,
-          retryAfterMs: parseRetryAfter(response.headers.get('retry-after'), response.headers.get('retry-after-ms'), now()),
+          retryAfterMs: parseRetryAfter(
+            response.headers.get('retry-after'),
+            response.headers.get('retry-after-ms'),
+            clock.now().getTime(),
+          ),
         });
       }
       return parseCompletion(raw, request.model);

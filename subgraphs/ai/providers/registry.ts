@@ -1,4 +1,4 @@
-import type { Config } from '../../../platform/config/config.js';
+import type { AiSlice } from '../config.js';
 import type { ProviderProfile } from '../routing/routing.logic.js';
 import type { CachedSecrets } from '../vault/secrets.js';
 import { createAzureOpenAiProvider } from './azure-openai.js';
@@ -34,7 +34,7 @@ export function providerRegistry(list: ModelProvider[]): ProviderRegistry {
  * `azure-openai` (AZURE_OPENAI_ENDPOINT), `bedrock` (BEDROCK_REGION) and `on-prem`
  * (ONPREM_BASE_URL, the OpenAI-compatible adapter with residency ON_PREM) when configured.
  */
-export function providersFromConfig(config: Config, secrets: CachedSecrets): ProviderRegistry {
+export function providersFromConfig(config: AiSlice, secrets: CachedSecrets): ProviderRegistry {
   const list: ModelProvider[] = [
     createMockProvider({
       residencies: config.ai.residencies.mock,

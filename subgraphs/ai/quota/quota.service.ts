@@ -1,3 +1,4 @@
+import type { Clock } from '../../../platform/clock.js';
 import { AppError } from '../../../platform/errors.js';
 import type { Logger } from '../../../platform/logger.js';
 import { degradedPolicy, tokenCorrection, windowKeys, type QuotaLimitName, type QuotaLimits } from './quota.logic.js';
@@ -32,7 +33,7 @@ export const QUOTA_DEGRADED_DETAIL =
   'shared quota store unreachable: request rate falls back to a local cap per replica; token budgets fail closed';
 
 export function quotaExceeded(limit: QuotaLimitName, retryAfterSeconds: number): AppError {
-  return new AppError('QUOTA_EXCEEDED', `The tenant's ${limit.replaceAll('_', ' ')} quota is used up`, {
+  return new AppError('quota.exceeded', `The tenant's ${limit.replaceAll('_', ' ')} quota is used up`, {
     details: { limit, retryAfterSeconds },
     headers: { 'retry-after': String(retryAfterSeconds) },
   });
@@ -41,21 +42,22 @@ export function quotaExceeded(limit: QuotaLimitName, retryAfterSeconds: number):
 export function createQuotaService(deps: {
   store: QuotaStore;
   fallbackRpmPercent: number;
-  now: () => number;
+  clock: Clock;
   logger: Logger;
 }): QuotaService {
   const { store, logger } = deps;
+  const nowMs = () => deps.clock.now().getTime();
   // Per-replica request counters used only while the shared store is down.
   const local = new Map<string, number>();
   let localMinute = -1;
   let lastDegradedLog = 0;
 
   const admitLocally = (tenantId: string, quota: TenantQuota, tokens: number): QuotaReservation => {
-    const nowMs = deps.now();
-    const keys = windowKeys(tenantId, nowMs);
+    const atMs = nowMs();
+    const keys = windowKeys(tenantId, atMs);
     const decision = degradedPolicy(quota, deps.fallbackRpmPercent);
-    if (nowMs - lastDegradedLog > 10_000) {
-      lastDegradedLog = nowMs;
+    if (atMs - lastDegradedLog > 10_000) {
+      lastDegradedLog = atMs;
       logger.warn({ tenantId, mode: decision.mode }, 'quota store unreachable; degraded admission');
     }
     if (decision.mode === 'fail_closed') {
@@ -65,7 +67,7 @@ export function createQuotaService(deps: {
         headers: { 'retry-after': '5' },
       });
     }
-    const minute = Math.floor(nowMs / 60_000);
+    const minute = Math.floor(atMs / 60_000);
     if (minute !== localMinute) {
       local.clear();
       localMinute = minute;
@@ -81,7 +83,7 @@ export function createQuotaService(deps: {
       if (!quota.enabled) return { tenantId, tokens, mode: 'disabled' };
       let result;
       try {
-        result = await store.reserve({ tenantId, limits: quota, tokens, nowMs: deps.now() });
+        result = await store.reserve({ tenantId, limits: quota, tokens, nowMs: nowMs() });
       } catch (error) {
         if (error instanceof QuotaStoreUnavailableError) return admitLocally(tenantId, quota, tokens);
         throw error;

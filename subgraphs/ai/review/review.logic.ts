@@ -1,4 +1,5 @@
 import { AppError, badInput } from '../../../platform/errors.js';
+import { heldTextExpiry, outputHash } from '../provenance/provenance.logic.js';
 
 /**
  * Human review (HITL) rules as plain data: which queue a held output goes to, who may act on a
@@ -72,9 +73,7 @@ export function mayClaim(task: TaskView, subject: string, now: Date): boolean {
 export function refusal(task: TaskView, subject: string, now: Date, action: 'claim' | 'decide' | 'release'): AppError {
   if (task.state === 'decided')
     return new AppError('review.already_decided', 'The task has already been decided', { status: 409 });
-  if (task.state === 'expired') {
-    return new AppError('review.expired', 'The held output passed its retention before it was reviewed', { status: 409 });
-  }
+  if (task.state === 'expired') return reviewExpired();
   if (action === 'claim') {
     return new AppError('review.claimed_by_other', 'Another reviewer holds the claim on this task', {
       status: 409,
@@ -88,6 +87,77 @@ export function refusal(task: TaskView, subject: string, now: Date, action: 'cla
     return new AppError('review.claim_expired', 'Your claim expired; claim the task again', { status: 409 });
   }
   return new AppError('review.not_claimed', 'Claim the task before deciding it', { status: 409 });
+}
+
+export function reviewExpired(): AppError {
+  return new AppError('review.expired', 'The held output passed its retention before it was reviewed', { status: 409 });
+}
+
+/** Whether `subject` holds a live claim on the task: only that reviewer sees the held output. */
+export function holdsLiveClaim(task: TaskView, subject: string, now: Date): boolean {
+  return claimIsLive(task, now) && task.claimedBy === subject;
+}
+
+export function claimExpiry(now: Date, claimMinutes: number): Date {
+  return new Date(now.getTime() + claimMinutes * 60_000);
+}
+
+/** Reviewers act on the tasks of queues they are members of; a task in no queue waits for an admin. */
+export function requireQueueMember(subject: string, queue: { name: string; members: readonly string[] } | null): void {
+  if (!queue) {
+    throw new AppError(
+      'review.unrouted',
+      'The task is in no queue yet; an admin routes it (routeReviewTask) or adds a matching queue',
+      {
+        status: 409,
+      },
+    );
+  }
+  if (!queue.members.includes(subject)) {
+    throw new AppError('review.not_a_member', `Only members of queue ${queue.name} review its tasks`, { status: 403 });
+  }
+}
+
+/** The queues a task list covers. */
+export type TaskQueueScope =
+  | { kind: 'unrouted' }
+  | { kind: 'queues'; queueIds: readonly string[] }
+  | { kind: 'all' }
+  /** A reviewer asking for a queue they are not in sees nothing of it. */
+  | { kind: 'none' };
+
+/**
+ * Which tasks a reviewer's list shows: admins (`memberOf` null) every queue, reviewers the queues
+ * they are members of; unrouted tasks belong to no queue, so only admins list them.
+ */
+export function taskQueueScope(
+  filter: { queueId?: string | null; unrouted?: boolean },
+  memberOf: readonly string[] | null,
+): TaskQueueScope {
+  if (filter.unrouted) {
+    if (memberOf) throw new AppError('authz.scope_missing', 'Unrouted tasks are listed for ai.admin only', { status: 403 });
+    return { kind: 'unrouted' };
+  }
+  if (filter.queueId)
+    return memberOf && !memberOf.includes(filter.queueId) ? { kind: 'none' } : { kind: 'queues', queueIds: [filter.queueId] };
+  return memberOf ? { kind: 'queues', queueIds: memberOf } : { kind: 'all' };
+}
+
+/**
+ * Open (unclaimed) tasks follow the queue routing as it is now: each goes to its most specific
+ * queue. Returns the moves, task ids by target queue; a task no queue matches stays where it is.
+ */
+export function reroutePlan(
+  queues: readonly QueueRouting[],
+  openTasks: ReadonlyArray<{ id: string; queueId: string | null; facilityId: string | null; specialty: string | null }>,
+): Map<string, string[]> {
+  const moves = new Map<string, string[]>();
+  for (const task of openTasks) {
+    const target = selectQueue(queues, task)?.id ?? null;
+    if (target === task.queueId || target === null) continue;
+    moves.set(target, [...(moves.get(target) ?? []), task.id]);
+  }
+  return moves;
 }
 
 export const MAX_REASON_CHARS = 2_000;
@@ -173,6 +243,58 @@ export function diffSummary(ops: DiffOp[]): { linesRemoved: number; linesAdded: 
   return { linesRemoved: lines('-'), linesAdded: lines('+') };
 }
 
+/** What a decision releases: the held output as generated, the reviewer's edit (with its line diff), or nothing. */
+export interface DecisionContent {
+  reason: string | null;
+  released: string | null;
+  editDiff?: DiffOp[];
+}
+
+/**
+ * The content of a decision on an output still held (`heldText`, null once its retention purged
+ * it): a rejection needs a reason, an approval a held output, an edit a real change.
+ */
+export function decisionContent(
+  decision: ReviewDecision,
+  heldText: string | null,
+  input: { text?: string; reason?: string | null },
+): DecisionContent {
+  const reason = validateReason(input.reason, decision === 'rejected');
+  if (decision === 'rejected') return { reason, released: null };
+  if (heldText === null) throw reviewExpired();
+  if (decision === 'approved') return { reason, released: heldText };
+  const edited = validateEditedText(input.text ?? '', heldText);
+  return { reason, released: edited, editDiff: lineDiff(heldText, edited) };
+}
+
+/**
+ * The provenance row after a decision. The released text is kept for its retention from the
+ * decision on, so a consumer has the whole window to read it; a rejected output is not kept at all.
+ */
+export function reviewedProvenance(
+  decision: ReviewDecision,
+  content: DecisionContent,
+  facts: { taskId: string; queueId: string | null; decidedBy: string; decidedAt: Date; retentionHours: number },
+) {
+  const after = provenanceAfterDecision(decision);
+  const releasedTextHash = content.released === null ? null : outputHash(content.released);
+  return {
+    status: after.status,
+    reviewState: after.reviewState,
+    errorCode: after.errorCode,
+    review: {
+      taskId: facts.taskId,
+      queueId: facts.queueId,
+      decision,
+      decidedBy: facts.decidedBy,
+      decidedAt: facts.decidedAt.toISOString(),
+      releasedTextHash,
+    },
+    heldText: content.released,
+    heldTextExpiresAt: content.released === null ? null : heldTextExpiry(facts.decidedAt, facts.retentionHours),
+  };
+}
+
 /** Provenance after a decision: what the record says and whether text is released. */
 export function provenanceAfterDecision(decision: ReviewDecision): {
   status: string;
@@ -192,6 +314,15 @@ export function provenanceAfterDecision(decision: ReviewDecision): {
 
 /** Review states whose text the tenant may read as released output. */
 export const RELEASED_REVIEW_STATES: ReadonlySet<string> = new Set(['approved', 'approved_with_edits']);
+
+export const HITL_MODES = ['required', 'optional'] as const;
+
+export function validateHitlMode(mode: string): string {
+  if (!(HITL_MODES as readonly string[]).includes(mode)) {
+    throw new AppError('BAD_USER_INPUT', `mode is one of ${HITL_MODES.join(', ')}`, { details: { argument: 'mode' } });
+  }
+  return mode;
+}
 
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9 ._-]{0,79}$/;
 const MAX_MEMBERS = 500;
@@ -227,4 +358,15 @@ export function validateQueueInput(input: QueueInput): QueueInput {
     out.members = [...new Set(input.members)];
   }
   return out;
+}
+
+/** The routing of a queue after an update: fields given change (null widens to any), others stay. */
+export function routingAfterUpdate(
+  update: Pick<QueueInput, 'facilityId' | 'specialty'>,
+  current: { facilityId: string | null; specialty: string | null },
+): { facilityId: string | null; specialty: string | null } {
+  return {
+    facilityId: update.facilityId !== undefined ? update.facilityId : current.facilityId,
+    specialty: update.specialty !== undefined ? update.specialty : current.specialty,
+  };
 }

@@ -1,16 +1,14 @@
 import type { ReviewQueue as QueueRow, ReviewTask as TaskRow } from '../../../prisma/generated/client.js';
 import { Arg, Ctx, Field, ID, InputType, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
-import { requireScope } from '../../../platform/auth/verifier.js';
+import { requireAnyScope } from '../../../platform/auth/verifier.js';
 import { badInput } from '../../../platform/errors.js';
 import { isId } from '../../../platform/ids.js';
 import { GraphQLJSON } from '../../../platform/graphql/scalars.js';
-import type { AiContext } from '../context.js';
-import { adminCaller, callerOf } from '../routing/routing-rule.resolver.js';
+import { adminCaller, callerOf, type AiContext } from '../context.js';
+import { AI_ADMIN, AI_REVIEW, REVIEW_READ } from '../scopes.js';
 import { HITLPolicy } from './hitl-policy.type.js';
 import { toHitlPolicy } from './hitl-policy.resolver.js';
 import type { DecisionResult, Reviewer } from './review.service.js';
-
-export const REVIEW_SCOPE = 'ai.review';
 
 @ObjectType({ description: "A reviewer queue: held outputs of the tenant's matching facility and specialty go here." })
 export class ReviewQueue {
@@ -133,9 +131,8 @@ function requireQueueId(value: string, argument = 'queueId'): string {
 
 /** Reviewers act with scope ai.review (and queue membership); admins (ai.admin) see every queue but decide only as members. */
 function reviewer(ctx: AiContext, options: { adminMayRead?: boolean } = {}): Reviewer {
-  const canAdminister = ctx.principal.scopes.has('ai.admin');
-  if (!(options.adminMayRead && canAdminister)) requireScope(ctx.principal, REVIEW_SCOPE);
-  return { ...callerOf(ctx), canAdminister };
+  requireAnyScope(ctx.principal, options.adminMayRead ? REVIEW_READ : AI_REVIEW);
+  return { ...callerOf(ctx), canAdminister: ctx.principal.scopes.has('ai.admin') };
 }
 
 const TASK_STATES = new Set(['open', 'claimed', 'decided', 'expired']);
@@ -144,7 +141,7 @@ const TASK_STATES = new Set(['open', 'claimed', 'decided', 'expired']);
 export class ReviewResolver {
   @Mutation(() => ReviewQueue, {
     description:
-      'Creates a reviewer queue routed by facility and/or specialty (scope ai.admin). The most specific queue wins (facility + specialty > facility > specialty > neither); open tasks are re-routed at once. CONFLICT when another queue has the same name or routing.',
+      'Creates a reviewer queue routed by facility and/or specialty (scope ai.admin). The most specific queue wins (facility + specialty > facility > specialty > neither); open tasks are re-routed at once. request.conflict when another queue has the same name or routing.',
   })
   async createReviewQueue(
     @Arg('input', () => CreateReviewQueueInput) input: CreateReviewQueueInput,
@@ -193,6 +190,8 @@ export class ReviewResolver {
     @Ctx() ctx: AiContext,
   ): Promise<ReviewTask[]> {
     const who = reviewer(ctx, { adminMayRead: true });
+    // Unrouted tasks belong to no queue a reviewer could be a member of: only admins route them.
+    if (unrouted) requireAnyScope(ctx.principal, AI_ADMIN);
     if (first < 1 || first > 200) throw badInput('first must be between 1 and 200', { argument: 'first' });
     if (state != null && !TASK_STATES.has(state))
       throw badInput('state is open, claimed, decided or expired', { argument: 'state' });

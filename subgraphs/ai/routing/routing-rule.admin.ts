@@ -1,22 +1,18 @@
-import type { EffectClaim } from '../../../platform/idempotency/effect.logic.js';
-import { keyedTransaction } from '../../../platform/idempotency/effect-store.js';
-import type { Db, Tx } from '../../../platform/db/database.js';
+import type { AdminCaller } from '../admin-caller.js';
+import type { Tx } from '../../../platform/db/database.js';
 import { AppError } from '../../../platform/errors.js';
 import type { Logger } from '../../../platform/logger.js';
-import { actorOf } from '../assist/assist.logic.js';
-import { hasSignedAssessment, loadTenantProfile } from '../assist/assist.repo.js';
-import type { AuditSink } from '../audit/audit.sink.js';
+import { hasSignedAssessment } from '../assist/assist.repo.js';
+import { auditedChange, type ChangeStore } from '../audit/audited-change.js';
 import { insertRuleVersion, insertTenantRule, setActiveVersion, type RuleWithVersions } from './routing-rule.repo.js';
-import { requiresAssessment, validateTargets, validateFeatureKey, validateResidency, type Target } from './routing.logic.js';
-
-export interface AdminCaller {
-  tenantId: string;
-  subject: string;
-  requestId: string;
-  traceparent: string;
-  /** The request's Idempotency-Key claim: the change records its result under it (keyedTransaction). */
-  effect?: EffectClaim;
-}
+import {
+  assessmentRequired,
+  requiresAssessment,
+  validateTargets,
+  validateFeatureKey,
+  validateResidency,
+  type Target,
+} from './routing.logic.js';
 
 export interface RoutingAdmin {
   create(
@@ -36,16 +32,6 @@ export interface RoutingAdmin {
 export const ON_PREM_RESIDENCY = 'ON_PREM';
 export const ON_PREM_PROVIDER = 'on-prem';
 
-function assessmentRequired(residency: string): AppError {
-  return new AppError(
-    'routing.assessment_required',
-    `Residency ${residency} needs a signed data-protection impact assessment of the tenant`,
-    {
-      details: { residency },
-    },
-  );
-}
-
 /** Copies the targets out of the GraphQL input (no extra fields reach the JSON column) and validates them. */
 function validTargets(
   input: { primary: Target; fallbacks: Target[] },
@@ -58,73 +44,118 @@ function validTargets(
   return { primary, fallbacks };
 }
 
-/**
- * Tenant overrides of the routing rules. Every change is a new immutable version (or a switch of
- * the active one), written with its audit event in one transaction; the process's routing cache
- * is dropped afterwards so the change applies to the next request here.
- */
-export function createRoutingAdmin(deps: {
-  db: Db;
-  audit: AuditSink;
+interface RoutingAdminDeps extends ChangeStore {
   knownProviders: () => ReadonlySet<string>;
   /** Providers this process can call (the on-prem mapping needs the on-prem adapter configured). */
   configuredProviders: () => ReadonlySet<string>;
   /** AI_ASSESSMENT_RESIDENCIES: a rule of these residencies is created or activated only with a signed assessment. */
   assessmentResidencies: readonly string[];
   onPremModel: string;
-  now: () => Date;
   onChange: () => void;
   logger: Logger;
-}): RoutingAdmin {
-  async function requireAssessment(tx: Tx, tenantId: string, residency: string): Promise<void> {
-    if (!(await hasSignedAssessment(tx, tenantId, residency, deps.now()))) throw assessmentRequired(residency);
-  }
+}
 
-  async function audited<T extends { rule: RuleWithVersions }>(
-    caller: AdminCaller,
-    action: string,
-    change: (tx: Tx) => Promise<T>,
-    details: (result: T) => Record<string, unknown>,
-  ): Promise<RuleWithVersions> {
-    const profile = await loadTenantProfile(deps.db, caller.tenantId);
-    const actor = actorOf(caller.subject);
-    const result = await keyedTransaction(deps.db, caller.effect, async (tx) => {
+async function requireAssessment(deps: RoutingAdminDeps, tx: Tx, tenantId: string, residency: string): Promise<void> {
+  if (!(await hasSignedAssessment(tx, tenantId, residency, deps.clock.now()))) throw assessmentRequired(residency);
+}
+
+/**
+ * One rule change with its audit event in one transaction, then the routing cache dropped. The
+ * assessment is checked on the rule as written, so creating, updating and re-activating a rule of
+ * such a residency all need it; a refusal rolls the change back.
+ */
+async function auditedRuleChange<T extends { rule: RuleWithVersions }>(
+  deps: RoutingAdminDeps,
+  caller: AdminCaller,
+  action: string,
+  change: (tx: Tx) => Promise<T>,
+  details: (result: T) => Record<string, unknown>,
+): Promise<RuleWithVersions> {
+  const result = await auditedChange(deps, caller, {
+    action,
+    change: async (tx) => {
       const value = await change(tx);
-      // Checked on the rule as written, so creating, updating and re-activating a rule of such a
-      // residency all need the assessment; a refusal rolls the change back.
-      if (value.rule.activeVersion !== null && requiresAssessment(value.rule.residency, deps.assessmentResidencies)) {
-        await requireAssessment(tx, caller.tenantId, value.rule.residency!);
+      const { rule } = value;
+      if (
+        rule.activeVersion !== null &&
+        rule.residency !== null &&
+        requiresAssessment(rule.residency, deps.assessmentResidencies)
+      ) {
+        await requireAssessment(deps, tx, caller.tenantId, rule.residency);
       }
-      await deps.audit.record(tx, {
-        action,
-        tenantId: caller.tenantId,
-        actor,
-        target: { type: 'routing_rule', id: value.rule.id },
-        details: {
-          ruleId: value.rule.id,
-          featureKey: value.rule.featureKey,
-          residency: value.rule.residency,
-          activeVersion: value.rule.activeVersion,
-          ...details(value),
-        },
-        retentionClass: profile.retentionClass,
-        dataResidency: profile.dataResidency,
-        traceparent: caller.traceparent,
-        requestId: caller.requestId,
-      });
       return value;
-    });
-    deps.onChange();
-    deps.logger.info({ action, ruleId: result.rule.id, activeVersion: result.rule.activeVersion }, 'routing rule changed');
-    return result.rule;
-  }
+    },
+    target: (value) => ({ type: 'routing_rule', id: value.rule.id }),
+    details: (value) => ({
+      ruleId: value.rule.id,
+      featureKey: value.rule.featureKey,
+      residency: value.rule.residency,
+      activeVersion: value.rule.activeVersion,
+      ...details(value),
+    }),
+  });
+  deps.onChange();
+  deps.logger.info({ action, ruleId: result.rule.id, activeVersion: result.rule.activeVersion }, 'routing rule changed');
+  return result.rule;
+}
 
+/**
+ * "Tenants with an on-prem AI assessment are mapped manually to the routing rule with residency
+ * ON_PREM": the tenant's ON_PREM rule gets the on-prem target as a new version, or is created.
+ */
+async function mapToOnPrem(
+  deps: RoutingAdminDeps,
+  tx: Tx,
+  caller: AdminCaller,
+  target: Target,
+): Promise<{ rule: RuleWithVersions; previousVersion: number | null; changed: boolean }> {
+  await requireAssessment(deps, tx, caller.tenantId, ON_PREM_RESIDENCY);
+  const existing = await tx.providerRoutingRule.findFirst({
+    where: { tenantId: caller.tenantId, featureKey: null, residency: ON_PREM_RESIDENCY },
+    include: { versions: true },
+  });
+  if (!existing) {
+    const rule = await insertTenantRule(tx, {
+      tenantId: caller.tenantId,
+      featureKey: null,
+      residency: ON_PREM_RESIDENCY,
+      primary: target,
+      fallbacks: [],
+      createdBy: caller.subject,
+    });
+    return { rule, previousVersion: null, changed: true };
+  }
+  const active = existing.versions.find((v) => v.version === existing.activeVersion);
+  const current = active?.primary as unknown as Target | undefined;
+  const fallbacks = (active?.fallbacks as unknown as Target[] | undefined) ?? [];
+  if (current?.provider === ON_PREM_PROVIDER && current.model === target.model && fallbacks.length === 0) {
+    // Already mapped: asking again changes nothing (but is still audited as asked).
+    const rule = { ...existing, versions: [...existing.versions].sort((a, b) => a.version - b.version) };
+    return { rule, previousVersion: existing.activeVersion, changed: false };
+  }
+  const updated = await insertRuleVersion(tx, {
+    tenantId: caller.tenantId,
+    ruleId: existing.id,
+    primary: target,
+    fallbacks: [],
+    createdBy: caller.subject,
+  });
+  return { ...updated, changed: true };
+}
+
+/**
+ * Tenant overrides of the routing rules. Every change is a new immutable version (or a switch of
+ * the active one), written with its audit event in one transaction; the process's routing cache
+ * is dropped afterwards so the change applies to the next request here.
+ */
+export function createRoutingAdmin(deps: RoutingAdminDeps): RoutingAdmin {
   return {
     create(caller, input) {
       const featureKey = input.featureKey == null ? null : validateFeatureKey(input.featureKey);
       const residency = input.residency == null ? null : validateResidency(input.residency);
       const { primary, fallbacks } = validTargets(input, deps.knownProviders());
-      return audited(
+      return auditedRuleChange(
+        deps,
         caller,
         'routing_rule_created',
         async (tx) => ({
@@ -142,7 +173,8 @@ export function createRoutingAdmin(deps: {
     },
     update(caller, ruleId, input) {
       const { primary, fallbacks } = validTargets(input, deps.knownProviders());
-      return audited(
+      return auditedRuleChange(
+        deps,
         caller,
         'routing_rule_updated',
         (tx) =>
@@ -158,7 +190,8 @@ export function createRoutingAdmin(deps: {
       );
     },
     activate(caller, ruleId, version) {
-      return audited(
+      return auditedRuleChange(
+        deps,
         caller,
         'routing_rule_version_activated',
         (tx) => setActiveVersion(tx, { tenantId: caller.tenantId, ruleId, version }),
@@ -166,52 +199,18 @@ export function createRoutingAdmin(deps: {
       );
     },
     assignOnPrem(caller, input) {
-      const model = input.model ?? deps.onPremModel;
-      const target = { provider: ON_PREM_PROVIDER, model };
+      const target = { provider: ON_PREM_PROVIDER, model: input.model ?? deps.onPremModel };
       validateTargets(target, [], deps.knownProviders());
       if (!deps.configuredProviders().has(ON_PREM_PROVIDER)) {
         throw new AppError('routing.provider_not_configured', 'The on-prem provider is not configured here (ONPREM_BASE_URL)', {
           status: 422,
         });
       }
-      return audited(
+      return auditedRuleChange(
+        deps,
         caller,
         'on_prem_routing_assigned',
-        async (tx) => {
-          // "Tenants with an on-prem AI assessment are mapped manually to the routing rule with residency ON_PREM."
-          await requireAssessment(tx, caller.tenantId, ON_PREM_RESIDENCY);
-          const existing = await tx.providerRoutingRule.findFirst({
-            where: { tenantId: caller.tenantId, featureKey: null, residency: ON_PREM_RESIDENCY },
-            include: { versions: true },
-          });
-          if (!existing) {
-            const rule = await insertTenantRule(tx, {
-              tenantId: caller.tenantId,
-              featureKey: null,
-              residency: ON_PREM_RESIDENCY,
-              primary: target,
-              fallbacks: [],
-              createdBy: caller.subject,
-            });
-            return { rule, previousVersion: null as number | null, changed: true };
-          }
-          const active = existing.versions.find((v) => v.version === existing.activeVersion);
-          const current = active?.primary as unknown as Target | undefined;
-          const fallbacks = (active?.fallbacks as unknown as Target[] | undefined) ?? [];
-          if (current?.provider === ON_PREM_PROVIDER && current.model === model && fallbacks.length === 0) {
-            // Already mapped: asking again changes nothing (but is still audited as asked).
-            const rule = { ...existing, versions: [...existing.versions].sort((a, b) => a.version - b.version) };
-            return { rule, previousVersion: existing.activeVersion, changed: false };
-          }
-          const updated = await insertRuleVersion(tx, {
-            tenantId: caller.tenantId,
-            ruleId: existing.id,
-            primary: target,
-            fallbacks: [],
-            createdBy: caller.subject,
-          });
-          return { ...updated, changed: true };
-        },
+        (tx) => mapToOnPrem(deps, tx, caller, target),
         (r) => ({ primary: target, fallbacks: [], previousVersion: r.previousVersion, changed: r.changed }),
       );
     },

@@ -21,7 +21,7 @@ export class UpdateRoutingRuleInput {
   @Field(() => [ProviderTargetInput]) fallbacks: ProviderTargetInput[];
   @Field(() => Int, {
     nullable: true,
-    description: 'Optimistic concurrency: fail with PRECONDITION_FAILED when the active version differs.',
+    description: 'Optimistic concurrency: fail with request.precondition_failed when the active version differs.',
   })
   expectedActiveVersion?: number | null;
 }

@@ -89,9 +89,13 @@ export async function insertTenantRule(
     select: { id: true },
   });
   if (existing) {
-    throw new AppError('CONFLICT', 'The tenant already has a routing rule for this feature and residency; update it instead', {
-      details: { ruleId: existing.id },
-    });
+    throw new AppError(
+      'request.conflict',
+      'The tenant already has a routing rule for this feature and residency; update it instead',
+      {
+        details: { ruleId: existing.id },
+      },
+    );
   }
   const id = newId('routingRule');
   return tx.providerRoutingRule.create({
@@ -132,7 +136,7 @@ export async function insertRuleVersion(
 ): Promise<{ rule: RuleWithVersions; previousVersion: number | null }> {
   const rule = await ownRuleForChange(tx, input.tenantId, input.ruleId);
   if (input.expectedActiveVersion != null && input.expectedActiveVersion !== rule.activeVersion) {
-    throw new AppError('PRECONDITION_FAILED', 'The rule changed since it was read', {
+    throw new AppError('request.precondition_failed', 'The rule changed since it was read', {
       details: { activeVersion: rule.activeVersion },
     });
   }
@@ -160,7 +164,7 @@ export async function setActiveVersion(
 ): Promise<{ rule: RuleWithVersions; previousVersion: number | null }> {
   const rule = await ownRuleForChange(tx, input.tenantId, input.ruleId);
   if (!rule.versions.some((v) => v.version === input.version)) {
-    throw new AppError('NOT_FOUND', `The rule has no version ${input.version}`, {
+    throw new AppError('request.not_found', `The rule has no version ${input.version}`, {
       details: { versions: rule.versions.map((v) => v.version) },
     });
   }

@@ -1,9 +1,9 @@
 import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
-import { requireScope } from '../../../platform/auth/verifier.js';
+import { requireAnyScope } from '../../../platform/auth/verifier.js';
 import { badInput } from '../../../platform/errors.js';
 import { isId } from '../../../platform/ids.js';
-import type { AiContext } from '../context.js';
-import type { AdminCaller } from './routing-rule.admin.js';
+import { adminCaller, type AiContext } from '../context.js';
+import { AI_ADMIN } from '../scopes.js';
 import { CreateRoutingRuleInput, UpdateRoutingRuleInput } from './routing-rule.input.js';
 import { findVisibleRule, listVisibleRules, toRoutingRule } from './routing-rule.repo.js';
 import { ProviderRoutingRule } from './routing-rule.type.js';
@@ -14,33 +14,23 @@ export function requireRuleId(value: string): string {
 }
 
 /** Who is calling, for a service: tenant, subject, request, trace and the Idempotency-Key claim. */
-export function callerOf(ctx: AiContext): AdminCaller {
-  return {
-    tenantId: ctx.tenantId,
-    subject: ctx.principal.subject,
-    requestId: ctx.requestId,
-    traceparent: ctx.traceparent,
-    effect: ctx.effect,
-  };
-}
-
-export function adminCaller(ctx: AiContext): AdminCaller {
-  requireScope(ctx.principal, 'ai.admin');
-  return callerOf(ctx);
-}
-
 @Resolver(() => ProviderRoutingRule)
 export class RoutingRuleResolver {
-  @Query(() => [ProviderRoutingRule], { description: "Global rules and the caller tenant's overrides." })
+  @Query(() => [ProviderRoutingRule], { description: "Global rules and the caller tenant's overrides (scope ai.admin)." })
   async routingRules(
     @Arg('featureKey', () => String, { nullable: true }) featureKey: string | null,
     @Ctx() ctx: AiContext,
   ): Promise<ProviderRoutingRule[]> {
+    requireAnyScope(ctx.principal, AI_ADMIN);
     return (await listVisibleRules(ctx.db, ctx.tenantId, featureKey ?? undefined)).map(toRoutingRule);
   }
 
-  @Query(() => ProviderRoutingRule, { nullable: true })
+  @Query(() => ProviderRoutingRule, {
+    nullable: true,
+    description: "A global rule or one of the caller tenant's (scope ai.admin).",
+  })
   async routingRule(@Arg('ruleId', () => ID) ruleId: string, @Ctx() ctx: AiContext): Promise<ProviderRoutingRule | null> {
+    requireAnyScope(ctx.principal, AI_ADMIN);
     const row = await findVisibleRule(ctx.db, ctx.tenantId, requireRuleId(ruleId));
     return row ? toRoutingRule(row) : null;
   }
@@ -94,6 +84,7 @@ export class RoutingRuleResolver {
 }
 
 export async function resolveRoutingRuleReference(ref: { ruleId: string }, ctx: AiContext): Promise<ProviderRoutingRule | null> {
+  requireAnyScope(ctx.principal, AI_ADMIN);
   const row = await findVisibleRule(ctx.db, ctx.tenantId, requireRuleId(ref.ruleId));
   return row ? toRoutingRule(row) : null;
 }

@@ -102,17 +102,51 @@ export function planAttempts(
   return { targets, skipped };
 }
 
-/** A plan with nothing left because of residency fails closed with a code that says so. */
-export function requireResidencyServed(plan: AttemptPlan, residency: string | null): void {
+/** A plan with nothing left because of residency fails closed with a code that says so: this error, or null. */
+export function unservedResidency(plan: AttemptPlan, residency: string | null): AppError | null {
   if (plan.targets.length === 0 && residency !== null && plan.skipped.some((t) => t.reason === 'residency')) {
-    throw new AppError('routing.no_provider_for_residency', `No provider of the routing rule may serve residency ${residency}`, {
+    return new AppError('routing.no_provider_for_residency', `No provider of the routing rule may serve residency ${residency}`, {
       details: { residency },
     });
   }
+  return null;
+}
+
+export function requireResidencyServed(plan: AttemptPlan, residency: string | null): void {
+  const error = unservedResidency(plan, residency);
+  if (error) throw error;
+}
+
+/** The rule a request is routed by, which must name a primary provider. */
+export function requireRule(
+  rule: RuleCandidate | undefined,
+  request: Omit<RouteRequest, 'tenantId'>,
+): RuleCandidate & { primary: Target } {
+  if (!rule?.primary) {
+    const { featureKey, residency } = request;
+    throw new AppError(
+      'routing.no_rule',
+      `No routing rule applies to ${featureKey}${residency ? ` with residency ${residency}` : ''}`,
+      {
+        details: { featureKey, residency },
+      },
+    );
+  }
+  return { ...rule, primary: rule.primary };
 }
 
 export function requiresAssessment(residency: string | null, assessmentResidencies: readonly string[]): boolean {
   return residency !== null && assessmentResidencies.includes(residency);
+}
+
+export function assessmentRequired(residency: string): AppError {
+  return new AppError(
+    'routing.assessment_required',
+    `Residency ${residency} needs a signed data-protection impact assessment of the tenant`,
+    {
+      details: { residency },
+    },
+  );
 }
 
 const MODEL_RE = /^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,127}$/;

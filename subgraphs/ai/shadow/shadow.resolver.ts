@@ -1,7 +1,7 @@
 import { Arg, Ctx, Field, Float, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
-import { requireScope } from '../../../platform/auth/verifier.js';
-import { AppError } from '../../../platform/errors.js';
+import { requireAnyScope } from '../../../platform/auth/verifier.js';
 import type { AiContext } from '../context.js';
+import { AI_ASSIST, SHADOW_PARITY_READ } from '../scopes.js';
 
 @ObjectType()
 export class ShadowSampleCounts {
@@ -28,12 +28,6 @@ export class ShadowParity {
   sampled: boolean;
 }
 
-function requireAnyScope(ctx: AiContext, scopes: string[]): void {
-  if (!scopes.some((scope) => ctx.principal.scopes.has(scope))) {
-    throw new AppError('authz.scope_missing', `This operation needs one of the scopes ${scopes.join(', ')}`, { status: 403 });
-  }
-}
-
 @Resolver(() => ShadowParity)
 export class ShadowResolver {
   @Mutation(() => Int, {
@@ -45,7 +39,7 @@ export class ShadowResolver {
     @Arg('samples', () => [Int]) samples: number[],
     @Ctx() ctx: AiContext,
   ): Promise<number> {
-    requireScope(ctx.principal, 'ai.assist');
+    requireAnyScope(ctx.principal, AI_ASSIST);
     return ctx.services.shadow.recordLegacySamples(
       { tenantId: ctx.tenantId, subject: ctx.principal.subject, effect: ctx.effect },
       featureKey,
@@ -63,7 +57,7 @@ export class ShadowResolver {
     @Arg('to', () => Date) to: Date,
     @Ctx() ctx: AiContext,
   ): Promise<ShadowParity> {
-    requireAnyScope(ctx, ['ai.assist', 'ai.admin']);
+    requireAnyScope(ctx.principal, SHADOW_PARITY_READ);
     return ctx.services.shadow.parity(ctx.tenantId, featureKey, from, to);
   }
 }

@@ -1,8 +1,10 @@
 import { keyedTransaction } from '../../../platform/idempotency/effect-store.js';
 import type { EffectClaim } from '../../../platform/idempotency/effect.logic.js';
+import type { Clock } from '../../../platform/clock.js';
 import type { Db } from '../../../platform/db/database.js';
 import { Prisma } from '../../../platform/db/database.js';
 import type { Logger } from '../../../platform/logger.js';
+import { onClock } from '../audit/audited-change.js';
 import { validateFeatureKey } from '../routing/routing.logic.js';
 import { shadowParity, validateLatencySamples, validateWindow, type ParityResult } from './shadow.logic.js';
 
@@ -39,7 +41,7 @@ async function latencies(
 
 export function createShadowService(deps: {
   db: Db;
-  now: () => Date;
+  clock: Clock;
   maxRatio: number;
   minSamples: number;
   logger: Logger;
@@ -48,17 +50,21 @@ export function createShadowService(deps: {
   return {
     async recordLegacySamples(caller, featureKey, samples) {
       const valid = validateLatencySamples(featureKey, samples);
-      const recordedAt = deps.now();
-      const { count } = await keyedTransaction(db, caller.effect, (tx) =>
-        tx.shadowLatencySample.createMany({
-          data: valid.samples.map((latencyMs) => ({
-            tenantId: caller.tenantId,
-            featureKey: valid.featureKey,
-            source: 'legacy',
-            latencyMs,
-            recordedAt,
-          })),
-        }),
+      const recordedAt = deps.clock.now();
+      const { count } = await keyedTransaction(
+        db,
+        caller.effect,
+        (tx) =>
+          tx.shadowLatencySample.createMany({
+            data: valid.samples.map((latencyMs) => ({
+              tenantId: caller.tenantId,
+              featureKey: valid.featureKey,
+              source: 'legacy',
+              latencyMs,
+              recordedAt,
+            })),
+          }),
+        onClock(deps.clock),
       );
       deps.logger.info({ tenantId: caller.tenantId, featureKey, count, by: caller.subject }, 'legacy latency samples recorded');
       return count;

@@ -1,9 +1,10 @@
 import type { PromptTemplate as TemplateRow } from '../../../prisma/generated/client.js';
 import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import { requireAnyScope } from '../../../platform/auth/verifier.js';
 import { badInput } from '../../../platform/errors.js';
 import { isId } from '../../../platform/ids.js';
-import type { AiContext } from '../context.js';
-import { adminCaller } from '../routing/routing-rule.resolver.js';
+import { adminCaller, type AiContext } from '../context.js';
+import { AI_ADMIN } from '../scopes.js';
 import { PromptTemplate, PublishPromptTemplateInput } from './prompt-template.type.js';
 
 export function toPromptTemplate(row: TemplateRow): PromptTemplate {
@@ -32,11 +33,12 @@ async function findTemplate(ctx: AiContext, id: string) {
 
 @Resolver(() => PromptTemplate)
 export class PromptTemplateResolver {
-  @Query(() => [PromptTemplate], { description: 'Template versions visible to the tenant, newest first.' })
+  @Query(() => [PromptTemplate], { description: 'Template versions visible to the tenant, newest first (scope ai.admin).' })
   async promptTemplates(
     @Arg('featureKey', () => String, { nullable: true }) featureKey: string | null,
     @Ctx() ctx: AiContext,
   ): Promise<PromptTemplate[]> {
+    requireAnyScope(ctx.principal, AI_ADMIN);
     const rows = await ctx.db.promptTemplate.findMany({
       where: { OR: [{ tenantId: null }, { tenantId: ctx.tenantId }], ...(featureKey ? { featureKey } : {}) },
       orderBy: [{ featureKey: 'asc' }, { version: 'desc' }],
@@ -45,8 +47,13 @@ export class PromptTemplateResolver {
     return rows.map(toPromptTemplate);
   }
 
-  @Query(() => PromptTemplate, { nullable: true })
+  @Query(() => PromptTemplate, {
+    nullable: true,
+    description:
+      'One template version visible to the tenant (scope ai.admin). Consumers need none: assist renders the template and answers its id, version and hash.',
+  })
   async promptTemplate(@Arg('templateId', () => ID) templateId: string, @Ctx() ctx: AiContext): Promise<PromptTemplate | null> {
+    requireAnyScope(ctx.principal, AI_ADMIN);
     const row = await findTemplate(ctx, requireTemplateId(templateId));
     return row ? toPromptTemplate(row) : null;
   }
@@ -77,6 +84,7 @@ export async function resolvePromptTemplateReference(
   ref: { templateId: string },
   ctx: AiContext,
 ): Promise<PromptTemplate | null> {
+  requireAnyScope(ctx.principal, AI_ADMIN);
   const row = await findTemplate(ctx, requireTemplateId(ref.templateId));
   return row ? toPromptTemplate(row) : null;
 }

@@ -1,3 +1,5 @@
+import type { Clock } from '../../../platform/clock.js';
+
 /**
  * Where provider keys come from. Values are returned to the adapter that sends them and to
  * nothing else: no API returns them, no log line or error message carries them.
@@ -39,10 +41,11 @@ export interface CachedSecrets {
  * is picked up within `ttlMs`. Concurrent misses share one read. Failures are not cached, but a
  * value that is still in the cache keeps serving for up to one more TTL while the vault is down.
  */
-export function cacheSecrets(store: SecretStore, options: { ttlMs: number; now: () => number }): CachedSecrets {
+export function cacheSecrets(store: SecretStore, options: { ttlMs: number; clock: Clock }): CachedSecrets {
   const cache = new Map<string, { value: Record<string, string> | undefined; fetchedAt: number }>();
   const inFlight = new Map<string, Promise<Record<string, string> | undefined>>();
   let status: SecretCacheStatus = { kind: store.kind, status: 'unknown' };
+  const nowMs = () => options.clock.now().getTime();
 
   const load = (path: string) => {
     const running = inFlight.get(path);
@@ -50,15 +53,15 @@ export function cacheSecrets(store: SecretStore, options: { ttlMs: number; now: 
     const promise = store
       .read(path)
       .then((value) => {
-        cache.set(path, { value, fetchedAt: options.now() });
-        status = { kind: store.kind, status: 'up', lastCheckedAt: new Date(options.now()).toISOString() };
+        cache.set(path, { value, fetchedAt: nowMs() });
+        status = { kind: store.kind, status: 'up', lastCheckedAt: options.clock.now().toISOString() };
         return value;
       })
       .catch((error: unknown) => {
         status = {
           kind: store.kind,
           status: 'down',
-          lastCheckedAt: new Date(options.now()).toISOString(),
+          lastCheckedAt: options.clock.now().toISOString(),
           detail: error instanceof SecretStoreError ? error.message : 'secret store read failed',
         };
         throw error;
@@ -70,7 +73,7 @@ export function cacheSecrets(store: SecretStore, options: { ttlMs: number; now: 
 
   const read = async (path: string) => {
     const hit = cache.get(path);
-    const age = hit ? options.now() - hit.fetchedAt : Number.POSITIVE_INFINITY;
+    const age = hit ? nowMs() - hit.fetchedAt : Number.POSITIVE_INFINITY;
     if (hit && age < options.ttlMs) return hit.value;
     try {
       return await load(path);

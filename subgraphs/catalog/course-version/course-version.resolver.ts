@@ -1,9 +1,10 @@
 import { Arg, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { badInput } from '../../../platform/errors.js';
 import { isId } from '../../../platform/ids.js';
-import { requireScope } from '../../../platform/auth/verifier.js';
-import { CATALOG_ADMIN_SCOPE, runAdminMutation } from '../admin-mutation.js';
+import { requireAnyScope } from '../../../platform/auth/verifier.js';
+import { runAdminMutation } from '../admin-mutation.js';
 import type { CatalogContext } from '../context.js';
+import { CATALOG_ADMIN, CATALOG_READ } from '../scopes.js';
 import { requireReason } from '../lifecycle.logic.js';
 import { deprecateCourseVersion, withdrawCourseVersion } from '../use-cases/version-admin.js';
 import { requireCourseId } from '../course/course.logic.js';
@@ -20,16 +21,23 @@ function requireVersionId(value: string): string {
 
 @Resolver(() => CourseVersion)
 export class CourseVersionResolver {
-  @Query(() => [CourseVersion], { description: 'Versions of a course in publish order; empty when the course is absent.' })
+  @Query(() => [CourseVersion], {
+    description: 'Versions of a course in publish order; empty when the course is absent (scope catalog.read or catalog.admin).',
+  })
   async courseVersions(@Arg('courseId', () => ID) courseId: string, @Ctx() ctx: CatalogContext): Promise<CourseVersion[]> {
+    requireAnyScope(ctx.principal, CATALOG_READ);
     return (await ctx.loaders.versionsOfCourse.load(requireCourseId(courseId))).map(toCourseVersion);
   }
 
-  @Query(() => CourseVersion, { nullable: true })
+  @Query(() => CourseVersion, {
+    nullable: true,
+    description: "A course version of the caller's tenant; null when absent (scope catalog.read or catalog.admin).",
+  })
   async courseVersion(
     @Arg('courseVersionId', () => ID) courseVersionId: string,
     @Ctx() ctx: CatalogContext,
   ): Promise<CourseVersion | null> {
+    requireAnyScope(ctx.principal, CATALOG_READ);
     const row = await ctx.loaders.courseVersion.load(requireVersionId(courseVersionId));
     return row ? toCourseVersion(row) : null;
   }
@@ -58,7 +66,7 @@ export class CourseVersionResolver {
     @Arg('reason', () => String) reason: string,
     @Ctx() ctx: CatalogContext,
   ): Promise<CourseVersionWithdrawal> {
-    requireScope(ctx.principal, CATALOG_ADMIN_SCOPE);
+    requireAnyScope(ctx.principal, CATALOG_ADMIN);
     const id = requireVersionId(courseVersionId);
     requireReason(reason);
     // Another service's answer: asked before the transaction so no row lock waits on the network.
@@ -75,6 +83,7 @@ export class CourseVersionResolver {
 
   @FieldResolver(() => Course, { nullable: true })
   async course(@Root() version: CourseVersion, @Ctx() ctx: CatalogContext): Promise<Course | null> {
+    requireAnyScope(ctx.principal, CATALOG_READ);
     const row = await ctx.loaders.course.load(version.courseId);
     return row ? toCourse(row) : null;
   }
@@ -84,6 +93,7 @@ export async function resolveCourseVersionReference(
   ref: { courseVersionId: string },
   ctx: CatalogContext,
 ): Promise<CourseVersion | null> {
+  requireAnyScope(ctx.principal, CATALOG_READ);
   const row = await ctx.loaders.courseVersion.load(requireVersionId(ref.courseVersionId));
   return row ? toCourseVersion(row) : null;
 }

@@ -92,13 +92,19 @@ export function ifMatchOutcome(header: string | undefined | null, currentEtag: s
 export function requireIfMatch(header: string | undefined | null, currentEtag: string): void {
   const outcome = ifMatchOutcome(header, currentEtag);
   if (outcome === 'missing') {
-    throw new AppError('PRECONDITION_REQUIRED', 'This write needs an If-Match header with the course etag', { status: 428 });
+    throw new AppError('request.precondition_required', 'This write needs an If-Match header with the course etag', {
+      status: 428,
+    });
   }
   if (outcome === 'mismatch') {
-    throw new AppError('PRECONDITION_FAILED', 'If-Match does not match the current course etag; re-read the course and retry', {
-      status: 412,
-      details: { etag: currentEtag },
-    });
+    throw new AppError(
+      'request.precondition_failed',
+      'If-Match does not match the current course etag; re-read the course and retry',
+      {
+        status: 412,
+        details: { etag: currentEtag },
+      },
+    );
   }
 }
 
@@ -140,7 +146,7 @@ export type IncomingValues = Partial<CourseMetadata> & { visibility?: string; so
  * (admin edits, which are guarded by If-Match instead) always applies, and stamps the field no
  * earlier than what it replaces so a later, older event cannot undo the edit.
  */
-export function mergeStamped(
+export function mergeByPrecedence(
   current: StampedState,
   incoming: IncomingValues,
   stamp: FieldStamp,

@@ -1,7 +1,9 @@
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { requireAnyScope } from '../../../platform/auth/verifier.js';
 import { resolveLocaleMap } from '../../../platform/locale.logic.js';
 import { runAdminMutation } from '../admin-mutation.js';
 import type { CatalogContext } from '../context.js';
+import { CATALOG_READ } from '../scopes.js';
 import { toCourseVersion } from '../course-version/course-version.mapper.js';
 import { CourseVersion } from '../course-version/course-version.type.js';
 import { decodeCursor, encodeCursor, pageSize, requireCourseId } from './course.logic.js';
@@ -12,18 +14,25 @@ import { archiveCourse, changeCourseVisibility, updateCourseMetadata } from '../
 
 @Resolver(() => Course)
 export class CourseResolver {
-  @Query(() => Course, { nullable: true, description: "A course of the caller's tenant; null when absent." })
+  @Query(() => Course, {
+    nullable: true,
+    description: "A course of the caller's tenant; null when absent (scope catalog.read or catalog.admin).",
+  })
   async course(@Arg('courseId', () => ID) courseId: string, @Ctx() ctx: CatalogContext): Promise<Course | null> {
+    requireAnyScope(ctx.principal, CATALOG_READ);
     const row = await ctx.loaders.course.load(requireCourseId(courseId));
     return row ? toCourse(row) : null;
   }
 
-  @Query(() => CourseConnection, { description: "Courses of the caller's tenant, oldest first, by cursor." })
+  @Query(() => CourseConnection, {
+    description: "Courses of the caller's tenant, oldest first, by cursor (scope catalog.read or catalog.admin).",
+  })
   async courses(
     @Arg('first', () => Int, { nullable: true }) first: number | null,
     @Arg('after', () => String, { nullable: true }) after: string | null,
     @Ctx() ctx: CatalogContext,
   ): Promise<CourseConnection> {
+    requireAnyScope(ctx.principal, CATALOG_READ);
     const limit = pageSize(first);
     const rows = await listCourses(ctx.db, ctx.tenantId, limit, after ? decodeCursor(after) : undefined);
     const page = rows.slice(0, limit);
@@ -38,7 +47,7 @@ export class CourseResolver {
 
   @Mutation(() => Course, {
     description:
-      'Replaces the given metadata fields. Needs If-Match with the course etag (missing: 428 PRECONDITION_REQUIRED, stale: 412 PRECONDITION_FAILED); emits catalog.course.metadata_updated when something changed. Scope catalog.admin.',
+      'Replaces the given metadata fields. Needs If-Match with the course etag (missing: 428 request.precondition_required, stale: 412 request.precondition_failed); emits catalog.course.metadata_updated when something changed. Scope catalog.admin.',
   })
   async updateCourseMetadata(
     @Arg('courseId', () => ID) courseId: string,
@@ -90,11 +99,13 @@ export class CourseResolver {
 
   @FieldResolver(() => [CourseVersion], { description: 'Versions in publish order.' })
   async versions(@Root() course: Course, @Ctx() ctx: CatalogContext): Promise<CourseVersion[]> {
+    requireAnyScope(ctx.principal, CATALOG_READ);
     return (await ctx.loaders.versionsOfCourse.load(course.courseId)).map(toCourseVersion);
   }
 }
 
 export async function resolveCourseReference(ref: { courseId: string }, ctx: CatalogContext): Promise<Course | null> {
+  requireAnyScope(ctx.principal, CATALOG_READ);
   const row = await ctx.loaders.course.load(requireCourseId(ref.courseId));
   return row ? toCourse(row) : null;
 }

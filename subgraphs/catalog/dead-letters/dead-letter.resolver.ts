@@ -1,8 +1,8 @@
 import { Arg, Ctx, Mutation, Resolver } from 'type-graphql';
-import { requireScope } from '../../../platform/auth/verifier.js';
+import { requireAnyScope } from '../../../platform/auth/verifier.js';
 import { AppError } from '../../../platform/errors.js';
-import { CATALOG_ADMIN_SCOPE } from '../admin-mutation.js';
 import type { CatalogContext } from '../context.js';
+import { CATALOG_ADMIN } from '../scopes.js';
 import { validateDeadLetterFilter } from './dead-letter.logic.js';
 import { DeadLetterFilterInput, DeadLetterReplayResult } from './dead-letter.type.js';
 import { replayTenantDeadLetters } from './tenant-dead-letters.js';
@@ -17,17 +17,17 @@ export class DeadLetterResolver {
     @Arg('filter', () => DeadLetterFilterInput) filter: DeadLetterFilterInput,
     @Ctx() ctx: CatalogContext,
   ): Promise<DeadLetterReplayResult> {
-    requireScope(ctx.principal, CATALOG_ADMIN_SCOPE);
+    requireAnyScope(ctx.principal, CATALOG_ADMIN);
     const valid = validateDeadLetterFilter(filter);
     const deadLetters = ctx.services.deadLetters;
     if (!deadLetters) {
       throw new AppError(
-        'SERVICE_UNAVAILABLE',
+        'service.unavailable',
         'Dead-letter replay needs the event bus, and this catalog process runs without one',
         { status: 503 },
       );
     }
-    const result = await replayTenantDeadLetters(deadLetters.bus, deadLetters.dlq, ctx.tenantId, valid);
+    const result = await replayTenantDeadLetters(deadLetters.bus, deadLetters.deadLetterStream, ctx.tenantId, valid);
     ctx.logger.info({ matched: result.matched, replayed: result.replayed, dryRun: result.dryRun }, 'dead letters replayed');
     return result;
   }

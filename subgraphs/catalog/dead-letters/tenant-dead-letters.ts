@@ -1,11 +1,11 @@
 import type { EventBus } from '../../../events/bus/event-bus.js';
 import {
-  listDeadLetters,
-  replayDeadLetters,
+  replaySelected,
+  selectDeadLetters,
   type DeadLetter,
   type DeadLetterFilter,
-  type DlqLocation,
-} from '../../../events/dlq.js';
+  type DeadLetterLocation,
+} from '../../../events/dead-letters.js';
 
 function tenantOf(data: Uint8Array): string | undefined {
   try {
@@ -18,26 +18,22 @@ function tenantOf(data: Uint8Array): string | undefined {
 
 /**
  * The dead-letter stream is shared by every tenant, and the replay filter has no tenant member:
- * the letters of the caller's tenant are found by reading each matching letter's envelope, and
- * only their event ids are handed to the replay. A letter whose body names no tenant (unparseable)
- * is left to the platform operators.
+ * the caller's tenant's letters are the matching ones whose body names that tenant. Replay acts on
+ * exactly those DLQ sequences and the answer lists only them; another tenant's letter is never
+ * touched or shown, even when it carries the same eventId (producers choose event ids). A letter
+ * whose body names no tenant (unparseable) is left to the platform operators.
  */
 export async function replayTenantDeadLetters(
   bus: EventBus,
-  dlq: DlqLocation,
+  deadLetterStream: DeadLetterLocation,
   tenantId: string,
   filter: DeadLetterFilter & { maxCount: number },
 ): Promise<{ matched: number; replayed: number; dryRun: boolean; letters: DeadLetter[] }> {
   const { maxCount, dryRun, ...selection } = filter;
-  const candidates = await listDeadLetters(bus, dlq, selection);
-  const own: DeadLetter[] = [];
-  for (const letter of candidates) {
-    if (own.length >= maxCount) break;
-    if (!letter.eventId) continue;
-    const stored = await bus.getMessage(dlq.stream, letter.seq);
-    if (stored && tenantOf(stored.data) === tenantId) own.push(letter);
-  }
-  if (dryRun || !own.length) return { matched: own.length, replayed: 0, dryRun: !!dryRun, letters: own };
-  const result = await replayDeadLetters(bus, dlq, { ...selection, eventIds: own.map((letter) => letter.eventId!) });
-  return { matched: own.length, replayed: result.replayed, dryRun: false, letters: result.letters };
+  const own = (await selectDeadLetters(bus, deadLetterStream, selection))
+    .filter(({ message, letter }) => letter.eventId && tenantOf(message.data) === tenantId)
+    .slice(0, maxCount);
+  const letters = own.map((selected) => selected.letter);
+  if (dryRun || !own.length) return { matched: own.length, replayed: 0, dryRun: !!dryRun, letters };
+  return { matched: own.length, replayed: await replaySelected(bus, deadLetterStream, own), dryRun: false, letters };
 }

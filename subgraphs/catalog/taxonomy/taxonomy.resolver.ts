@@ -1,7 +1,9 @@
 import type { Taxonomy as TaxonomyRow } from '../../../prisma/generated/client.js';
 import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import { requireAnyScope } from '../../../platform/auth/verifier.js';
 import { runAdminMutation } from '../admin-mutation.js';
 import type { CatalogContext } from '../context.js';
+import { CATALOG_READ } from '../scopes.js';
 import { publishTaxonomy } from '../use-cases/publish-taxonomy.js';
 import { requireTaxonomyId } from './taxonomy.logic.js';
 import { PublishTaxonomyInput, Taxonomy, type TaxonomyNode } from './taxonomy.type.js';
@@ -18,8 +20,12 @@ export function toTaxonomy(row: TaxonomyRow): Taxonomy {
 
 @Resolver(() => Taxonomy)
 export class TaxonomyResolver {
-  @Query(() => Taxonomy, { nullable: true })
+  @Query(() => Taxonomy, {
+    nullable: true,
+    description: "A taxonomy of the caller's tenant; null when absent (scope catalog.read or catalog.admin).",
+  })
   async taxonomy(@Arg('taxonomyId', () => ID) taxonomyId: string, @Ctx() ctx: CatalogContext): Promise<Taxonomy | null> {
+    requireAnyScope(ctx.principal, CATALOG_READ);
     const row = await ctx.loaders.taxonomy.load(requireTaxonomyId(taxonomyId));
     return row ? toTaxonomy(row) : null;
   }
@@ -49,6 +55,7 @@ export class TaxonomyResolver {
 }
 
 export async function resolveTaxonomyReference(ref: { taxonomyId: string }, ctx: CatalogContext): Promise<Taxonomy | null> {
+  requireAnyScope(ctx.principal, CATALOG_READ);
   const row = await ctx.loaders.taxonomy.load(requireTaxonomyId(ref.taxonomyId));
   return row ? toTaxonomy(row) : null;
 }

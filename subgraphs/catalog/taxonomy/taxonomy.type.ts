@@ -42,7 +42,7 @@ export class PublishTaxonomyInput {
   @Field(() => String) namespace: string;
   @Field(() => Int, {
     nullable: true,
-    description: 'The version the diff was made against (0 before the first); a different current version is a CONFLICT.',
+    description: 'The version the diff was made against (0 before the first); a different current version is a request.conflict.',
   })
   expectedVersion?: number | null;
   @Field(() => TaxonomyDiffInput) diff: TaxonomyDiffInput;

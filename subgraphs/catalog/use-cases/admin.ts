@@ -1,5 +1,5 @@
 import type { Tx } from '../../../platform/db/database.js';
-import type { Actor, CatalogEmitter } from '../events.js';
+import type { Actor, CatalogEmitter } from '../outbox-port.js';
 
 /** Who is acting and how to stamp and emit, for one admin mutation in one transaction. */
 export interface AdminCommandContext {

@@ -1,5 +1,5 @@
 import { badInput, notFound } from '../../../platform/errors.js';
-import { mergeStamped, requireIfMatch, validateMetadataInput, type MetadataInput } from '../course/course-metadata.logic.js';
+import { mergeByPrecedence, requireIfMatch, validateMetadataInput, type MetadataInput } from '../course/course-metadata.logic.js';
 import { lockCourse, updateCourse, type CourseRow } from '../course/course.repo.js';
 import { decideCourseTransition, requireEditableCourse, requireReason, requireVisibility } from '../lifecycle.logic.js';
 import { findTaxonomiesByIds } from '../taxonomy/taxonomy.repo.js';
@@ -30,8 +30,13 @@ export async function updateCourseMetadata(
   if (changes.taxonomy) await requireTaxonomyNodes(ctx, changes.taxonomy);
   if (changes.authors)
     changes.authors = await redactErasedAuthors(ctx.tx, ctx.tenantId, changes.authors, course.retentionClass, ctx);
-  const merged = mergeStamped(state, changes, { source: 'admin', at: ctx.now.toISOString(), id: ctx.requestId }, { force: true });
-  return saveCourseState(ctx.tx, course, merged, ctx, { actor: ctx.actor, visibilityReason: 'unchanged' });
+  const merged = mergeByPrecedence(
+    state,
+    changes,
+    { source: 'admin', at: ctx.now.toISOString(), id: ctx.requestId },
+    { force: true },
+  );
+  return saveCourseState(ctx.tx, course, merged, ctx, { actor: ctx.actor, visibilityReason: 'unchanged', now: ctx.now });
 }
 
 /** Taxonomy references of an admin edit must name nodes of this tenant's taxonomies. */
@@ -67,13 +72,13 @@ export async function changeCourseVisibility(
   const course = await lockOrNotFound(ctx, command.courseId);
   requireEditableCourse(course.state);
   if (course.visibility === to) return course;
-  const merged = mergeStamped(
+  const merged = mergeByPrecedence(
     stampedStateOf(course),
     { visibility: to },
     { source: 'admin', at: ctx.now.toISOString(), id: ctx.requestId },
     { force: true },
   );
-  return saveCourseState(ctx.tx, course, merged, ctx, { actor: ctx.actor, visibilityReason: reason });
+  return saveCourseState(ctx.tx, course, merged, ctx, { actor: ctx.actor, visibilityReason: reason, now: ctx.now });
 }
 
 /** archiveCourse: registered -> archived; archiving an archived course is a no-op. */

@@ -1,10 +1,11 @@
+import type { Clock } from '../../../platform/clock.js';
 import { Prisma, type Tx } from '../../../platform/db/database.js';
 import { newId } from '../../../platform/ids.js';
 import {
   computeEtag,
   diffMetadata,
   initialProvenance,
-  mergeStamped,
+  mergeByPrecedence,
   type Author,
   type CourseMetadata,
   type FieldStamp,
@@ -19,7 +20,7 @@ import {
   type CourseKey,
   type CourseRow,
 } from '../course/course.repo.js';
-import type { Actor, CatalogEmitter, CatalogEvent } from '../events.js';
+import type { Actor, CatalogEmitter, CatalogEvent } from '../outbox-port.js';
 import { erasedAmong, erasedAmongTenants } from '../gdpr/gdpr.repo.js';
 import { redactAuthors, retentionPermitsZeroing } from '../gdpr/redaction.logic.js';
 import { DEFAULT_VISIBILITY, INITIAL_COURSE_STATE } from '../lifecycle.logic.js';
@@ -30,6 +31,8 @@ export interface WriteDeps {
   events: CatalogEmitter;
   /** Retention classes under which an erasure zeroes author ids (config policy table). */
   gdprZeroingRetentionClasses: readonly string[];
+  /** When the write happens: rows' createdAt / updatedAt. */
+  clock: Clock;
 }
 
 export function metadataOf(row: CourseRow): CourseMetadata {
@@ -128,7 +131,7 @@ export async function registerOrMergeCourse(
   deps: WriteDeps,
 ): Promise<{ course: CourseRow; created: boolean }> {
   const courses = await LockedCourses.lock(tx, [source], deps);
-  const result = await courses.apply(0, deps.events);
+  const result = await courses.registerOrMerge(0, deps.events);
   await courses.save(tx);
   return result;
 }
@@ -139,7 +142,7 @@ const keyOf = (course: CourseKey) => `${course.tenantId}\u0000${course.slug}`;
  * The courses a batch of consumed events writes, for RegisterCourse and the metadata merge at a
  * handful of statements per batch instead of several per event: one locks (and loads) every
  * course the batch names, one inserts the new ones, one writes the changes back (`save`). In
- * between, `apply` replays each event on the locked rows in the batch's order and emits exactly
+ * between, `registerOrMerge` replays each event on the locked rows in the batch's order and emits exactly
  * what handling the events one transaction at a time would have emitted.
  */
 export class LockedCourses {
@@ -152,13 +155,13 @@ export class LockedCourses {
     private readonly creators: Map<string, number>,
     /** tenantId -> erased userIds among the batch's authors. */
     private readonly erased: Map<string, Set<string>>,
-    private readonly deps: Pick<WriteDeps, 'gdprZeroingRetentionClasses'>,
+    private readonly deps: Pick<WriteDeps, 'gdprZeroingRetentionClasses' | 'clock'>,
   ) {}
 
   static async lock(
     tx: Tx,
     sources: readonly CourseSource[],
-    deps: Pick<WriteDeps, 'gdprZeroingRetentionClasses'>,
+    deps: Pick<WriteDeps, 'gdprZeroingRetentionClasses' | 'clock'>,
   ): Promise<LockedCourses> {
     const keys = uniqueBy(
       sources.map(({ tenantId, slug }) => ({ tenantId, slug })),
@@ -179,7 +182,7 @@ export class LockedCourses {
     });
     if (creators.size) {
       const policies = await tenantPolicies(tx, [...new Set([...creators.values()].map((i) => sources[i].tenantId))]);
-      const now = new Date();
+      const now = deps.clock.now();
       // Sorted by slug: two batches inserting the same new slugs wait for each other in one order.
       const fresh = [...creators]
         .sort(([a], [b]) => (a < b ? -1 : 1))
@@ -209,7 +212,7 @@ export class LockedCourses {
    * Source `index`'s part of RegisterCourse / the merge: `registered` for the source that created
    * the course, otherwise its fields merged by the precedence rule and what changed emitted.
    */
-  async apply(index: number, events: CatalogEmitter): Promise<{ course: CourseRow; created: boolean }> {
+  async registerOrMerge(index: number, events: CatalogEmitter): Promise<{ course: CourseRow; created: boolean }> {
     const source = this.sources[index];
     const course = this.current(index);
     if (this.creators.get(keyOf(source)) === index) {
@@ -224,9 +227,9 @@ export class LockedCourses {
       ...source.values,
       authors: withoutErased(source.values.authors, this.erased.get(source.tenantId), course.retentionClass, this.deps),
     };
-    const change = courseStateChange(course, mergeStamped(stampedStateOf(course), values, source.stamp), {
+    const change = courseStateChange(course, mergeByPrecedence(stampedStateOf(course), values, source.stamp), {
       visibilityReason: `authoring draft ${source.values.sourceDraftId ?? 'update'} published`,
-      now: new Date(),
+      now: this.deps.clock.now(),
     });
     if (!change) return { course, created: false };
     this.replace(change.row);
@@ -361,10 +364,10 @@ export async function saveCourseState(
   tx: Tx,
   existing: CourseRow,
   next: StampedState,
-  deps: WriteDeps,
-  options: { actor: Actor; visibilityReason: string },
+  deps: Pick<WriteDeps, 'events'>,
+  options: { actor: Actor; visibilityReason: string; now: Date },
 ): Promise<CourseRow> {
-  const change = courseStateChange(existing, next, { visibilityReason: options.visibilityReason, now: new Date() });
+  const change = courseStateChange(existing, next, { visibilityReason: options.visibilityReason, now: options.now });
   if (!change) return existing;
   // The same write as a batch's (LockedCourses.save): the caller holds the course's row lock.
   await updateCourses(tx, [change.row]);

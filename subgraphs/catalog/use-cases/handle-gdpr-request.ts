@@ -1,14 +1,14 @@
-import type { EventEnvelope } from '../../../events/envelope.js';
-import { permanentFailure } from '../../../events/consumer-runner.js';
+import type { ConsumedEnvelope } from '../../../events/envelope.js';
+import { permanentFailure } from '../../../events/verdict.logic.js';
 import type { Prisma, Tx } from '../../../platform/db/database.js';
 import { isId } from '../../../platform/ids.js';
 import { computeEtag } from '../course/course-metadata.logic.js';
 import { lockCoursesByAuthor, updateCourse } from '../course/course.repo.js';
-import { CATALOG_SYSTEM_ACTOR } from '../events.js';
+import { CATALOG_SYSTEM_ACTOR } from '../outbox-port.js';
 import { lockStoredEventsMentioning, recordErasure, replaceStoredEnvelope } from '../gdpr/gdpr.repo.js';
 import { redactAuthors, redactPayload, retentionPermitsZeroing, type GdprRequestType } from '../gdpr/redaction.logic.js';
 import { courseEvent, metadataOf } from './course-writes.js';
-import { requireSameTenant, type ConsumedEventDeps } from './consumed.js';
+import { requireSameTenant, type ConsumedEventDeps } from './consumed-event-rules.js';
 
 /** gdpr.subject_request.received v1. */
 export interface SubjectRequestReceived {
@@ -38,7 +38,7 @@ export interface GdprOutcome {
  * The emitted `previous` cannot show the removed name or id without publishing them again, so for
  * these events `previous.authors` equals `next.authors`; consumers replace their copy with `next`.
  */
-export async function handleGdprRequest(tx: Tx, envelope: EventEnvelope, deps: ConsumedEventDeps): Promise<GdprOutcome> {
+export async function handleGdprRequest(tx: Tx, envelope: ConsumedEnvelope, deps: ConsumedEventDeps): Promise<GdprOutcome> {
   const p = envelope.payload as unknown as SubjectRequestReceived;
   const tenantId = requireSameTenant(envelope, p.tenantId);
   const log = deps.logger.child({ requestId: p.requestId, requestType: p.requestType });

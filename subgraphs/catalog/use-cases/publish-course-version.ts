@@ -1,14 +1,16 @@
-import type { EventEnvelope } from '../../../events/envelope.js';
-import { permanentFailure } from '../../../events/consumer-runner.js';
+import type { ConsumedEnvelope } from '../../../events/envelope.js';
+import { permanentFailure } from '../../../events/verdict.logic.js';
 import type { Prisma, Tx } from '../../../platform/db/database.js';
 import { newId } from '../../../platform/ids.js';
 import { normalizeAuthors, type Cover, type LocaleMap, type TaxonomyRef } from '../course/course-metadata.logic.js';
 import { findVersionsByLabels, insertVersions, type CourseVersionRow } from '../course-version/course-version.repo.js';
 import { decideBecameLatest, parseVersionLabel } from '../course-version/semver.logic.js';
-import { CATALOG_SYSTEM_ACTOR, COURSE_VERSION_SEQ_HEADER, type CatalogEmitter } from '../events.js';
+import { CATALOG_SYSTEM_ACTOR, COURSE_VERSION_SEQ_HEADER, type CatalogEmitter } from '../outbox-port.js';
 import { INITIAL_VERSION_STATE } from '../lifecycle.logic.js';
-import { courseEvent, LockedCourses } from './course-writes.js';
-import { requireSameTenant, stampOf, type ConsumedEventDeps } from './consumed.js';
+import type { CourseRow } from '../course/course.repo.js';
+import { courseEvent, LockedCourses, type CourseSource } from './course-writes.js';
+import { requireSameTenant, requireValidLocales, consumedEventStamp, type ConsumedEventDeps } from './consumed-event-rules.js';
+import { builtLocaleFields, resolvePublishedBy } from './consumed-payload.logic.js';
 
 /** content.play_package.built v1, as its schema admits it (the runner validated it). */
 export interface PlayPackageBuilt {
@@ -35,12 +37,13 @@ export interface PlayPackageBuilt {
   }>;
   playPackage: { playPackageId: string; sha256: string; format: string };
   changelog?: LocaleMap;
-  publishedBy: string;
+  /** Optional: see resolvePublishedBy. */
+  publishedBy?: string;
 }
 
 /** One consumed built event and where its events go (the runner's `ctx.emit` for it). */
 export interface BuiltEvent {
-  envelope: EventEnvelope;
+  envelope: ConsumedEnvelope;
   events: CatalogEmitter;
 }
 
@@ -50,7 +53,7 @@ export interface BuiltEvent {
  */
 export async function publishCourseVersion(
   tx: Tx,
-  envelope: EventEnvelope,
+  envelope: ConsumedEnvelope,
   deps: ConsumedEventDeps,
 ): Promise<CourseVersionRow | null> {
   const [version] = await publishCourseVersions(tx, [{ envelope, events: deps.events }], deps);
@@ -77,130 +80,196 @@ export async function publishCourseVersions(
   batch: readonly BuiltEvent[],
   deps: Omit<ConsumedEventDeps, 'events'>,
 ): Promise<Array<CourseVersionRow | null>> {
-  const built = batch.map(({ envelope }) => {
-    const p = envelope.payload as unknown as PlayPackageBuilt;
-    return { envelope, p, tenantId: requireSameTenant(envelope, p.tenantId), label: parseLabel(p.versionLabel) };
-  });
-  const courses = await LockedCourses.lock(
-    tx,
-    built.map(({ envelope, p, tenantId }) => ({
-      tenantId,
-      slug: p.slug,
-      values: {
-        title: p.title,
-        defaultLocale: p.defaultLocale,
-        description: p.description,
-        authors: p.authors ? normalizeAuthors(p.authors) : undefined,
-        taxonomy: p.taxonomy,
-        tags: p.tags,
-        cover: p.cover,
-        sourceDraftId: p.courseDraftId,
-      },
-      stamp: stampOf(envelope, 'built'),
-      actor: CATALOG_SYSTEM_ACTOR,
-    })),
-    deps,
-  );
-  // The labels the batch names on courses that existed before it; versions it creates join them.
-  const versions = new Map(
-    (
-      await findVersionsByLabels(
-        tx,
-        built.flatMap(({ p }, i) =>
-          courses.existedBefore(i) ? [{ courseId: courses.current(i).id, versionLabel: p.versionLabel }] : [],
-        ),
-      )
-    ).map((version) => [versionKey(version.courseId, version.versionLabel), version]),
-  );
-
+  const built = batch.map(({ envelope, events }) => checkedBuiltEvent(envelope, events));
+  const courses = await LockedCourses.lock(tx, built.map(courseSourceOf), deps);
+  const versions = await labelsOnExistingCourses(tx, built, courses);
   const created: CourseVersionRow[] = [];
   const results: Array<CourseVersionRow | null> = [];
-  for (const [i, { envelope, p, tenantId, label }] of built.entries()) {
-    const { events } = batch[i];
-    const { course } = await courses.apply(i, events);
-    const existing = versions.get(versionKey(course.id, p.versionLabel));
+  for (const [index, event] of built.entries()) {
+    const { course } = await courses.registerOrMerge(index, event.events);
+    const existing = versions.get(versionKey(course.id, event.p.versionLabel));
     if (existing) {
-      const samePackage =
-        existing.playPackageId === p.playPackage.playPackageId &&
-        existing.playPackageSha256 === p.playPackage.sha256 &&
-        existing.playPackageFormat === p.playPackage.format;
-      if (!samePackage) {
-        throw permanentFailure(`Course ${course.id} already has version ${p.versionLabel} with a different play package`, {
-          courseId: course.id,
-          versionLabel: p.versionLabel,
-          existingPlayPackageId: existing.playPackageId,
-          eventId: envelope.eventId,
-        });
-      }
+      requireSamePackage(existing, course, event);
       deps.logger.info(
-        { courseId: course.id, versionLabel: p.versionLabel, eventId: envelope.eventId },
+        { courseId: course.id, versionLabel: event.p.versionLabel, eventId: event.envelope.eventId },
         'version already published; nothing to do',
       );
       results.push(null);
       continue;
     }
-
-    const becameLatest = decideBecameLatest(course.latestVersionLabel, p.versionLabel);
-    const sequence = course.versionSeq + 1;
-    const now = new Date();
-    courses.replace({
-      ...course,
-      versionSeq: sequence,
-      ...(becameLatest ? { latestVersionLabel: p.versionLabel } : {}),
-      updatedAt: now,
-    });
-    const version: CourseVersionRow = {
-      id: newId('courseVersion'),
-      tenantId,
-      courseId: course.id,
-      versionLabel: p.versionLabel,
-      ...label,
-      publishedBy: p.publishedBy,
-      durationMinutes: p.durationMinutes,
-      estimatedReadingMinutes: p.estimatedReadingMinutes ?? null,
-      locales: p.locales,
-      moduleSummaries: (p.moduleSummaries as Prisma.JsonArray | undefined) ?? null,
-      playPackageId: p.playPackage.playPackageId,
-      playPackageSha256: p.playPackage.sha256,
-      playPackageFormat: p.playPackage.format,
-      changelog: (p.changelog as Prisma.JsonObject | undefined) ?? null,
-      state: INITIAL_VERSION_STATE,
-      becameLatest,
-      sequence,
-      sourceEventId: envelope.eventId,
-      createdAt: now,
-      updatedAt: now,
-    };
-    versions.set(versionKey(course.id, p.versionLabel), version);
+    const version = await publishNextVersion(courses, course, event, deps.clock.now());
+    versions.set(versionKey(course.id, event.p.versionLabel), version);
     created.push(version);
     results.push(version);
-
-    await events.emit({
-      eventType: 'catalog.course_version.published',
-      payload: {
-        courseVersionId: version.id,
-        courseId: course.id,
-        versionLabel: version.versionLabel,
-        publishedBy: version.publishedBy,
-        durationMinutes: version.durationMinutes,
-        ...(p.estimatedReadingMinutes !== undefined ? { estimatedReadingMinutes: p.estimatedReadingMinutes } : {}),
-        locales: version.locales,
-        ...(p.moduleSummaries !== undefined ? { moduleSummaries: p.moduleSummaries } : {}),
-        playPackage: p.playPackage,
-        becameLatest,
-        ...(p.changelog !== undefined ? { changelog: p.changelog } : {}),
-      },
-      ...courseEvent(course, CATALOG_SYSTEM_ACTOR),
-      // Consumers can check a course's versions arrive gap-free and in order without parsing labels.
-      headers: { [COURSE_VERSION_SEQ_HEADER]: String(sequence) },
-    });
   }
   await courses.save(tx);
   await insertVersions(tx, created);
   return results;
 }
 
+/** A built event as checked on the way in: its payload, tenant, parsed label and publisher. */
+interface CheckedBuiltEvent {
+  envelope: ConsumedEnvelope;
+  events: CatalogEmitter;
+  p: PlayPackageBuilt;
+  tenantId: string;
+  label: ReturnType<typeof parseLabel>;
+  publishedBy: string;
+}
+
+/** The checks no retry can change (a failure is permanent: the runner dead-letters the event). */
+function checkedBuiltEvent(envelope: ConsumedEnvelope, events: CatalogEmitter): CheckedBuiltEvent {
+  const p = envelope.payload as unknown as PlayPackageBuilt;
+  requireValidLocales(envelope, builtLocaleFields(p));
+  return {
+    envelope,
+    events,
+    p,
+    tenantId: requireSameTenant(envelope, p.tenantId),
+    label: parseLabel(p.versionLabel),
+    publishedBy: requirePublisher(envelope, p),
+  };
+}
+
+/** The course a built event registers or merges into, with the metadata it carries. */
+function courseSourceOf({ envelope, p, tenantId }: CheckedBuiltEvent): CourseSource {
+  return {
+    tenantId,
+    slug: p.slug,
+    values: {
+      title: p.title,
+      defaultLocale: p.defaultLocale,
+      description: p.description,
+      authors: p.authors ? normalizeAuthors(p.authors) : undefined,
+      taxonomy: p.taxonomy,
+      tags: p.tags,
+      cover: p.cover,
+      sourceDraftId: p.courseDraftId,
+    },
+    stamp: consumedEventStamp(envelope, 'built'),
+    actor: CATALOG_SYSTEM_ACTOR,
+  };
+}
+
+/** The labels the batch names on courses that existed before it; versions it creates join them. */
+async function labelsOnExistingCourses(
+  tx: Tx,
+  built: readonly CheckedBuiltEvent[],
+  courses: LockedCourses,
+): Promise<Map<string, CourseVersionRow>> {
+  const wanted = built.flatMap(({ p }, index) =>
+    courses.existedBefore(index) ? [{ courseId: courses.current(index).id, versionLabel: p.versionLabel }] : [],
+  );
+  const found = await findVersionsByLabels(tx, wanted);
+  return new Map(found.map((version) => [versionKey(version.courseId, version.versionLabel), version]));
+}
+
+/**
+ * The same label again is a repeat only with the same package (the content service re-announced
+ * it under a new event id); with a different package it is a contradiction no retry resolves.
+ */
+function requireSamePackage(existing: CourseVersionRow, course: CourseRow, { envelope, p }: CheckedBuiltEvent): void {
+  const samePackage =
+    existing.playPackageId === p.playPackage.playPackageId &&
+    existing.playPackageSha256 === p.playPackage.sha256 &&
+    existing.playPackageFormat === p.playPackage.format;
+  if (samePackage) return;
+  throw permanentFailure(`Course ${course.id} already has version ${p.versionLabel} with a different play package`, {
+    courseId: course.id,
+    versionLabel: p.versionLabel,
+    existingPlayPackageId: existing.playPackageId,
+    eventId: envelope.eventId,
+  });
+}
+
+/**
+ * The course's next version, at the next per-course sequence (latest by semantic-version order),
+ * and its `published` event. The course row change is kept in `courses` for their one save.
+ */
+async function publishNextVersion(
+  courses: LockedCourses,
+  course: CourseRow,
+  event: CheckedBuiltEvent,
+  now: Date,
+): Promise<CourseVersionRow> {
+  const { p } = event;
+  const becameLatest = decideBecameLatest(course.latestVersionLabel, p.versionLabel);
+  const sequence = course.versionSeq + 1;
+  courses.replace({
+    ...course,
+    versionSeq: sequence,
+    ...(becameLatest ? { latestVersionLabel: p.versionLabel } : {}),
+    updatedAt: now,
+  });
+  const version = versionRow(course, event, { becameLatest, sequence, now });
+  await event.events.emit({
+    eventType: 'catalog.course_version.published',
+    payload: publishedPayload(version, p),
+    ...courseEvent(course, CATALOG_SYSTEM_ACTOR),
+    // Consumers can check a course's versions arrive gap-free and in order without parsing labels.
+    headers: { [COURSE_VERSION_SEQ_HEADER]: String(sequence) },
+  });
+  return version;
+}
+
+function versionRow(
+  course: CourseRow,
+  { envelope, p, tenantId, label, publishedBy }: CheckedBuiltEvent,
+  at: { becameLatest: boolean; sequence: number; now: Date },
+): CourseVersionRow {
+  return {
+    id: newId('courseVersion'),
+    tenantId,
+    courseId: course.id,
+    versionLabel: p.versionLabel,
+    ...label,
+    publishedBy,
+    durationMinutes: p.durationMinutes,
+    estimatedReadingMinutes: p.estimatedReadingMinutes ?? null,
+    locales: p.locales,
+    moduleSummaries: (p.moduleSummaries as Prisma.JsonArray | undefined) ?? null,
+    playPackageId: p.playPackage.playPackageId,
+    playPackageSha256: p.playPackage.sha256,
+    playPackageFormat: p.playPackage.format,
+    changelog: (p.changelog as Prisma.JsonObject | undefined) ?? null,
+    state: INITIAL_VERSION_STATE,
+    becameLatest: at.becameLatest,
+    sequence: at.sequence,
+    sourceEventId: envelope.eventId,
+    createdAt: at.now,
+    updatedAt: at.now,
+  };
+}
+
+/** catalog.course_version.published v1: optional fields only when the built event had them. */
+function publishedPayload(version: CourseVersionRow, p: PlayPackageBuilt): object {
+  return {
+    courseVersionId: version.id,
+    courseId: version.courseId,
+    versionLabel: version.versionLabel,
+    publishedBy: version.publishedBy,
+    durationMinutes: version.durationMinutes,
+    ...(p.estimatedReadingMinutes !== undefined ? { estimatedReadingMinutes: p.estimatedReadingMinutes } : {}),
+    locales: version.locales,
+    ...(p.moduleSummaries !== undefined ? { moduleSummaries: p.moduleSummaries } : {}),
+    playPackage: p.playPackage,
+    becameLatest: version.becameLatest,
+    ...(p.changelog !== undefined ? { changelog: p.changelog } : {}),
+  };
+}
+
 const versionKey = (courseId: string, versionLabel: string) => `${courseId}\u0000${versionLabel}`;
+
+function requirePublisher(envelope: ConsumedEnvelope, p: PlayPackageBuilt): string {
+  const publishedBy = resolvePublishedBy(p, envelope.actor);
+  if (!publishedBy) {
+    throw permanentFailure(
+      `${envelope.eventType} ${envelope.eventId} names no publisher: no publishedBy, the actor is not a user (usr_) and no author has role "author"`,
+      { field: 'publishedBy' },
+    );
+  }
+  return publishedBy;
+}
 
 function parseLabel(value: string) {
   try {

@@ -10,7 +10,7 @@ import type { AdminCommandContext } from './admin.js';
 /**
  * publishTaxonomy: the namespace's next version from a diff of the current one (the first
  * version diffs from an empty tree). `expectedVersion`, when given, must be the current version
- * (0 before the first publish), or the answer is CONFLICT (409) and nothing changes.
+ * (0 before the first publish), or the answer is request.conflict (409) and nothing changes.
  */
 export async function publishTaxonomy(
   ctx: AdminCommandContext,
@@ -19,9 +19,13 @@ export async function publishTaxonomy(
   const namespace = requireNamespace(command.namespace);
   const taxonomy = await lockOrCreateTaxonomy(ctx.tx, ctx.tenantId, namespace, newId('taxonomy'));
   if (command.expectedVersion !== undefined && command.expectedVersion !== null && command.expectedVersion !== taxonomy.version) {
-    throw new AppError('CONFLICT', `Taxonomy ${namespace} is at version ${taxonomy.version}, not ${command.expectedVersion}`, {
-      details: { expectedVersion: command.expectedVersion, currentVersion: taxonomy.version },
-    });
+    throw new AppError(
+      'request.conflict',
+      `Taxonomy ${namespace} is at version ${taxonomy.version}, not ${command.expectedVersion}`,
+      {
+        details: { expectedVersion: command.expectedVersion, currentVersion: taxonomy.version },
+      },
+    );
   }
   const nodes = applyTaxonomyDiff(taxonomy.nodes as unknown as TaxonomyNodeData[], command.diff);
   const diff = {

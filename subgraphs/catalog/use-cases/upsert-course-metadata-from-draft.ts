@@ -1,10 +1,11 @@
-import type { EventEnvelope } from '../../../events/envelope.js';
+import type { ConsumedEnvelope } from '../../../events/envelope.js';
 import type { Tx } from '../../../platform/db/database.js';
 import { normalizeAuthors, type Cover, type LocaleMap, type TaxonomyRef } from '../course/course-metadata.logic.js';
 import type { CourseRow } from '../course/course.repo.js';
-import { CATALOG_SYSTEM_ACTOR } from '../events.js';
+import { CATALOG_SYSTEM_ACTOR } from '../outbox-port.js';
 import { registerOrMergeCourse } from './course-writes.js';
-import { requireSameTenant, stampOf, type ConsumedEventDeps } from './consumed.js';
+import { requireSameTenant, requireValidLocales, consumedEventStamp, type ConsumedEventDeps } from './consumed-event-rules.js';
+import { draftLocaleFields } from './consumed-payload.logic.js';
 
 /** authoring.course_draft.published v1, as its schema admits it (the runner validated it). */
 export interface CourseDraftPublished {
@@ -30,11 +31,12 @@ export interface CourseDraftPublished {
  */
 export async function upsertCourseMetadataFromDraft(
   tx: Tx,
-  envelope: EventEnvelope,
+  envelope: ConsumedEnvelope,
   deps: ConsumedEventDeps,
 ): Promise<CourseRow> {
   const p = envelope.payload as unknown as CourseDraftPublished;
   const tenantId = requireSameTenant(envelope, p.tenantId);
+  requireValidLocales(envelope, draftLocaleFields(p));
   const { course } = await registerOrMergeCourse(
     tx,
     {
@@ -51,7 +53,7 @@ export async function upsertCourseMetadataFromDraft(
         visibility: p.visibility,
         sourceDraftId: p.courseDraftId,
       },
-      stamp: stampOf(envelope, 'draft'),
+      stamp: consumedEventStamp(envelope, 'draft'),
       actor: CATALOG_SYSTEM_ACTOR,
     },
     deps,

@@ -344,7 +344,7 @@ describe.each(databaseKinds())('assist pipeline on %s', (kind) => {
         `mutation($id: ID!) { updateRoutingRule(ruleId: $id, input: { primary: { provider: "mock", model: "x" }, fallbacks: [], expectedActiveVersion: 1 }) { activeVersion } }`,
         { id: ruleId },
       );
-      expect(stale.errors![0].extensions!.code).toBe('PRECONDITION_FAILED');
+      expect(stale.errors![0].extensions!.code).toBe('request.precondition_failed');
 
       const rolledBack = await ai.gql<{ activateRoutingRuleVersion: { activeVersion: number } }>(
         `mutation($id: ID!) { activateRoutingRuleVersion(ruleId: $id, version: 1) { activeVersion } }`,
@@ -356,7 +356,7 @@ describe.each(databaseKinds())('assist pipeline on %s', (kind) => {
         `mutation($id: ID!) { activateRoutingRuleVersion(ruleId: $id, version: 9) { activeVersion } }`,
         { id: ruleId },
       );
-      expect(missing.errors![0].extensions!.code).toBe('NOT_FOUND');
+      expect(missing.errors![0].extensions!.code).toBe('request.not_found');
 
       const events = await ai.db.prisma.outboxEvent.findMany({
         where: { tenantId: TENANT_A, eventType: { startsWith: 'audit.ai.routing_rule' } },
@@ -388,7 +388,7 @@ describe.each(databaseKinds())('assist pipeline on %s', (kind) => {
       const duplicate = await ai.gql(
         `mutation { createRoutingRule(input: { featureKey: "portal.triage", primary: { provider: "mock", model: "m" }, fallbacks: [] }) { ruleId } }`,
       );
-      expect(duplicate.errors![0].extensions!.code).toBe('CONFLICT');
+      expect(duplicate.errors![0].extensions!.code).toBe('request.conflict');
 
       const rules = await ai.gql<{ routingRules: Array<{ ruleId: string; tenantId: string | null }> }>(
         `{ routingRules { ruleId tenantId } }`,
@@ -406,7 +406,7 @@ describe.each(databaseKinds())('assist pipeline on %s', (kind) => {
         { id: own.ruleId },
         { tenantId: TENANT_B },
       );
-      expect(crossTenant.errors![0].extensions!.code).toBe('NOT_FOUND');
+      expect(crossTenant.errors![0].extensions!.code).toBe('request.not_found');
       const seenByB = await ai.gql<{ routingRule: unknown }>(
         `query($id: ID!) { routingRule(ruleId: $id) { ruleId } }`,
         { id: own.ruleId },

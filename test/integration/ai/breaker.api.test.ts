@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { manualClock } from '../../../platform/clock.js';
 import { ASSIST, assistInput, PROVENANCE, startAiHarness, startFakeOpenAi, type AiHarness, type FakeOpenAi } from './support.js';
 
 type Assist = { assist: { provenanceId: string; provider: string } };
@@ -7,7 +8,7 @@ type Attempts = { provenance: { attempts: Array<{ provider: string; outcome: str
 describe('circuit breaker through the assist pipeline', () => {
   let ai: AiHarness;
   let openai: FakeOpenAi;
-  let clock = Date.parse('2026-11-21T10:00:00Z');
+  const clock = manualClock('2026-11-21T10:00:00Z');
   const triage = assistInput('portal.triage', { message: 'dizzy' });
 
   beforeAll(async () => {
@@ -15,7 +16,7 @@ describe('circuit breaker through the assist pipeline', () => {
     ai = await startAiHarness(
       'pglite',
       { OPENAI_BASE_URL: openai.baseUrl, AI_PROVIDER_RETRIES: '0', AI_BREAKER_FAILURES: '2', AI_BREAKER_COOLDOWN_MS: '30000' },
-      { now: () => new Date(clock) },
+      { clock },
     );
   });
   afterAll(async () => {
@@ -45,7 +46,7 @@ describe('circuit breaker through the assist pipeline', () => {
       ['mock', 'ok'],
     ]);
 
-    clock += 30_000;
+    clock.advance(30_000);
     expect(await health()).toBe('half_open');
     const probe = await ai.gql<Assist>(ASSIST, triage);
     expect(probe.data!.assist.provider).toBe('openai-compatible');

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Clock } from '../../../platform/clock.js';
 import { silentLogger } from '../../../platform/logger.js';
 import { createMetrics, type Metrics } from '../../../platform/metrics.js';
+import { aiMetrics } from '../../../subgraphs/ai/metrics.js';
 import { seedBaseline } from '../../../subgraphs/ai/seed.js';
 import { outputHash } from '../../../subgraphs/ai/provenance/provenance.logic.js';
 import { applyDiff, type DiffOp } from '../../../subgraphs/ai/review/review.logic.js';
@@ -56,7 +58,7 @@ describe.each(databaseKinds())('AI governance and rollout on %s', (kind) => {
   let metrics: Metrics;
   // The clock of the subgraph: tests move it to expire claims and retention windows.
   let offsetMs = 0;
-  const now = () => new Date(Date.now() + offsetMs);
+  const clock: Clock = { now: () => new Date(Date.now() + offsetMs) };
 
   const admin = { scope: 'ai.admin', sub: ADMIN };
   const reviewer = (sub: string, tenantId = TENANT_A) => ({ scope: 'ai.review', sub, tenantId });
@@ -90,7 +92,7 @@ describe.each(databaseKinds())('AI governance and rollout on %s', (kind) => {
         SHADOW_PARITY_MIN_SAMPLES: '3',
         AI_PROVIDER_RETRIES: '0',
       },
-      { metrics, now },
+      { metrics, clock },
     );
   });
   afterAll(async () => {
@@ -203,9 +205,9 @@ describe.each(databaseKinds())('AI governance and rollout on %s', (kind) => {
       cardiology = created.data!.createReviewQueue.queueId;
       expect(created.data!.createReviewQueue.members).toEqual([REV1, REV2]);
       expect(code((await create({ name: 'Another', facilityId: 'fac-001', specialty: 'cardiology', members: [] })).errors)).toBe(
-        'CONFLICT',
+        'request.conflict',
       );
-      expect(code((await create({ name: 'Cardiology fac-001', members: [] })).errors)).toBe('CONFLICT');
+      expect(code((await create({ name: 'Cardiology fac-001', members: [] })).errors)).toBe('request.conflict');
       expect(code((await create({ name: '', members: [] })).errors)).toBe('BAD_USER_INPUT');
       // Tenant B sees none of A's queues.
       const seenByB = await ai.gql<{ reviewQueues: unknown[] }>(
@@ -262,7 +264,7 @@ describe.each(databaseKinds())('AI governance and rollout on %s', (kind) => {
       expect((await read(reviewer(OUTSIDER))).data!.reviewTask).toBeNull();
       expect(code((await claim(reviewer(OUTSIDER))).errors)).toBe('review.not_a_member');
       expect(code((await claim({ scope: 'ai.assist', sub: REV1 })).errors)).toBe('authz.scope_missing');
-      expect(code((await claim(reviewer(REV1, TENANT_B))).errors)).toBe('NOT_FOUND');
+      expect(code((await claim(reviewer(REV1, TENANT_B))).errors)).toBe('request.not_found');
 
       expect((await claim(reviewer(REV1))).data!.claimReviewTask).toMatchObject({ state: 'claimed', claimedBy: REV1 });
       expect((await read(reviewer(REV1))).data!.reviewTask!.text).toMatch(/^hosted answer/);
@@ -541,7 +543,8 @@ describe.each(databaseKinds())('AI governance and rollout on %s', (kind) => {
       const held = await assist(note('Chest pain.'), TENANT_C);
       expect(held.status).toBe('pending_review');
       const before =
-        (await metrics.hitlPassthrough.get()).values.find((v) => v.labels.feature === 'patient_chart.note_summary')?.value ?? 0;
+        (await aiMetrics(metrics).hitlPassthrough.get()).values.find((v) => v.labels.feature === 'patient_chart.note_summary')
+          ?.value ?? 0;
 
       const flag = await setFlag({
         featureKey: '*',
@@ -554,7 +557,7 @@ describe.each(databaseKinds())('AI governance and rollout on %s', (kind) => {
       expect(passed).toMatchObject({ status: 'completed', reviewState: 'bypassed_by_flag', reviewTaskId: null });
       expect(passed.text).toMatch(/^hosted answer/);
 
-      const after = (await metrics.hitlPassthrough.get()).values.find(
+      const after = (await aiMetrics(metrics).hitlPassthrough.get()).values.find(
         (v) => v.labels.feature === 'patient_chart.note_summary',
       )!.value;
       expect(after - before).toBe(1);
@@ -603,7 +606,7 @@ describe.each(databaseKinds())('AI governance and rollout on %s', (kind) => {
       await setFlag({ featureKey: '*', flag: 'quota.enabled', enabled: true });
       // One request a minute: of three, at least two fall in the same minute, so one is refused.
       const results = [await call(), await call(), await call()];
-      expect(results.map((r) => code(r.errors) ?? 'ok')).toContain('QUOTA_EXCEEDED');
+      expect(results.map((r) => code(r.errors) ?? 'ok')).toContain('quota.exceeded');
       // Switched off again: the tenant's own setting would now refuse, the flag wins.
       await setFlag({ featureKey: '*', flag: 'quota.enabled', enabled: false });
       expect((await call()).errors).toBeUndefined();
@@ -764,7 +767,7 @@ describe.each(databaseKinds())('AI governance and rollout on %s', (kind) => {
       expect(early.errors![0].extensions).toMatchObject({ code: 'keys.retention_window_open', status: 409 });
       expect((await retire('portal-service')).data!.retireProviderKey.retiredAt).toBeTruthy();
       expect(code((await retire('portal-service')).errors)).toBe('keys.already_retired');
-      expect(code((await retire('no-such-service')).errors)).toBe('NOT_FOUND');
+      expect(code((await retire('no-such-service')).errors)).toBe('request.not_found');
       expect(
         (
           await ai.gql<{ providerKeyRetention: unknown[] }>(

@@ -44,7 +44,7 @@ describe.each(databaseKinds())('keyed AI mutations answer their recorded effect 
     input: { featureKey: 'portal.triage', primary: { provider: 'mock', model }, fallbacks: [] },
   });
 
-  it('createRoutingRule: the retry gets the created rule, not a CONFLICT, and one audit event exists', async () => {
+  it('createRoutingRule: the retry gets the created rule, not a request.conflict, and one audit event exists', async () => {
     const tenant = newId('tenant');
     const key = newUlid();
     const first = await call(tenant, key, CREATE_RULE, ruleInput('keyed'));
@@ -55,7 +55,7 @@ describe.each(databaseKinds())('keyed AI mutations answer their recorded effect 
     expect(await auditEvents(tenant, 'audit.ai.routing_rule_created')).toBe(1);
     // Without the key the same request is a new one, and the domain refuses it.
     const unkeyed = await call(tenant, newUlid(), CREATE_RULE, ruleInput('keyed'));
-    expect(unkeyed.errors?.[0]?.extensions?.code).toBe('CONFLICT');
+    expect(unkeyed.errors?.[0]?.extensions?.code).toBe('request.conflict');
   });
 
   it('other arguments under a used key are refused with idempotency.key_reused, with no effect', async () => {

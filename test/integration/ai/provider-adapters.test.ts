@@ -2,7 +2,8 @@ import type http from 'node:http';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../platform/config/config.js';
+import { systemClock } from '../../../platform/clock.js';
+import { loadSystemConfig } from '../../../processes/config.js';
 import { localModerator, remoteModerator } from '../../../subgraphs/ai/moderation/moderator.js';
 import {
   createOpenAiModerationClassifier,
@@ -250,12 +251,12 @@ describe('providers from configuration', () => {
   it('adds azure-openai (AF), bedrock and on-prem (ON_PREM) when configured, on-prem without a key', async () => {
     const onPrem = await startFakeOpenAi();
     try {
-      const config = loadConfig({
+      const config = loadSystemConfig({
         AZURE_OPENAI_ENDPOINT: 'https://clinic-za.openai.azure.com',
         BEDROCK_REGION: 'eu-central-1',
         ONPREM_BASE_URL: onPrem.baseUrl,
       });
-      const secrets = cacheSecrets({ kind: 'file', read: async () => undefined }, { ttlMs: 1000, now: Date.now });
+      const secrets = cacheSecrets({ kind: 'file', read: async () => undefined }, { ttlMs: 1000, clock: systemClock });
       const registry = providersFromConfig(config, secrets);
       expect([...registry.providers.keys()].sort()).toEqual(['azure-openai', 'bedrock', 'mock', 'on-prem']);
       expect(registry.profiles.get('azure-openai')!.residencies).toEqual(['AF']);

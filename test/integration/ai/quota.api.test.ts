@@ -19,7 +19,7 @@ describe(`assist quota through the API (${redisUrl ? 'Redis' : 'in-memory store'
       redis = createRedis(redisUrl, silentLogger);
       await waitForRedis(redis);
     }
-    ai = await startAiHarness(process.env.DATABASE_URL ? 'postgres' : 'pglite', {}, { redis, now: () => FROZEN });
+    ai = await startAiHarness(process.env.DATABASE_URL ? 'postgres' : 'pglite', {}, { redis, clock: { now: () => FROZEN } });
   });
   afterAll(async () => {
     await ai?.close();
@@ -38,7 +38,7 @@ describe(`assist quota through the API (${redisUrl ? 'Redis' : 'in-memory store'
       Array.from({ length: 200 }, () => ai.gql<{ assist: { status: string } }>(ASSIST, triage, { tenantId })),
     );
     const completed = results.filter((r) => r.data?.assist?.status === 'completed');
-    const refused = results.filter((r) => r.errors?.[0]?.extensions?.code === 'QUOTA_EXCEEDED');
+    const refused = results.filter((r) => r.errors?.[0]?.extensions?.code === 'quota.exceeded');
     expect(completed.length).toBe(50);
     expect(refused.length).toBe(150);
     expect(refused[0].errors![0].extensions).toMatchObject({ limit: 'requests_per_minute', retryAfterSeconds: 30 });
@@ -58,7 +58,7 @@ describe('assist quota with Redis down', () => {
 
   beforeAll(async () => {
     redis = createRedis(`redis://127.0.0.1:${await closedPort()}`, silentLogger);
-    ai = await startAiHarness('pglite', { QUOTA_FALLBACK_RPM_PERCENT: '50' }, { redis, now: () => FROZEN });
+    ai = await startAiHarness('pglite', { QUOTA_FALLBACK_RPM_PERCENT: '50' }, { redis, clock: { now: () => FROZEN } });
   });
   afterAll(async () => {
     await ai?.close();
@@ -82,7 +82,7 @@ describe('assist quota with Redis down', () => {
       const result = await ai.gql<{ assist: { status: string } }>(ASSIST, triage, { tenantId });
       codes.push(result.data?.assist?.status ?? (result.errors![0].extensions!.code as string));
     }
-    expect(codes).toEqual(['completed', 'completed', 'completed', 'QUOTA_EXCEEDED']);
+    expect(codes).toEqual(['completed', 'completed', 'completed', 'quota.exceeded']);
   });
 
   it('keeps serving tenants without quota and reports the degradation on /v1/ai/health', async () => {

@@ -132,7 +132,7 @@ describe('quota with Redis down', () => {
     const service = createQuotaService({
       store: createRedisQuotaStore(redis),
       fallbackRpmPercent: 50,
-      now: () => NOW,
+      clock: { now: () => new Date(NOW) },
       logger: silentLogger,
     });
     const budgeted = service.reserve(tenant(), { enabled: true, requestsPerMinute: 100, tokensPerDay: 1000 }, 10);
@@ -142,7 +142,7 @@ describe('quota with Redis down', () => {
     const rateOnly = { enabled: true, requestsPerMinute: 4, tokensPerDay: 0 };
     await expect(service.reserve(t, rateOnly, 1)).resolves.toMatchObject({ mode: 'local_cap' });
     await expect(service.reserve(t, rateOnly, 1)).resolves.toMatchObject({ mode: 'local_cap' });
-    await expect(service.reserve(t, rateOnly, 1)).rejects.toMatchObject({ code: 'QUOTA_EXCEEDED' });
+    await expect(service.reserve(t, rateOnly, 1)).rejects.toMatchObject({ code: 'quota.exceeded' });
     await expect(service.health()).resolves.toMatchObject({ status: 'degraded', store: 'redis' });
   });
 });

@@ -6,7 +6,8 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { generateEd25519, mintToken, type DevKeyPair } from '../../../platform/auth/dev-keys.js';
 import { createTokenVerifier } from '../../../platform/auth/verifier.js';
-import { loadConfig, type Config } from '../../../platform/config/config.js';
+import { loadSystemConfig, type SystemConfig } from '../../../processes/config.js';
+import { newUlid } from '../../../platform/ids.js';
 import { createLogger } from '../../../platform/logger.js';
 import { seedBaseline } from '../../../subgraphs/ai/seed.js';
 import { startAiSubgraph, type AiDeps } from '../../../subgraphs/ai/server.js';
@@ -144,7 +145,7 @@ export const TENANT_B = 'ten_01JD0000000000000000000B00';
 export interface AiHarness {
   db: TestDatabase;
   url: string;
-  config: Config;
+  config: SystemConfig;
   services: AiServices;
   keys: DevKeyPair;
   logs: string[];
@@ -155,7 +156,8 @@ export interface AiHarness {
   gql<T = Record<string, unknown>>(
     query: string,
     variables?: Record<string, unknown>,
-    as?: { tenantId?: string; scope?: string; sub?: string },
+    /** `idempotencyKey` replaces the fresh key a mutation gets, to send a retry. */
+    as?: { tenantId?: string; scope?: string; sub?: string; idempotencyKey?: string },
   ): Promise<{
     status: number;
     data?: T;
@@ -176,7 +178,7 @@ export async function startAiHarness(
   overrides: Partial<Omit<AiDeps, 'config' | 'db' | 'verifier' | 'logger'>> = {},
 ): Promise<AiHarness> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'ai-it-'));
-  const config = loadConfig({ HOST: '127.0.0.1', DATA_DIR: dataDir, AI_CONFIG_CACHE_MS: '0', LOG_LEVEL: 'debug', ...env });
+  const config = loadSystemConfig({ HOST: '127.0.0.1', DATA_DIR: dataDir, AI_CONFIG_CACHE_MS: '0', LOG_LEVEL: 'debug', ...env });
   const db = await createTestDatabase(kind);
   const logs: string[] = [];
   const logger = createLogger({
@@ -216,6 +218,8 @@ export async function startAiHarness(
           'content-type': 'application/json',
           authorization: `Bearer ${await token(tenantId, as.scope, as.sub)}`,
           'x-tenant-id': tenantId,
+          // The subgraph's door refuses a mutation without a key, as the gateway's does.
+          ...(/^\s*mutation\b/.test(query) ? { 'idempotency-key': as.idempotencyKey ?? newUlid() } : {}),
         },
         body: JSON.stringify({ query, variables }),
       });

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../../platform/clock.js';
 import { newId } from '../../../platform/ids.js';
 import { silentLogger } from '../../../platform/logger.js';
 import type { EventEnvelope } from '../../../events/envelope.js';
-import { createCatalogEvents } from '../../../subgraphs/catalog/events.js';
+import { createCatalogEvents } from '../../../subgraphs/catalog/outbox-port.js';
 import { recordErasure } from '../../../subgraphs/catalog/gdpr/gdpr.repo.js';
 import {
   publishCourseVersion,
@@ -12,7 +13,7 @@ import {
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../../support/database.js';
 import { builtPayload, catalogProducer, consumedEnvelope } from './harness.js';
 
-const deps = { logger: silentLogger, gdprZeroingRetentionClasses: ['operational'] };
+const deps = { logger: silentLogger, gdprZeroingRetentionClasses: ['operational'], clock: systemClock };
 const events = createCatalogEvents(catalogProducer());
 /** Ids the two tenants of a comparison share (schemas require real ids). */
 const stable = new Map<string, string>();

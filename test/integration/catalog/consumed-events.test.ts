@@ -7,6 +7,8 @@ import {
   consumedEnvelope,
   CONSUMED_TRACEPARENT,
   draftPayload,
+  fixtureDraft,
+  fixtureEnvelope,
   registry,
   startCatalogHarness,
   TRACE_ID,
@@ -311,6 +313,25 @@ describe.each(stacks())('catalog consumers: $name', (stack) => {
     expect(await versionsOf(before.id)).toHaveLength(1);
   });
 
+  it('dead-letters data the database refuses (a NUL in the title: SQLSTATE 22P05) on its first delivery, stack relative', async () => {
+    const tenantId = newId('tenant');
+    const poisoned = consumedEnvelope(
+      'built',
+      builtPayload(tenantId, 'nul-title', '1.0.0', { title: { en: 'Hand\u0000hygiene' } }),
+    );
+    await h.send(poisoned);
+    await h.settled();
+    const [letter] = (await h.bus.readStream(h.deadLetterStream.stream)).filter(
+      (m) => m.headers['x-event-id'] === poisoned.eventId,
+    );
+    // Retrying cannot change what the database refuses: no redelivery was spent on it.
+    expect(letter.headers).toMatchObject({ 'x-retries': '0', 'x-deliveries': '1' });
+    expect(letter.headers['x-error']).toMatch(/22P05|Unicode/);
+    expect(letter.headers['x-stack']).toContain('(subgraphs/catalog/use-cases/publish-course-version.ts:');
+    expect(letter.headers['x-stack']).not.toContain(process.cwd());
+    expect(await h.db.prisma.course.count({ where: { tenantId } })).toBe(0);
+  });
+
   it('dead-letters an event whose payload names another tenant than its envelope, at once', async () => {
     const [tenantId, other] = [newId('tenant'), newId('tenant')];
     const deadBefore = h.stats().deadLettered;
@@ -318,5 +339,168 @@ describe.each(stacks())('catalog consumers: $name', (stack) => {
     await h.settled();
     expect(h.stats().deadLettered).toBe(deadBefore + 1);
     expect(await h.db.prisma.course.count({ where: { slug: 'mixup' } })).toBe(0);
+  });
+
+  // -------------------------------------------------------------- as spec-conformant producers send them
+
+  const deadLetterOf = async (eventId: string) =>
+    (await h.bus.readStream(h.deadLetterStream.stream)).find((m) => m.headers['x-event-id'] === eventId)?.headers;
+  const publishedOf = async (courseId: string) =>
+    (await outboxOf(courseId)).filter((e) => e.envelope.eventType === 'catalog.course_version.published');
+
+  it('fixtures carry exactly the payload fields the spec lists for each consumed event', () => {
+    const keys = (value: object) => Object.keys(value).sort();
+    // Spec, Consumed events: "Payload fields used".
+    const builtFields =
+      'courseDraftId tenantId slug title description defaultLocale authors taxonomy tags cover versionLabel durationMinutes locales moduleSummaries playPackage';
+    expect(keys(fixtureDraft('built').payload)).toEqual(builtFields.split(' ').sort());
+    expect(keys((fixtureDraft('built').payload as { playPackage: object }).playPackage)).toEqual([
+      'format',
+      'playPackageId',
+      'sha256',
+    ]);
+    const draft = fixtureDraft('draft').payload as { metadata: object };
+    expect(keys(draft)).toEqual(['courseDraftId', 'defaultLocale', 'metadata', 'slug', 'tenantId']);
+    expect(keys(draft.metadata)).toEqual(['authors', 'description', 'taxonomy', 'title']);
+    // The spec does not show the GDPR payload: the minimum HandleGdprRequest needs.
+    expect(keys(fixtureDraft('gdpr').payload)).toEqual(['requestId', 'requestType', 'subjectId', 'subjectType', 'tenantId']);
+    for (const kind of ['built', 'draft', 'gdpr'] as const) {
+      expect(Object.keys(fixtureDraft(kind)).filter((k) => ['eventId', 'schemaUri', 'occurredAt'].includes(k))).toEqual([]);
+    }
+  });
+
+  it('publishes a version from the spec-shaped built event (no publishedBy): the first author with role author published it', async () => {
+    const tenantId = newId('tenant');
+    const built = fixtureEnvelope('built', tenantId);
+    expect(built.payload).not.toHaveProperty('publishedBy');
+    await h.send(built);
+    await h.settled();
+    expect(await deadLetterOf(built.eventId)).toBeUndefined();
+    const course = await courseBySlug(tenantId, 'fixture-sepsis-recognition');
+    expect(course).toMatchObject({
+      title: { en: 'Recognising sepsis', de: 'Sepsis erkennen' },
+      tags: ['sepsis', 'acute-care'],
+      cover: { assetId: 'med_01JDFXTR0000000000000000M1' },
+      latestVersionLabel: '1.0.0',
+    });
+    const [version] = await versionsOf(course.id);
+    // The first author is a reviewer; the author is the second.
+    expect(version).toMatchObject({ versionLabel: '1.0.0', publishedBy: 'usr_01JDFXTR0000000000000000A2', becameLatest: true });
+    const [published] = await publishedOf(course.id);
+    expect(published.envelope.payload).toMatchObject({ publishedBy: 'usr_01JDFXTR0000000000000000A2', locales: ['en', 'de'] });
+    registry.validate('catalog.course_version.published', 1, published.envelope.payload, 'produce');
+  });
+
+  it('handles the spec-shaped draft and GDPR request events end to end', async () => {
+    const tenantId = newId('tenant');
+    const draft = fixtureEnvelope('draft', tenantId);
+    await h.send(draft);
+    await h.settled();
+    const course = await courseBySlug(tenantId, 'fixture-hand-hygiene');
+    expect(course).toMatchObject({
+      title: { en: 'Hand hygiene in practice', fr: "L'hygiène des mains en pratique" },
+      authors: [{ userId: 'usr_01JDFXTR0000000000000000A3', role: 'author', displayName: 'Grace Mensah' }],
+      sourceDraftId: 'drf_01JDFXTR0000000000000000D1',
+    });
+    expect(await versionsOf(course.id)).toEqual([]);
+    const erasure = fixtureEnvelope('gdpr', tenantId);
+    await h.send(erasure);
+    await h.settled();
+    expect((await courseBySlug(tenantId, 'fixture-hand-hygiene')).authors).toEqual([
+      { userId: `usr_${'0'.repeat(26)}`, role: 'author', displayName: '[redacted]' },
+    ]);
+    const updates = (await outboxOf(course.id)).filter((e) => e.envelope.causationId === erasure.eventId);
+    expect(updates.map((e) => (e.envelope.payload as { changedFields: string[] }).changedFields)).toEqual([['authors']]);
+  });
+
+  it('takes publishedBy from a user actor, and dead-letters at once a built event that names no publisher', async () => {
+    const tenantId = newId('tenant');
+    const actorUser = newId('user');
+    const byActor = consumedEnvelope('built', builtPayload(tenantId, 'by-actor', '1.0.0', { publishedBy: undefined }));
+    byActor.actor = { type: 'user', id: actorUser };
+    const nobody = consumedEnvelope(
+      'built',
+      builtPayload(tenantId, 'by-nobody', '1.0.0', {
+        publishedBy: undefined,
+        authors: [{ userId: newId('user'), role: 'reviewer', displayName: 'R' }],
+      }),
+    );
+    await h.send(byActor);
+    await h.send(nobody);
+    await h.settled();
+    const [version] = await versionsOf((await courseBySlug(tenantId, 'by-actor')).id);
+    expect(version.publishedBy).toBe(actorUser);
+    expect(await deadLetterOf(nobody.eventId)).toMatchObject({
+      'x-deliveries': '1',
+      'x-error': expect.stringMatching(
+        /names no publisher: no publishedBy, the actor is not a user \(usr_\) and no author has role "author"/,
+      ),
+    });
+    expect(await h.db.prisma.course.count({ where: { tenantId, slug: 'by-nobody' } })).toBe(0);
+  });
+
+  it('reads envelope metadata tolerantly: schemaUri with or without digest, another digest counted, only used members required', async () => {
+    const tenantId = newId('tenant');
+    const noDigest = consumedEnvelope('built', builtPayload(tenantId, 'no-digest', '1.0.0'));
+    noDigest.schemaUri = 'schemas://content/play_package/built/v1';
+    const otherDigest = consumedEnvelope('built', builtPayload(tenantId, 'other-digest', '1.0.0'));
+    otherDigest.schemaUri = `schemas://content/play_package/built/v1#sha256-${'f'.repeat(64)}`;
+    const full = consumedEnvelope('built', builtPayload(tenantId, 'bare', '1.0.0'));
+    // Only what the handlers use: id, type, version, tenant, occurredAt, payload.
+    const bare = Object.fromEntries(
+      Object.entries(full).filter(([k]) =>
+        ['eventId', 'eventType', 'eventVersion', 'tenantId', 'occurredAt', 'payload'].includes(k),
+      ),
+    ) as unknown as typeof full;
+    const mismatchesBefore = h.handles.reduce((sum, c) => sum + c.stats().schemaDigestMismatches, 0);
+    for (const envelope of [noDigest, otherDigest, bare]) await h.send(envelope);
+    await h.settled();
+    for (const [slug, envelope] of [
+      ['no-digest', noDigest],
+      ['other-digest', otherDigest],
+      ['bare', bare],
+    ] as const) {
+      expect(await deadLetterOf(envelope.eventId), slug).toBeUndefined();
+      expect(await versionsOf((await courseBySlug(tenantId, slug)).id), slug).toHaveLength(1);
+    }
+    expect(h.handles.reduce((sum, c) => sum + c.stats().schemaDigestMismatches, 0)).toBe(mismatchesBefore + 1);
+    // Emitted events of a consumed event without a correlationId start their own correlation.
+    const [published] = await publishedOf((await courseBySlug(tenantId, 'bare')).id);
+    expect(published.envelope).toMatchObject({ correlationId: bare.eventId, causationId: bare.eventId });
+  });
+
+  it('dead-letters a schemaUri that names another event or version', async () => {
+    const tenantId = newId('tenant');
+    const wrong = consumedEnvelope('built', builtPayload(tenantId, 'wrong-schema', '1.0.0'));
+    wrong.schemaUri = 'schemas://content/play_package/built/v2';
+    await h.send(wrong);
+    await h.settled();
+    expect((await deadLetterOf(wrong.eventId))?.['x-error']).toMatch(
+      /schemaUri names schemas:\/\/content\/play_package\/built\/v2/,
+    );
+  });
+
+  it('dead-letters locale codes the admin rule refuses (CR/LF, in any locale field) at once, storing nothing', async () => {
+    const tenantId = newId('tenant');
+    const evil = 'en\r\nX-Injected: 1';
+    const module = (title: Record<string, string>) => [
+      { id: 'm1', title, lessonCount: 1, durationMinutes: 5, hasAssessments: false },
+    ];
+    const cases = [
+      consumedEnvelope('built', builtPayload(tenantId, 'bad-default', '1.0.0', { defaultLocale: evil, title: { [evil]: 'T' } })),
+      consumedEnvelope('built', builtPayload(tenantId, 'bad-title', '1.0.0', { title: { en: 'T', [evil]: 'T' } })),
+      consumedEnvelope('built', builtPayload(tenantId, 'bad-locales', '1.0.0', { locales: ['en', evil] })),
+      consumedEnvelope('built', builtPayload(tenantId, 'bad-changelog', '1.0.0', { changelog: { [evil]: 'c' } })),
+      consumedEnvelope('built', builtPayload(tenantId, 'bad-module', '1.0.0', { moduleSummaries: module({ [evil]: 'M' }) })),
+      consumedEnvelope('draft', draftPayload(tenantId, 'bad-draft', { description: { [evil]: 'D' } })),
+    ];
+    for (const envelope of cases) await h.send(envelope);
+    await h.settled();
+    for (const envelope of cases) {
+      const letter = await deadLetterOf(envelope.eventId);
+      expect(letter, String(envelope.payload.slug)).toMatchObject({ 'x-deliveries': '1' });
+      expect(letter?.['x-error']).toMatch(/which is not a BCP-47 locale code/);
+    }
+    expect(await h.db.prisma.course.count({ where: { tenantId } })).toBe(0);
   });
 });

@@ -1,16 +1,22 @@
-import { loadConfig, type Config } from '../../../platform/config/config.js';
-import { newId } from '../../../platform/ids.js';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadSystemConfig, type SystemConfig } from '../../../processes/config.js';
+import { newId, newUlid } from '../../../platform/ids.js';
 import { silentLogger } from '../../../platform/logger.js';
 import type { EventBus } from '../../../events/bus/event-bus.js';
-import { systemClock } from '../../../events/clock.js';
-import { startConsumer, type ConsumerHandle, type ConsumerSpec } from '../../../events/consumer-runner.js';
-import type { DlqLocation } from '../../../events/dlq.js';
-import { buildEnvelope, type EventEnvelope } from '../../../events/envelope.js';
+import { systemClock } from '../../../platform/clock.js';
+import { startConsumer } from '../../../events/consumer-runner.js';
+import type { ConsumerHandle, ConsumerSpec } from '../../../events/consumer-spec.js';
+import type { DeadLetterLocation } from '../../../events/dead-letters.js';
+import { buildEnvelope, type ConsumedEnvelope, type EventEnvelope } from '../../../events/envelope.js';
 import { createEventProducer, type EventProducer } from '../../../events/outbox.js';
+import { completeEnvelope, type EnvelopeDraft } from '../../../events/publish.logic.js';
 import { loadSchemaRegistry, type SchemaRegistry } from '../../../events/schemas/registry.js';
-import { dlqSubjectPrefix, ensureStreams, streamSpecs, type StreamOptions } from '../../../events/streams.js';
+import { deadLetterSubjectPrefix, ensureStreams, streamSpecs, type StreamOptions } from '../../../events/streams.js';
 import { catalogConsumers } from '../../../subgraphs/catalog/consumers.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
+import { eventually } from '../../support/eventually.js';
 import { streamEnv, uniqueToken, type Stack } from '../events/helpers.js';
 
 export const registry: SchemaRegistry = loadSchemaRegistry();
@@ -44,6 +50,30 @@ export function consumedEnvelope(
       dataResidency: 'EU',
       occurredAt: options.occurredAt,
     },
+  );
+}
+
+const FIXTURES = fileURLToPath(new URL('../../fixtures/consumed-events/', import.meta.url));
+const FIXTURE_FILES: Record<ConsumedKind, string> = {
+  built: 'content.play_package.built.v1.json',
+  draft: 'authoring.course_draft.published.v1.json',
+  gdpr: 'gdpr.subject_request.received.v1.json',
+};
+
+/** A consumed-event fixture file (test/fixtures/consumed-events) as written: an envelope draft. */
+export function fixtureDraft(kind: ConsumedKind): EnvelopeDraft {
+  return JSON.parse(fs.readFileSync(path.join(FIXTURES, FIXTURE_FILES[kind]), 'utf8')) as EnvelopeDraft;
+}
+
+/**
+ * A fixture completed as `npm run events:publish` completes it, moved to `tenantId` (envelope and
+ * payload) so tests sharing a database do not meet.
+ */
+export function fixtureEnvelope(kind: ConsumedKind, tenantId: string): EventEnvelope {
+  const draft = fixtureDraft(kind);
+  return completeEnvelope(
+    { ...draft, tenantId, payload: { ...draft.payload, tenantId } },
+    { registry, now: new Date(), newId: () => newUlid(), source: { service: 'test', instance: 'i-1', commit: 'test' } },
   );
 }
 
@@ -93,20 +123,15 @@ export function catalogProducer(): EventProducer {
   });
 }
 
-export async function waitFor(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
-  // Polls a condition on what happened; the timeout only turns a hang into a failure.
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 export interface HarnessOptions {
   /** Consumers per durable: more than one processes messages of one consumer concurrently. */
   replicas?: number;
+  /** Ack wait of every consumer (default: the configuration's 30 s). */
+  ackWaitMs?: number;
+  /** Start no consumer until `startConsumers()` is called (to arrange what other processes hold first). */
+  deferConsumers?: boolean;
   /** Runs before the catalog's handler (per event, also in a batch); throwing makes the delivery fail (a broken dependency). */
-  intercept?: (envelope: EventEnvelope) => void;
+  intercept?: (envelope: ConsumedEnvelope) => void;
 }
 
 /**
@@ -117,10 +142,13 @@ export async function startCatalogHarness(stack: Stack, options: HarnessOptions 
   const db: TestDatabase = await createTestDatabase(stack.db);
   const bus: EventBus = await stack.bus.open();
   const token = uniqueToken();
-  const config: Config = loadConfig(streamEnv(token));
+  const config: SystemConfig = loadSystemConfig(streamEnv(token));
   const streams: StreamOptions = { subjectPrefix: `${stack.subjectPrefix}p${token}.`, storage: 'memory' };
   await ensureStreams(bus, config, streams);
-  const dlq: DlqLocation = { stream: config.events.dlqStream, subjectPrefix: dlqSubjectPrefix(config.events, streams) };
+  const deadLetterStream: DeadLetterLocation = {
+    stream: config.events.dlqStream,
+    subjectPrefix: deadLetterSubjectPrefix(config.events, streams),
+  };
   const producer = catalogProducer();
   const specs = catalogConsumers({
     events: config.events,
@@ -128,37 +156,40 @@ export async function startCatalogHarness(stack: Stack, options: HarnessOptions 
     subjectPrefix: streams.subjectPrefix,
   });
   const handles: ConsumerHandle[] = [];
-  for (const spec of specs) {
-    const handle: ConsumerSpec['handle'] = async (tx, envelope, ctx) => {
-      options.intercept?.(envelope);
-      await spec.handle(tx, envelope, ctx);
-    };
-    // A batch holding a failing event fails whole; the runner then finds it one event at a time.
-    const handleBatch: ConsumerSpec['handleBatch'] =
-      spec.handleBatch &&
-      (async (tx, batch, logger) => {
-        for (const { envelope } of batch) options.intercept?.(envelope);
-        await spec.handleBatch!(tx, batch, logger);
-      });
-    for (let i = 0; i < (options.replicas ?? 1); i++) {
-      handles.push(
-        await startConsumer({
-          ...spec,
-          handle,
-          handleBatch,
-          bus,
-          db: db.prisma,
-          logger: silentLogger,
-          registry,
-          producer,
-          maxDeliver: spec.maxDeliver!,
-          ackWaitMs: spec.ackWaitMs!,
-          nakDelayMs: () => 20,
-          dlq,
-        }),
-      );
+  const startConsumers = async () => {
+    for (const spec of specs) {
+      const handle: ConsumerSpec['handle'] = async (tx, envelope, ctx) => {
+        options.intercept?.(envelope);
+        await spec.handle(tx, envelope, ctx);
+      };
+      // A batch holding a failing event fails whole; the runner then finds it one event at a time.
+      const handleBatch: ConsumerSpec['handleBatch'] =
+        spec.handleBatch &&
+        (async (tx, batch, logger) => {
+          for (const { envelope } of batch) options.intercept?.(envelope);
+          await spec.handleBatch!(tx, batch, logger);
+        });
+      for (let i = 0; i < (options.replicas ?? 1); i++) {
+        handles.push(
+          await startConsumer({
+            ...spec,
+            handle,
+            handleBatch,
+            bus,
+            db: db.prisma,
+            logger: silentLogger,
+            registry,
+            producer,
+            maxDeliver: spec.maxDeliver!,
+            ackWaitMs: options.ackWaitMs ?? spec.ackWaitMs!,
+            nakDelayMs: () => 20,
+            deadLetterStream,
+          }),
+        );
+      }
     }
-  }
+  };
+  if (!options.deferConsumers) await startConsumers();
   let sent = 0;
   let msgSeq = 0;
   const outcomes = () => handles.reduce((sum, h) => sum + h.stats().processed + h.stats().duplicates + h.stats().deadLettered, 0);
@@ -168,9 +199,10 @@ export async function startCatalogHarness(stack: Stack, options: HarnessOptions 
     bus,
     config,
     streams,
-    dlq,
+    deadLetterStream,
     specs,
     handles,
+    startConsumers,
     stats: () =>
       handles.reduce(
         (sum, h) => {
@@ -198,7 +230,7 @@ export async function startCatalogHarness(stack: Stack, options: HarnessOptions 
       sent += count;
     },
     /** Every message sent so far has a verdict: processed, duplicate or dead-lettered. */
-    settled: () => waitFor(() => outcomes() >= sent, `${sent} message outcomes`),
+    settled: () => eventually(() => outcomes() >= sent, `${sent} message outcomes`, { intervalMs: 10 }),
     async stop() {
       for (const handle of handles) await handle.stop();
       for (const spec of streamSpecs(config.events, streams)) await bus.deleteStream(spec.name).catch(() => undefined);

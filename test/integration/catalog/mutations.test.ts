@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateEd25519, mintToken, type DevKeyPair } from '../../../platform/auth/dev-keys.js';
 import { createTokenVerifier } from '../../../platform/auth/verifier.js';
-import { loadConfig } from '../../../platform/config/config.js';
+import { loadSystemConfig } from '../../../processes/config.js';
 import type { RunningServer } from '../../../platform/graphql/subgraph-server.js';
 import { newId, newUlid } from '../../../platform/ids.js';
 import { silentLogger } from '../../../platform/logger.js';
+import { systemClock } from '../../../platform/clock.js';
 import type { EventEnvelope } from '../../../events/envelope.js';
 import type { EnrollmentCounter } from '../../../subgraphs/catalog/enrollment-counter.js';
-import { createCatalogEvents } from '../../../subgraphs/catalog/events.js';
+import { createCatalogEvents } from '../../../subgraphs/catalog/outbox-port.js';
 import { startCatalogSubgraph } from '../../../subgraphs/catalog/server.js';
 import { publishCourseVersion } from '../../../subgraphs/catalog/use-cases/publish-course-version.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../../support/database.js';
@@ -47,7 +48,7 @@ describe.each(databaseKinds())('catalog mutations over HTTP on %s', (kind) => {
     });
     server = await startCatalogSubgraph(
       {
-        config: { ...loadConfig({}), host: '127.0.0.1' },
+        config: { ...loadSystemConfig({}), host: '127.0.0.1' },
         db: db.prisma,
         verifier,
         logger: silentLogger,
@@ -76,7 +77,10 @@ describe.each(databaseKinds())('catalog mutations over HTTP on %s', (kind) => {
         'x-tenant-id': tenantId,
         traceparent: TRACEPARENT,
         ...(options.ifMatch !== undefined ? { 'if-match': options.ifMatch } : {}),
-        ...(options.idempotencyKey !== undefined ? { 'idempotency-key': options.idempotencyKey } : {}),
+        // The subgraph's door refuses a mutation without a key, as the gateway's does.
+        ...(options.idempotencyKey !== undefined || /^\s*mutation\b/.test(query)
+          ? { 'idempotency-key': options.idempotencyKey ?? newUlid() }
+          : {}),
       },
       body: JSON.stringify({ query, variables }),
     });
@@ -93,6 +97,7 @@ describe.each(databaseKinds())('catalog mutations over HTTP on %s', (kind) => {
         events: events.forRequest(tx, { correlationId: envelope.correlationId }),
         logger: silentLogger,
         gdprZeroingRetentionClasses: ['operational'],
+        clock: systemClock,
       }),
     );
     const course = await db.prisma.course.findUniqueOrThrow({ where: { id: version!.courseId } });
@@ -115,9 +120,9 @@ describe.each(databaseKinds())('catalog mutations over HTTP on %s', (kind) => {
       const { course } = await seedCourse('if-match');
       const mark = await lastOutboxId();
       const missing = await gql(UPDATE, { courseId: course.id, input: { tags: ['a'] } });
-      expect(errorOf(missing)).toMatchObject({ code: 'PRECONDITION_REQUIRED', status: 428 });
+      expect(errorOf(missing)).toMatchObject({ code: 'request.precondition_required', status: 428 });
       const stale = await gql(UPDATE, { courseId: course.id, input: { tags: ['a'] } }, { ifMatch: '"0000"' });
-      expect(errorOf(stale)).toMatchObject({ code: 'PRECONDITION_FAILED', status: 412 });
+      expect(errorOf(stale)).toMatchObject({ code: 'request.precondition_failed', status: 412 });
       expect(await db.prisma.course.findUniqueOrThrow({ where: { id: course.id } })).toMatchObject({
         tags: [],
         etag: course.etag,
@@ -168,7 +173,7 @@ describe.each(databaseKinds())('catalog mutations over HTTP on %s', (kind) => {
 
       // The etag that was read before the update is stale now; the unquoted new one matches.
       expect(errorOf(await gql(UPDATE, { courseId: course.id, input: { tags: ['x'] } }, { ifMatch: course.etag }))).toMatchObject(
-        { code: 'PRECONDITION_FAILED' },
+        { code: 'request.precondition_failed' },
       );
       const unchanged = await gql(
         UPDATE,
@@ -250,7 +255,7 @@ describe.each(databaseKinds())('catalog mutations over HTTP on %s', (kind) => {
           await gql(UPDATE, { courseId: course.id, input: { tags: ['x'] } }, { ifMatch: course.etag, tenantId: otherTenant }),
         ),
       ).toMatchObject({
-        code: 'NOT_FOUND',
+        code: 'request.not_found',
         status: 404,
       });
       expect(
@@ -295,7 +300,7 @@ describe.each(databaseKinds())('catalog mutations over HTTP on %s', (kind) => {
       ]);
     });
 
-    it('archives once, then refuses edits of the archived course with ILLEGAL_TRANSITION', async () => {
+    it('archives once, then refuses edits of the archived course with lifecycle.illegal_transition', async () => {
       const { course } = await seedCourse('archived');
       const mark = await lastOutboxId();
       expect((await gql(ARCHIVE, { id: course.id, reason: 'retired guideline' })).data).toEqual({
@@ -303,11 +308,11 @@ describe.each(databaseKinds())('catalog mutations over HTTP on %s', (kind) => {
       });
       expect((await gql(ARCHIVE, { id: course.id, reason: 'again' })).data).toEqual({ archiveCourse: { state: 'archived' } });
       expect(errorOf(await gql(VISIBILITY, { id: course.id, to: 'marketplace', reason: 'x' }))).toMatchObject({
-        code: 'ILLEGAL_TRANSITION',
+        code: 'lifecycle.illegal_transition',
         status: 409,
       });
       expect(errorOf(await gql(UPDATE, { courseId: course.id, input: { tags: ['x'] } }, { ifMatch: course.etag }))).toMatchObject(
-        { code: 'ILLEGAL_TRANSITION', status: 409 },
+        { code: 'lifecycle.illegal_transition', status: 409 },
       );
       const events = await eventsAfter(course.id, mark);
       expect(events.map((e) => [e.envelope.eventType, e.envelope.payload])).toEqual([
@@ -339,7 +344,7 @@ describe.each(databaseKinds())('catalog mutations over HTTP on %s', (kind) => {
       });
       enrollments.next = undefined;
       expect(errorOf(await gql(DEPRECATE, { id: version.id, reason: 'x' }))).toMatchObject({
-        code: 'ILLEGAL_TRANSITION',
+        code: 'lifecycle.illegal_transition',
         status: 409,
       });
       expect((await gql(WITHDRAW, { id: version.id, reason: 'again' })).data).toEqual({
@@ -368,15 +373,15 @@ describe.each(databaseKinds())('catalog mutations over HTTP on %s', (kind) => {
       }
     });
 
-    it('refuses a withdrawal without a reason as BAD_USER_INPUT, and versions of other tenants as NOT_FOUND', async () => {
+    it('refuses a withdrawal without a reason as BAD_USER_INPUT, and versions of other tenants as request.not_found', async () => {
       const { version } = await seedCourse('no-reason');
       expect(errorOf(await gql(WITHDRAW, { id: version.id, reason: '' }))).toMatchObject({ code: 'BAD_USER_INPUT' });
       expect(errorOf(await gql(WITHDRAW, { id: version.id, reason: null }))).toMatchObject({ code: 'BAD_USER_INPUT' });
       expect(errorOf(await gql(WITHDRAW, { id: version.id, reason: 'x' }, { tenantId: otherTenant }))).toMatchObject({
-        code: 'NOT_FOUND',
+        code: 'request.not_found',
       });
       expect(errorOf(await gql(DEPRECATE, { id: version.id, reason: 'x' }, { tenantId: otherTenant }))).toMatchObject({
-        code: 'NOT_FOUND',
+        code: 'request.not_found',
       });
       expect((await db.prisma.courseVersion.findUniqueOrThrow({ where: { id: version.id } })).state).toBe('published');
     });
@@ -430,7 +435,7 @@ describe.each(databaseKinds())('catalog mutations over HTTP on %s', (kind) => {
       expect(
         errorOf(await gql(PUBLISH, { input: { namespace: 'clinical', expectedVersion: 1, diff: { removed: ['heart'] } } })),
       ).toMatchObject({
-        code: 'CONFLICT',
+        code: 'request.conflict',
         status: 409,
       });
       expect(errorOf(await gql(PUBLISH, { input: { namespace: 'clinical', diff: { removed: ['nowhere'] } } }))).toMatchObject({
@@ -452,7 +457,7 @@ describe.each(databaseKinds())('catalog mutations over HTTP on %s', (kind) => {
     });
   });
 
-  it('answers SERVICE_UNAVAILABLE for a DLQ replay when no bus is wired, after checking the filter', async () => {
+  it('answers service.unavailable for a DLQ replay when no bus is wired, after checking the filter', async () => {
     const REPLAY = 'mutation($filter: DeadLetterFilterInput!) { replayDeadLetters(filter: $filter) { matched replayed } }';
     expect(errorOf(await gql(REPLAY, { filter: { maxCount: 5000 } }))).toMatchObject({
       code: 'BAD_USER_INPUT',
@@ -462,7 +467,7 @@ describe.each(databaseKinds())('catalog mutations over HTTP on %s', (kind) => {
       code: 'BAD_USER_INPUT',
       field: 'filter.subject',
     });
-    expect(errorOf(await gql(REPLAY, { filter: {} }))).toMatchObject({ code: 'SERVICE_UNAVAILABLE', status: 503 });
+    expect(errorOf(await gql(REPLAY, { filter: {} }))).toMatchObject({ code: 'service.unavailable', status: 503 });
     expect(errorOf(await gql(REPLAY, { filter: {} }, { scope: 'catalog.read' }))).toMatchObject({ code: 'authz.scope_missing' });
   });
 });

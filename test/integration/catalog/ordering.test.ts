@@ -1,16 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../platform/ids.js';
+import { systemClock } from '../../../platform/clock.js';
 import { silentLogger } from '../../../platform/logger.js';
-import { listDeadLetters } from '../../../events/dlq.js';
+import { listDeadLetters } from '../../../events/dead-letters.js';
+import { permanentFailure } from '../../../events/verdict.logic.js';
 import type { EventEnvelope } from '../../../events/envelope.js';
 import { compareVersions, parseVersionLabel } from '../../../subgraphs/catalog/course-version/semver.logic.js';
 import { validateDeadLetterFilter } from '../../../subgraphs/catalog/dead-letters/dead-letter.logic.js';
 import { replayTenantDeadLetters } from '../../../subgraphs/catalog/dead-letters/tenant-dead-letters.js';
-import { createCatalogEvents } from '../../../subgraphs/catalog/events.js';
+import { createCatalogEvents } from '../../../subgraphs/catalog/outbox-port.js';
 import { publishCourseVersion } from '../../../subgraphs/catalog/use-cases/publish-course-version.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../../support/database.js';
 import { realService } from '../../support/services.js';
-import { deferred, stacks } from '../events/helpers.js';
+import { deferred, recorder, stacks } from '../events/helpers.js';
 import { builtPayload, catalogProducer, consumedEnvelope, startCatalogHarness, type CatalogHarness } from './harness.js';
 
 realService('DATABASE_URL');
@@ -56,6 +58,7 @@ function publisher(db: () => TestDatabase) {
           events: events.forRequest(tx, { correlationId: envelope.correlationId }),
           logger: silentLogger,
           gdprZeroingRetentionClasses: ['operational'],
+          clock: systemClock,
         }),
       { timeout: 30_000, maxWait: 30_000 },
     );
@@ -118,9 +121,9 @@ describe.each(stacks())('per-course order: $name', (stack) => {
       expect((await publishOrder(h.db.prisma, course.id)).versions.map((v) => v.versionLabel)).toEqual(['1.0.0', '1.2.0']);
 
       failing = new Set();
-      const dry = await replayTenantDeadLetters(h.bus, h.dlq, tenantId, validateDeadLetterFilter({ dryRun: true }));
+      const dry = await replayTenantDeadLetters(h.bus, h.deadLetterStream, tenantId, validateDeadLetterFilter({ dryRun: true }));
       expect(dry).toMatchObject({ matched: 1, replayed: 0, dryRun: true, letters: [{ eventId: stuck.eventId, retries: 5 }] });
-      const replay = await replayTenantDeadLetters(h.bus, h.dlq, tenantId, validateDeadLetterFilter({}));
+      const replay = await replayTenantDeadLetters(h.bus, h.deadLetterStream, tenantId, validateDeadLetterFilter({}));
       expect(replay).toMatchObject({ matched: 1, replayed: 1 });
       h.expectMore(1);
       await h.settled();
@@ -134,14 +137,90 @@ describe.each(stacks())('per-course order: $name', (stack) => {
       expectOrdered(order, 3);
       expect(await h.db.prisma.inboxEvent.count({ where: { eventId: stuck.eventId } })).toBe(1);
       // Replayed once: nothing of this tenant is left, and the other tenant's letter was not touched.
-      expect(await replayTenantDeadLetters(h.bus, h.dlq, tenantId, validateDeadLetterFilter({}))).toMatchObject({
+      expect(await replayTenantDeadLetters(h.bus, h.deadLetterStream, tenantId, validateDeadLetterFilter({}))).toMatchObject({
         matched: 0,
         replayed: 0,
       });
-      expect((await listDeadLetters(h.bus, h.dlq, { eventIds: [foreign.eventId] })).map((l) => l.eventId)).toEqual([
+      expect((await listDeadLetters(h.bus, h.deadLetterStream, { eventIds: [foreign.eventId] })).map((l) => l.eventId)).toEqual([
         foreign.eventId,
       ]);
     });
+  });
+});
+
+describe.each(stacks())('producer order after a worker dies with messages in hand: $name', (stack) => {
+  let h: CatalogHarness;
+  // Short, so the dead worker's messages come back quickly; on JetStream long enough for pulls.
+  const ackWaitMs = stack.bus.name === 'jetstream' ? 2_000 : 500;
+  const poisoned = new Set<string>();
+  beforeAll(async () => {
+    h = await startCatalogHarness(stack, {
+      deferConsumers: true,
+      ackWaitMs,
+      replicas: 2,
+      intercept: (envelope) => {
+        if (poisoned.has(envelope.eventId)) throw permanentFailure('the package store refuses this package');
+      },
+    });
+  });
+
+  /** Sends `events`, of which a dying worker first takes (and never settles) the first `dead`. */
+  async function afterACrash(events: EventEnvelope[], dead: number) {
+    const built = h.specs.find((spec) => spec.eventType === 'content.play_package.built')!;
+    const taken = recorder<number>();
+    const dying = await h.bus.consume(
+      {
+        stream: built.stream,
+        durable: built.durable,
+        filterSubject: built.subject,
+        ackWaitMs,
+        maxDeliver: built.maxDeliver!,
+        concurrency: 10,
+      },
+      async (m) => taken.push(m.seq),
+    );
+    for (const event of events.slice(0, dead)) await h.send(event);
+    await taken.until((items) => items.length === dead, "the dead worker's messages");
+    await dying.stop();
+    // The rest arrive at the survivors at once; the dead worker's only after their ack wait.
+    for (const event of events.slice(dead)) await h.send(event);
+  }
+  afterAll(async () => h?.stop());
+
+  it("applies a course's versions in the stream order of its built events: later ones wait for the dead worker's", async () => {
+    const tenantId = newId('tenant');
+    const labels = ['1.0.0', '1.1.0', '1.2.0', '1.3.0', '1.4.0', '1.5.0'];
+    const crash = labels.map((label, i) =>
+      consumedEnvelope('built', builtPayload(tenantId, 'crash', label, { playPackage: pkg(i) })),
+    );
+    // A second course whose first version, in the dead worker's hands, ends in the DLQ.
+    const poison = ['2.0.0', '2.1.0', '2.2.0'].map((label, i) =>
+      consumedEnvelope('built', builtPayload(tenantId, 'poisoned', label, { playPackage: pkg(20 + i) })),
+    );
+    poisoned.add(poison[0].eventId);
+    const unrelated = consumedEnvelope('built', builtPayload(tenantId, 'unrelated', '1.0.0', { playPackage: pkg(9) }));
+
+    await afterACrash([...crash.slice(0, 3), poison[0], ...crash.slice(3), ...poison.slice(1), unrelated], 4);
+    await h.startConsumers();
+    await h.settled();
+
+    const course = await h.db.prisma.course.findUniqueOrThrow({ where: { tenantId_slug: { tenantId, slug: 'crash' } } });
+    const order = await publishOrder(h.db.prisma, course.id);
+    expect(order.versions.map((v) => v.versionLabel)).toEqual(labels);
+    expect(order.events.map((e) => e.payload.versionLabel)).toEqual(labels);
+    expectOrdered(order, labels.length);
+    // The dead letter released the hold on the versions after it (a replay of it later is out of
+    // order by nature; becameLatest is decided by label, so it stays right).
+    expect(h.stats().deadLettered).toBe(1);
+    const afterPoison = await h.db.prisma.course.findUniqueOrThrow({ where: { tenantId_slug: { tenantId, slug: 'poisoned' } } });
+    expect((await publishOrder(h.db.prisma, afterPoison.id)).versions.map((v) => v.versionLabel)).toEqual(['2.1.0', '2.2.0']);
+    expect(h.handles.reduce((sum, c) => sum + c.stats().heldPastLimit, 0)).toBe(0);
+    // Another course does not wait for this one.
+    const [first] = order.versions;
+    const other = await h.db.prisma.courseVersion.findFirstOrThrow({
+      where: { tenantId, versionLabel: '1.0.0', NOT: { courseId: course.id } },
+    });
+    expect(other.createdAt.getTime()).toBeLessThan(first.createdAt.getTime());
   });
 });
 

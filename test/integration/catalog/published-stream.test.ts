@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../platform/config/config.js';
+import { loadSystemConfig } from '../../../processes/config.js';
+import { systemClock } from '../../../platform/clock.js';
 import { newId } from '../../../platform/ids.js';
 import { silentLogger } from '../../../platform/logger.js';
 import { createInProcessBus } from '../../../events/bus/in-process-bus.js';
 import type { EventEnvelope } from '../../../events/envelope.js';
 import { createOutboxRelay } from '../../../events/outbox-relay.js';
 import { ensureStreams } from '../../../events/streams.js';
-import { createCatalogEvents } from '../../../subgraphs/catalog/events.js';
+import { createCatalogEvents } from '../../../subgraphs/catalog/outbox-port.js';
 import { publishCourseVersion } from '../../../subgraphs/catalog/use-cases/publish-course-version.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../../support/database.js';
 import { realService } from '../../support/services.js';
@@ -22,7 +23,7 @@ realService('DATABASE_URL');
  */
 describe.each(databaseKinds())('catalog events on the CATALOG stream, database %s', (kind) => {
   let db: TestDatabase;
-  const config = loadConfig({});
+  const config = loadSystemConfig({});
   const bus = createInProcessBus();
   beforeAll(async () => {
     db = await createTestDatabase(kind);
@@ -48,6 +49,7 @@ describe.each(databaseKinds())('catalog events on the CATALOG stream, database %
           events: events.forRequest(tx, { correlationId: envelope.correlationId }),
           logger: silentLogger,
           gdprZeroingRetentionClasses: ['operational'],
+          clock: systemClock,
         }),
       );
     }

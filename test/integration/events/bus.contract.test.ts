@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BusMessage, DurableConsumerSpec, EventBus, MaxDeliveriesAdvisory } from '../../../events/bus/event-bus.js';
+import { eventually } from '../../support/eventually.js';
 import { busFactories, bytes, deferred, recorder, text, uniqueToken } from './helpers.js';
 
 interface Seen {
@@ -245,26 +246,32 @@ describe.each(busFactories())('EventBus contract: $name', (factory) => {
     for (const concurrency of [undefined, 3]) {
       const { prefix, consumer } = await fixture(concurrency ? { concurrency } : {});
       for (const i of [1, 2, 3, 4, 5, 6]) await bus.publish(`${prefix}.x`, bytes(`m${i}`));
+      const slots = concurrency ?? 1;
       let running = 0;
       let most = 0;
-      const release = deferred();
+      // Each handler holds its slot until the test frees it: a message the bus hands over while
+      // every slot is held raises `most` above the slots, whenever it comes.
+      const releases = new Map<string, () => void>();
       const entered = recorder<string>();
       const sub = await bus.consume(consumer, async (m) => {
         running += 1;
         most = Math.max(most, running);
+        const held = new Promise<void>((resolve) => releases.set(text(m.data), resolve));
         entered.push(text(m.data));
-        await release.promise;
+        await held;
         running -= 1;
         m.ack();
       });
-      await entered.until((items) => items.length >= (concurrency ?? 1), 'the first handlers');
-      // Nothing more comes in while every slot is busy.
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(entered.items).toHaveLength(concurrency ?? 1);
-      release.resolve();
-      await entered.until((items) => items.length === 6, 'every message');
+      await entered.until((items) => items.length >= slots, 'the first handlers');
+      expect(entered.items).toHaveLength(slots);
+      // Free one slot at a time, in the order they were taken; each frees room for one more.
+      for (let freed = 0; freed < 6; freed++) {
+        releases.get(entered.items[freed])!();
+        const expected = Math.min(6, slots + freed + 1);
+        await entered.until((items) => items.length >= expected, `${expected} handlers`);
+      }
       await sub.stop();
-      expect(most).toBe(concurrency ?? 1);
+      expect(most).toBe(slots);
       expect([...entered.items].sort()).toEqual(['m1', 'm2', 'm3', 'm4', 'm5', 'm6']);
     }
   });
@@ -307,5 +314,67 @@ describe.each(busFactories())('EventBus contract: $name', (factory) => {
     expect(await bus.deleteMessage(name, 2)).toBe(false);
     expect((await bus.readStream(name)).map((m) => m.seq)).toEqual([1, 3]);
     expect((await bus.streamState(name)).messages).toBe(2);
+  });
+
+  it('reads a range of sequences, filtered', async () => {
+    const { name, prefix } = await fixture();
+    for (const i of [1, 2, 3, 4, 5, 6]) await bus.publish(`${prefix}.${i % 2 ? 'odd' : 'even'}`, bytes(`m${i}`));
+    const range = await bus.readStream(name, { filterSubject: `${prefix}.odd`, fromSeq: 2, toSeq: 5 });
+    expect(range.map((m) => [m.seq, text(m.data)])).toEqual([
+      [3, 'm3'],
+      [5, 'm5'],
+    ]);
+    expect((await bus.readStream(name, { fromSeq: 5 })).map((m) => m.seq)).toEqual([5, 6]);
+    expect((await bus.readStream(name, { fromSeq: 2, maxCount: 2 })).map((m) => m.seq)).toEqual([2, 3]);
+    expect(await bus.readStream(name, { fromSeq: 7 })).toEqual([]);
+  });
+
+  it("reports a consumer's ack floor: below it everything is settled, above it a message may still be in hand", async () => {
+    const { prefix, name, consumer } = await fixture({ ackWaitMs: 60_000 });
+    for (const i of [1, 2, 3, 4]) await bus.publish(`${prefix}.x`, bytes(`m${i}`));
+    const held: BusMessage[] = [];
+    const got = recorder<number>();
+    const sub = await bus.consume({ ...consumer, concurrency: 4 }, async (m) => {
+      // m2 stays in hand; the others are acked (m4 terminated).
+      if (m.seq === 2) held.push(m);
+      else if (m.seq === 4) m.term();
+      else m.ack();
+      got.push(m.seq);
+    });
+    await got.until((items) => items.length === 4, 'four deliveries');
+    // Acks travel asynchronously to the server: wait for it to have them, bounded.
+    await eventually(async () => expect(await bus.consumerAckFloor(name, consumer.durable)).toBe(1), 'ack floor 1', {
+      intervalMs: 10,
+    });
+    held[0].ack();
+    await eventually(async () => expect(await bus.consumerAckFloor(name, consumer.durable)).toBe(4), 'ack floor 4', {
+      intervalMs: 10,
+    });
+    await sub.stop();
+  });
+
+  it('creates a missing stream as specified; an existing one keeps its settings, gains missing subjects, never loses replicas', async () => {
+    n += 1;
+    const name = `T_${run}_${n}`.toUpperCase();
+    const subjects = [`t${run}.${n}.a.>`];
+    const hour = 60 * 60 * 1000;
+    expect(await bus.streamConfig(name)).toBeUndefined();
+    expect(await bus.ensureStream({ name, subjects, maxAgeMs: hour, storage: 'memory' })).toBe('created');
+    created.push(name);
+    expect(await bus.streamConfig(name)).toEqual({ subjects, replicas: 1, maxAgeMs: hour });
+    // A restart with the same settings sends no update.
+    expect(await bus.ensureStream({ name, subjects, maxAgeMs: hour, storage: 'memory' })).toBe('unchanged');
+    // Another retention in the code does not override the stream's; a new subject is added.
+    const more = [...subjects, `t${run}.${n}.b.>`];
+    expect(await bus.ensureStream({ name, subjects: more, maxAgeMs: 2 * hour, storage: 'memory' })).toBe('updated');
+    expect(await bus.streamConfig(name)).toEqual({ subjects: more, replicas: 1, maxAgeMs: hour });
+    // Subjects an operator added stay when the code names fewer.
+    expect(await bus.ensureStream({ name, subjects, maxAgeMs: hour, storage: 'memory' })).toBe('unchanged');
+    if (factory.name === 'in-process') {
+      // A single NATS server cannot hold replicas; the in-process bus records them.
+      expect(await bus.ensureStream({ name, subjects, maxAgeMs: hour, replicas: 3 })).toBe('updated');
+      expect(await bus.ensureStream({ name, subjects, maxAgeMs: hour, replicas: 1 })).toBe('unchanged');
+      expect((await bus.streamConfig(name))?.replicas).toBe(3);
+    }
   });
 });

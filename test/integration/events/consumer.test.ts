@@ -1,21 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../platform/config/config.js';
+import { loadSystemConfig } from '../../../processes/config.js';
 import { newId } from '../../../platform/ids.js';
 import { silentLogger } from '../../../platform/logger.js';
 import type { EventBus } from '../../../events/bus/event-bus.js';
-import { systemClock } from '../../../events/clock.js';
-import {
-  permanentFailure,
-  startConsumer,
-  type ConsumerHandle,
-  type EventHandler,
-  type StartConsumerOptions,
-} from '../../../events/consumer-runner.js';
-import { dlqDepth, listDeadLetters, replayDeadLetters } from '../../../events/dlq.js';
-import { buildEnvelope, subjectFor, type EventEnvelope } from '../../../events/envelope.js';
+import { systemClock } from '../../../platform/clock.js';
+import { startConsumer } from '../../../events/consumer-runner.js';
+import type { ConsumerHandle, EventHandler, StartConsumerOptions } from '../../../events/consumer-spec.js';
+import { deadLetterDepth, listDeadLetters, replayDeadLetters } from '../../../events/dead-letters.js';
+import { permanentFailure } from '../../../events/verdict.logic.js';
+import { buildEnvelope, subjectFor, type ConsumedEnvelope, type EventEnvelope } from '../../../events/envelope.js';
 import { createEventProducer } from '../../../events/outbox.js';
 import { loadSchemaRegistry } from '../../../events/schemas/registry.js';
-import { dlqSubjectPrefix, ensureStreams, streamSpecs } from '../../../events/streams.js';
+import { deadLetterSubjectPrefix, ensureStreams, streamSpecs } from '../../../events/streams.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
 import { courseEmit, courseRegisteredPayload, playPackageBuiltPayload, testSource } from '../../unit/events/fixtures.js';
 import { bytes, recorder, stacks, streamEnv, text, uniqueToken } from './helpers.js';
@@ -46,9 +42,12 @@ describe.each(stacks())('consumer runner, inbox and dead letters: $name', (stack
    */
   async function fixture() {
     const token = uniqueToken();
-    const config = loadConfig(streamEnv(token));
+    const config = loadSystemConfig(streamEnv(token));
     const streamOptions = { subjectPrefix: `${stack.subjectPrefix}p${token}.`, storage: 'memory' as const };
-    const dlq = { stream: config.events.dlqStream, subjectPrefix: dlqSubjectPrefix(config.events, streamOptions) };
+    const deadLetterStream = {
+      stream: config.events.dlqStream,
+      subjectPrefix: deadLetterSubjectPrefix(config.events, streamOptions),
+    };
     const subject = `${streamOptions.subjectPrefix}${subjectFor(EVENT, 1)}`;
     await ensureStreams(bus, config, streamOptions);
     cleanups.push(async () => {
@@ -58,9 +57,9 @@ describe.each(stacks())('consumer runner, inbox and dead letters: $name', (stack
     const deadLetters = recorder<{ subject: string; headers: Record<string, string>; body: string }>();
     const watch = await bus.consume(
       {
-        stream: dlq.stream,
+        stream: deadLetterStream.stream,
         durable: `dlq_watch_${token}`,
-        filterSubject: `${dlq.subjectPrefix}.>`,
+        filterSubject: `${deadLetterStream.subjectPrefix}.>`,
         ackWaitMs: 5_000,
         maxDeliver: 1,
       },
@@ -93,11 +92,11 @@ describe.each(stacks())('consumer runner, inbox and dead letters: $name', (stack
         // Long enough that no delivery here times out: PGlite's wasm can hold the event loop.
         ackWaitMs: 5_000,
         nakDelayMs: () => 20,
-        dlq,
+        deadLetterStream,
         handle,
         ...overrides,
       });
-    return { config, dlq, subject, deadLetters, publish, consumer, token };
+    return { config, deadLetterStream, subject, deadLetters, publish, consumer, token };
   }
 
   function envelope(payload: Record<string, unknown> = playPackageBuiltPayload(tenantId)): EventEnvelope {
@@ -150,7 +149,7 @@ describe.each(stacks())('consumer runner, inbox and dead letters: $name', (stack
   });
 
   describe('in batches (handleBatch)', () => {
-    const registered = (env: EventEnvelope) => ({
+    const registered = (env: ConsumedEnvelope) => ({
       ...courseEmit(env.tenantId, `crs_${env.eventId}`),
       eventType: 'catalog.course.registered',
       payload: courseRegisteredPayload(`crs_${env.eventId}`),
@@ -249,7 +248,7 @@ describe.each(stacks())('consumer runner, inbox and dead letters: $name', (stack
   });
 
   it('dead-letters a poison message after exactly 6 deliveries, then replays it once with a new message id', async () => {
-    const { publish, consumer, deadLetters, dlq, subject, config } = await fixture();
+    const { publish, consumer, deadLetters, deadLetterStream, subject, config } = await fixture();
     let healed = false;
     const deliveries = recorder<number>();
     const processed = recorder<string>();
@@ -265,7 +264,7 @@ describe.each(stacks())('consumer runner, inbox and dead letters: $name', (stack
       await deadLetters.until((items) => items.some((d) => d.headers['x-event-id'] === event.eventId), 'the dead letter')
     ).filter((d) => d.headers['x-event-id'] === event.eventId);
     expect(deliveries.items).toEqual([1, 2, 3, 4, 5, 6]);
-    expect(letter.subject).toBe(`${dlq.subjectPrefix}.${subject}`);
+    expect(letter.subject).toBe(`${deadLetterStream.subjectPrefix}.${subject}`);
     expect(letter.body).toBe(body);
     expect(letter.headers).toMatchObject({
       'x-original-subject': subject,
@@ -279,22 +278,22 @@ describe.each(stacks())('consumer runner, inbox and dead letters: $name', (stack
     expect(letter.headers['x-stack']).toMatch(/^Error: course store unavailable \| second line \| at /);
     expect(letter.headers['x-dead-lettered-at']).toMatch(/Z$/);
 
-    const dry = await replayDeadLetters(bus, dlq, { eventIds: [event.eventId], dryRun: true });
+    const dry = await replayDeadLetters(bus, deadLetterStream, { eventIds: [event.eventId], dryRun: true });
     expect(dry).toMatchObject({
       matched: 1,
       replayed: 0,
       letters: [{ eventId: event.eventId, retries: 5, originalSubject: subject }],
     });
-    expect(await dlqDepth(bus, dlq)).toBeGreaterThan(0);
+    expect(await deadLetterDepth(bus, deadLetterStream)).toBeGreaterThan(0);
 
     healed = true;
-    const replay = await replayDeadLetters(bus, dlq, { eventIds: [event.eventId] });
+    const replay = await replayDeadLetters(bus, deadLetterStream, { eventIds: [event.eventId] });
     expect(replay).toMatchObject({ matched: 1, replayed: 1 });
     await processed.until((ids) => ids.includes(event.eventId), 'the replayed event');
     await handle.stop();
     expect(handle.stats()).toMatchObject({ retried: 5, deadLettered: 1, processed: 1 });
     expect(processed.items.filter((id) => id === event.eventId)).toHaveLength(1);
-    expect(await listDeadLetters(bus, dlq, { eventIds: [event.eventId] })).toEqual([]);
+    expect(await listDeadLetters(bus, deadLetterStream, { eventIds: [event.eventId] })).toEqual([]);
     const copies = (await bus.readStream(config.events.contentStream, { filterSubject: subject })).filter(
       (m) => (JSON.parse(text(m.data)) as EventEnvelope).eventId === event.eventId,
     );
@@ -378,14 +377,14 @@ describe.each(stacks())('consumer runner, inbox and dead letters: $name', (stack
   });
 
   it('dead-letters through the MAX_DELIVERIES safety net when the last attempt could not', async () => {
-    const { publish, consumer, deadLetters, dlq } = await fixture();
+    const { publish, consumer, deadLetters, deadLetterStream } = await fixture();
     let refusals = 0;
     // The runner's own dead letter on the last delivery fails, as if the process died there;
     // the safety net's later attempt goes through.
     const flaky: EventBus = {
       ...bus,
       publish: (subject, data, options) =>
-        subject.startsWith(`${dlq.subjectPrefix}.`) && refusals++ === 0
+        subject.startsWith(`${deadLetterStream.subjectPrefix}.`) && refusals++ === 0
           ? Promise.reject(new Error('nats: timeout'))
           : bus.publish(subject, data, options),
     };

@@ -3,10 +3,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AppError } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
 import { silentLogger } from '../../../platform/logger.js';
-import { loadConfig } from '../../../platform/config/config.js';
+import { loadSystemConfig } from '../../../processes/config.js';
 import type { EventBus } from '../../../events/bus/event-bus.js';
 import { createInProcessBus } from '../../../events/bus/in-process-bus.js';
-import { manualClock } from '../../../events/clock.js';
+import { manualClock } from '../../../platform/clock.js';
 import { createEventProducer, type EventProducer } from '../../../events/outbox.js';
 import { createOutboxRelay, purgeArchive, replayFromArchive } from '../../../events/outbox-relay.js';
 import { loadSchemaRegistry } from '../../../events/schemas/registry.js';
@@ -17,7 +17,7 @@ import { courseEmit, coursePublishedPayload, courseRegisteredPayload, testSource
 import { deferred, recorder, text } from './helpers.js';
 
 realService('DATABASE_URL');
-const config = loadConfig({});
+const config = loadSystemConfig({});
 const registry = loadSchemaRegistry();
 const tenantId = newId('tenant');
 

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../platform/config/config.js';
+import { loadSystemConfig } from '../../../processes/config.js';
 import { newId } from '../../../platform/ids.js';
 import { silentLogger } from '../../../platform/logger.js';
 import type { EventBus } from '../../../events/bus/event-bus.js';
-import { manualClock } from '../../../events/clock.js';
+import { manualClock } from '../../../platform/clock.js';
 import { buildEnvelope, subjectFor, type EventEnvelope } from '../../../events/envelope.js';
 import { loadSchemaRegistry } from '../../../events/schemas/registry.js';
 import { streamSpecs } from '../../../events/streams.js';
@@ -16,7 +16,7 @@ const registry = loadSchemaRegistry();
 
 describe.each(stacks())('event worker: $name', (stack) => {
   const token = uniqueToken();
-  const config = loadConfig({ ...streamEnv(token), SERVICE_INSTANCE: 'worker-test', SERVICE_COMMIT: 'c0ffee' });
+  const config = loadSystemConfig({ ...streamEnv(token), SERVICE_INSTANCE: 'worker-test', SERVICE_COMMIT: 'c0ffee' });
   const streams = { subjectPrefix: `${stack.subjectPrefix}w${token}.`, storage: 'memory' as const };
   const clock = manualClock('2026-11-21T09:00:00.000Z');
   const tenantId = newId('tenant');
@@ -101,7 +101,7 @@ describe.each(stacks())('event worker: $name', (stack) => {
     expect(worker.health()).toMatchObject({
       status: 'ok',
       relay: { running: true, consecutiveFailures: 0 },
-      dlq: { depth: 0, alerting: false },
+      deadLetters: { depth: 0, alerting: false },
       consumers: [{ durable: consumer.durable, processed: 1, duplicates: 0, deadLettered: 0 }],
     });
 
@@ -109,7 +109,7 @@ describe.each(stacks())('event worker: $name', (stack) => {
     const invalid = { ...consumed, eventId: newId('event').slice(4), payload: { ...consumed.payload, locales: [] } };
     await bus.publish(consumer.subject, bytes(JSON.stringify(invalid)), { msgId: invalid.eventId });
     const dead = recorder<string>();
-    const dlqWatch = await bus.consume(
+    const deadLetterWatch = await bus.consume(
       { stream: config.events.dlqStream, durable: `dlq_${token}`, filterSubject: '>', ackWaitMs: 5_000, maxDeliver: 1 },
       async (m) => {
         dead.push(m.headers['x-event-id']);
@@ -117,14 +117,14 @@ describe.each(stacks())('event worker: $name', (stack) => {
       },
     );
     await dead.until((ids) => ids.includes(invalid.eventId), 'the dead letter');
-    expect((await worker.dlqMonitor.check()).depth).toBe(1);
+    expect((await worker.deadLetterMonitor.check()).depth).toBe(1);
     expect(worker.health().status).toBe('ok');
     clock.advance(config.events.dlqAlertMinutes * 60_000 + 1);
-    await worker.dlqMonitor.check();
-    expect(worker.health()).toMatchObject({ status: 'degraded', dlq: { depth: 1, alerting: true } });
+    await worker.deadLetterMonitor.check();
+    expect(worker.health()).toMatchObject({ status: 'degraded', deadLetters: { depth: 1, alerting: true } });
 
     await watch.stop();
-    await dlqWatch.stop();
+    await deadLetterWatch.stop();
     await worker.stop();
     expect(worker.relay.status()).toMatchObject({ running: false, publishedTotal: 1 });
     expect(await db.prisma.outboxEvent.count({ where: { publishedAt: null } })).toBe(0);

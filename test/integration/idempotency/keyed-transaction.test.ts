@@ -73,9 +73,9 @@ describe.each(databaseKinds())('keyedTransaction on %s', (kind) => {
     await expect(
       keyedTransaction(db.prisma, claim, async (tx) => {
         await writeSample(tag)(tx);
-        throw new AppError('CONFLICT', 'refused after writing');
+        throw new AppError('request.conflict', 'refused after writing');
       }),
-    ).rejects.toMatchObject({ code: 'CONFLICT' });
+    ).rejects.toMatchObject({ code: 'request.conflict' });
     expect(await samples(tag)).toBe(0);
     expect(await recordedEffect(db.prisma, claim)).toBeUndefined();
     await keyedTransaction(db.prisma, claim, writeSample(tag));
@@ -98,11 +98,11 @@ describe.each(databaseKinds())('keyedTransaction on %s', (kind) => {
     const tag = fresh('expired');
     const claim = claimFor(undefined, 60);
     const first = await keyedTransaction(db.prisma, claim, writeSample(tag));
-    const later = () => new Date(Date.now() + 61_000);
-    const second = await keyedTransaction(db.prisma, claim, writeSample(tag), { now: later });
+    const later = { now: () => new Date(Date.now() + 61_000) };
+    const second = await keyedTransaction(db.prisma, claim, writeSample(tag), { clock: later });
     expect(second.id).not.toBe(first.id);
     expect(await samples(tag)).toBe(2);
-    const third = await keyedTransaction(db.prisma, claim, writeSample(tag), { now: later });
+    const third = await keyedTransaction(db.prisma, claim, writeSample(tag), { clock: later });
     expect(third).toEqual(second);
   });
 });
@@ -157,7 +157,7 @@ describe.runIf(realService('DATABASE_URL'))('keyedTransaction racing on postgres
       // refused by the domain (as a routing rule's unique index would refuse the second rule).
       releaseFirst();
       await first;
-      throw new AppError('CONFLICT', 'a rule for this feature exists');
+      throw new AppError('request.conflict', 'a rule for this feature exists');
     });
     const [one, two] = await Promise.all([first, second]);
     expect(two).toEqual(one);

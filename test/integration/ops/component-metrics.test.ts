@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemClock } from '../../../events/clock.js';
+import { systemClock } from '../../../platform/clock.js';
 import { createEventProducer } from '../../../events/outbox.js';
 import { loadSchemaRegistry } from '../../../events/schemas/registry.js';
 import { feedWorkerMetrics } from '../../../events/worker-metrics.js';
 import type { EventWorkerHealth } from '../../../events/worker.js';
 import { newId } from '../../../platform/ids.js';
 import { createMetrics, type Metrics } from '../../../platform/metrics.js';
-import { countQuotaRejections, feedAiMetrics } from '../../../subgraphs/ai/ops-metrics.js';
+import { countQuotaRejections, feedAiMetrics } from '../../../subgraphs/ai/metrics.js';
 import { quotaExceeded, type QuotaService } from '../../../subgraphs/ai/quota/quota.service.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
 import { courseEmit, playPackageBuiltPayload, testSource } from '../../unit/events/fixtures.js';
@@ -32,14 +32,25 @@ describe('event worker metrics', () => {
 
   it('report outbox backlog and lag, DLQ depth and alert, and consumer redeliveries', async () => {
     const metrics = createMetrics({ defaultMetrics: false });
-    const health: Pick<EventWorkerHealth, 'dlq' | 'consumers'> = {
-      dlq: { depth: 3, alerting: true, nonZeroSince: new Date().toISOString() },
-      consumers: [{ durable: 'catalog-svc-play-package-built', processed: 10, duplicates: 0, retried: 2, deadLettered: 0 }],
+    const health: Pick<EventWorkerHealth, 'deadLetters' | 'consumers'> = {
+      deadLetters: { depth: 3, alerting: true, nonZeroSince: new Date().toISOString() },
+      consumers: [
+        {
+          durable: 'catalog-svc-play-package-built',
+          processed: 10,
+          duplicates: 0,
+          retried: 2,
+          deadLettered: 0,
+          schemaDigestMismatches: 0,
+          held: 0,
+          heldPastLimit: 0,
+        },
+      ],
     };
     feedWorkerMetrics(
       metrics,
       { health: () => health as EventWorkerHealth },
-      { db: db.prisma, dlqStream: 'CATALOG_DLQ', cacheMs: 0 },
+      { db: db.prisma, deadLetterStream: 'CATALOG_DLQ', cacheMs: 0 },
     );
 
     let text = await scrape(metrics);
@@ -67,7 +78,7 @@ describe('event worker metrics', () => {
     }
     await db.prisma.$executeRawUnsafe(`UPDATE "OutboxEvent" SET "createdAt" = now() - interval '90 seconds'`);
     health.consumers[0].retried = 5;
-    health.dlq = { depth: 0, alerting: false };
+    health.deadLetters = { depth: 0, alerting: false };
     text = await scrape(metrics);
     expect(value(text, 'outbox_backlog')).toBe(2);
     expect(value(text, 'outbox_lag_seconds')).toBeGreaterThanOrEqual(90);
@@ -116,7 +127,14 @@ describe('AI gateway metrics', () => {
     expect(held.data?.assist.status).toBe('pending_review');
     let text = await scrape(metrics);
     expect(value(text, 'hitl_queue_depth{queue="fac-001/cardiology"}')).toBe(depthBefore + 1);
-    expect(value(text, 'hitl_queue_oldest_age_seconds{queue="fac-001/cardiology"}')).toBeGreaterThanOrEqual(0);
+    // The age is the oldest held output's: backdate the queue's outputs by an hour and it says so.
+    await ai.db.prisma.$executeRaw`
+      UPDATE "AIProvenance" SET "createdAt" = now() - interval '1 hour'
+       WHERE "reviewState" = 'pending' AND "facilityId" = 'fac-001' AND "specialty" = 'cardiology'`;
+    text = await scrape(metrics);
+    const oldestAge = value(text, 'hitl_queue_oldest_age_seconds{queue="fac-001/cardiology"}');
+    expect(oldestAge).toBeGreaterThanOrEqual(3_600);
+    expect(oldestAge).toBeLessThan(3_600 + 60);
     expect(value(text, 'hitl_passthrough_total{feature="patient_chart.note_summary"}')).toBeUndefined();
 
     await ai.db.prisma.featureFlag.create({
@@ -138,8 +156,8 @@ describe('AI gateway metrics', () => {
       health: async () => ({ status: 'up', store: 'memory' }),
     };
     const quota = countQuotaRejections(refusing, counting);
-    await expect(quota.reserve('ten_x', { enabled: true } as never, 10)).rejects.toMatchObject({ code: 'QUOTA_EXCEEDED' });
-    await expect(quota.reserve('ten_x', { enabled: true } as never, 10)).rejects.toMatchObject({ code: 'QUOTA_EXCEEDED' });
+    await expect(quota.reserve('ten_x', { enabled: true } as never, 10)).rejects.toMatchObject({ code: 'quota.exceeded' });
+    await expect(quota.reserve('ten_x', { enabled: true } as never, 10)).rejects.toMatchObject({ code: 'quota.exceeded' });
     expect(await quota.health()).toEqual({ status: 'up', store: 'memory' });
     expect(value(await scrape(counting), 'quota_rejections_total{limit="requests_per_minute"}')).toBe(2);
   });

@@ -1,14 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInProcessBus } from '../../../events/bus/in-process-bus.js';
 import type { EventBus } from '../../../events/bus/event-bus.js';
-import { systemClock } from '../../../events/clock.js';
-import { startConsumer, type ConsumerHandle } from '../../../events/consumer-runner.js';
+import { systemClock } from '../../../platform/clock.js';
+import { startConsumer } from '../../../events/consumer-runner.js';
+import type { ConsumerHandle } from '../../../events/consumer-spec.js';
 import { subjectFor } from '../../../events/envelope.js';
 import { createEventProducer } from '../../../events/outbox.js';
 import { createOutboxRelay } from '../../../events/outbox-relay.js';
 import { loadSchemaRegistry } from '../../../events/schemas/registry.js';
-import { dlqSubjectPrefix, ensureStreams } from '../../../events/streams.js';
-import { loadConfig } from '../../../platform/config/config.js';
+import { deadLetterSubjectPrefix, ensureStreams } from '../../../events/streams.js';
+import { loadSystemConfig } from '../../../processes/config.js';
 import { newId } from '../../../platform/ids.js';
 import { silentLogger } from '../../../platform/logger.js';
 import { activeTraceparent, shutdownTelemetry, startTelemetry, withSpan } from '../../../platform/telemetry.js';
@@ -35,7 +36,7 @@ beforeAll(async () => {
   startTelemetry({ tracesUrl: `${otlp.url}/v1/traces`, serviceName: 'event-traces-test' });
   db = await createTestDatabase('pglite');
   bus = createInProcessBus();
-  await ensureStreams(bus, loadConfig({}));
+  await ensureStreams(bus, loadSystemConfig({}));
 });
 
 afterAll(async () => {
@@ -47,7 +48,7 @@ afterAll(async () => {
 
 describe('event traces', () => {
   it('connect the producing request, the relay publish and the consumer with its database work', async () => {
-    const config = loadConfig({});
+    const config = loadSystemConfig({});
     const registry = loadSchemaRegistry();
     const tenantId = newId('tenant');
     const producer = createEventProducer({ registry, clock: systemClock, source: testSource, dualPublishDays: 30 });
@@ -82,7 +83,7 @@ describe('event traces', () => {
       version: 1,
       maxDeliver: 3,
       ackWaitMs: 10_000,
-      dlq: { subjectPrefix: dlqSubjectPrefix(config.events) },
+      deadLetterStream: { subjectPrefix: deadLetterSubjectPrefix(config.events) },
       handle: async (tx) => {
         await tx.$queryRawUnsafe('SELECT 42 AS handled');
         handled();

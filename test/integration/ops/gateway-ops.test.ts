@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { generateEd25519, mintToken } from '../../../platform/auth/dev-keys.js';
 import { createTokenVerifier } from '../../../platform/auth/verifier.js';
-import { loadConfig } from '../../../platform/config/config.js';
+import { loadSystemConfig } from '../../../processes/config.js';
 import type { RunningServer } from '../../../platform/graphql/subgraph-server.js';
 import { newId } from '../../../platform/ids.js';
 import { createLogger } from '../../../platform/logger.js';
@@ -13,8 +13,11 @@ import { createMetrics, type Metrics } from '../../../platform/metrics.js';
 import { redisKeyValueCache } from '../../../platform/redis-kv-cache.js';
 import { startTelemetry } from '../../../platform/telemetry.js';
 import { startCatalogSubgraph } from '../../../subgraphs/catalog/server.js';
-import { subgraphChecks, type GatewayOps } from '../../../gateway/ops.js';
-import { startGateway } from '../../../gateway/server.js';
+import { gatewaySettings, startGateway, type GatewaySettings } from '../../../gateway/gateway.js';
+import { subgraphChecks } from '../../../gateway/readiness.js';
+import type { Exchange } from '../../../platform/http/pipeline.js';
+import { createDatabaseIdempotencyStore } from '../../../platform/idempotency/database-store.js';
+import type { StringKeyValueCache } from '../../../platform/redis-kv-cache.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
 import { realService } from '../../support/services.js';
 
@@ -45,19 +48,18 @@ async function closedPortUrl(): Promise<string> {
   return `http://127.0.0.1:${port}/graphql`;
 }
 
-function opsWith(overrides: Partial<GatewayOps> = {}): GatewayOps {
+function settings(): GatewaySettings {
+  const defaults = gatewaySettings(loadSystemConfig({}));
   return {
-    metrics,
-    limits: { maxDepth: 6, maxCost: 200, defaultListSize: 10 },
-    apq: { ttlSeconds: 300 },
-    graphiql: true,
+    ...defaults,
+    maxBodyBytes: 4096,
+    limits: { ...defaults.limits, maxDepth: 6, maxCost: 200 },
     drainMs: 5_000,
     subgraphMaxConnections: 16,
-    ...overrides,
   };
 }
 
-async function startTestGateway(ops: GatewayOps): Promise<TestGateway> {
+async function startTestGateway(apqCache?: StringKeyValueCache): Promise<TestGateway> {
   const destination = new Writable({
     write(chunk, _encoding, done) {
       logLines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
@@ -70,12 +72,14 @@ async function startTestGateway(ops: GatewayOps): Promise<TestGateway> {
     subgraphUrls: { catalog: catalog.url, ai: deadAiUrl },
     verifier,
     logger: createLogger({ level: 'debug', destination }),
-    maxBodyBytes: 4096,
+    settings: settings(),
+    metrics,
+    apqCache,
+    idempotency: createDatabaseIdempotencyStore(db.prisma, { ttlSeconds: 300, leaseSeconds: 60 }),
     readiness: async () => {
       const checks = await subgraphChecks({ catalog: catalog.url, ai: deadAiUrl });
       return { ready: true, checks };
     },
-    ops,
   });
 }
 
@@ -105,13 +109,13 @@ beforeAll(async () => {
   });
   token = await mintToken(keys.privateJwk, { sub: 'svc:ops-test', tid: TENANT, scope: 'catalog.read ai.assist' });
   metrics = createMetrics({ defaultMetrics: false });
-  const config = loadConfig({ HOST: '127.0.0.1', DATA_DIR: '.data/ops-test' });
+  const config = loadSystemConfig({ HOST: '127.0.0.1', DATA_DIR: '.data/ops-test' });
   catalog = await startCatalogSubgraph(
-    { config, db: db.prisma, verifier, logger: createLogger({ level: 'silent' }), ops: { metrics } },
+    { config, db: db.prisma, verifier, logger: createLogger({ level: 'silent' }), metrics },
     0,
   );
   deadAiUrl = await closedPortUrl();
-  gateway = await startTestGateway(opsWith());
+  gateway = await startTestGateway();
 });
 
 afterAll(async () => {
@@ -121,18 +125,18 @@ afterAll(async () => {
 });
 
 describe('query limits', () => {
-  it('refuses an operation nested deeper than the limit with 400 QUERY_TOO_DEEP', async () => {
+  it('refuses an operation nested deeper than the limit with 400 query.too_deep', async () => {
     const deep = '{ courses(first: 1) { edges { node { versions { course { versions { courseVersionId } } } } } } }';
     const { status, body } = await graphql(gateway.url, { query: deep });
     expect(status).toBe(400);
-    expect(body.errors?.[0].extensions).toMatchObject({ code: 'QUERY_TOO_DEEP', depth: 7, maxDepth: 6 });
+    expect(body.errors?.[0].extensions).toMatchObject({ code: 'query.too_deep', limit: 'depth', found: 7, max: 6 });
   });
 
-  it('refuses an operation whose lists could resolve too many fields with 400 QUERY_TOO_COSTLY', async () => {
+  it('refuses an operation whose lists could resolve too many fields with 400 query.too_costly', async () => {
     const costly = '{ courses(first: 100) { edges { node { courseId slug } } } }';
     const { status, body } = await graphql(gateway.url, { query: costly });
     expect(status).toBe(400);
-    expect(body.errors?.[0].extensions).toMatchObject({ code: 'QUERY_TOO_COSTLY', maxCost: 200 });
+    expect(body.errors?.[0].extensions).toMatchObject({ code: 'query.too_costly', limit: 'cost', max: 200 });
     const ok = await graphql(gateway.url, { query: '{ courses(first: 5) { edges { node { courseId slug } } } }' });
     expect(ok.status).toBe(200);
     expect(ok.body.errors).toBeUndefined();
@@ -140,26 +144,30 @@ describe('query limits', () => {
 
   it("exempts the service's own operations (REST-compat's documents), never a client's", async () => {
     const costly = '{ courses(first: 100) { edges { node { courseId slug } } } }';
-    const context = {
+    const exchange = {
+      req: { headers: { authorization: `Bearer ${token}`, 'x-tenant-id': TENANT } },
       principal: await verifier.verify(token),
       requestId: 'req_trusted',
-      forward: { authorization: `Bearer ${token}`, 'x-tenant-id': TENANT },
-    };
-    const trusted = await gateway.handle.execute({ query: costly }, { ...context, trustedOperation: true });
+      trace: {
+        traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+        traceId: '0af7651916cd43dd8448eb211c80319c',
+      },
+    } as unknown as Exchange;
+    const trusted = await gateway.execute({ query: costly }, exchange, { trusted: true });
     expect(trusted.errors).toBeUndefined();
     expect(trusted.data).toEqual({ courses: { edges: [] } });
-    const untrusted = await gateway.handle.execute({ query: costly }, context);
-    expect(untrusted.errors?.[0].extensions).toMatchObject({ code: 'QUERY_TOO_COSTLY' });
+    const untrusted = await gateway.execute({ query: costly }, exchange);
+    expect(untrusted.errors?.[0].extensions).toMatchObject({ code: 'query.too_costly' });
   });
 
-  it('refuses a body over MAX_BODY_BYTES with 413 PAYLOAD_TOO_LARGE', async () => {
+  it('refuses a body over MAX_BODY_BYTES with 413 request.payload_too_large', async () => {
     const padding = ' '.repeat(5000);
     const { status, body } = await graphql(
       gateway.url,
       `{"query":"{ courses(first: 1) { edges { node { courseId } } } }"${padding}}`,
     );
     expect(status).toBe(413);
-    expect(body.errors?.[0].extensions).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+    expect(body.errors?.[0].extensions).toMatchObject({ code: 'request.payload_too_large' });
   });
 });
 
@@ -190,8 +198,8 @@ describe('automatic persisted queries', () => {
     const redis = new Redis(redisUrl!, { maxRetriesPerRequest: 1 });
     const prefix = `apq-test:${newId('request')}:`;
     const cache = () => redisKeyValueCache(redis, { prefix, defaultTtlSeconds: 60 });
-    const a = await startTestGateway(opsWith({ apq: { ttlSeconds: 60, cache: cache() } }));
-    const b = await startTestGateway(opsWith({ apq: { ttlSeconds: 60, cache: cache() } }));
+    const a = await startTestGateway(cache());
+    const b = await startTestGateway(cache());
     try {
       const shared = 'query SharedPersisted { courses(first: 1) { edges { node { courseId } } } }';
       const extensions = { persistedQuery: { version: 1, sha256Hash: createHash('sha256').update(shared).digest('hex') } };
@@ -212,7 +220,7 @@ describe('automatic persisted queries', () => {
 });
 
 describe('a subgraph down', () => {
-  it('still answers the fields of the subgraph that is up, with SUBGRAPH_UNAVAILABLE for the rest', async () => {
+  it('still answers the fields of the subgraph that is up, with subgraph.unavailable for the rest', async () => {
     const query =
       '{ courses(first: 1) { edges { node { courseId } } } provenance(provenanceId: "prv_01JD0000000000000000000000") { provenanceId } }';
     const { status, body } = await graphql(gateway.url, { query });
@@ -221,7 +229,7 @@ describe('a subgraph down', () => {
     expect(body.errors).toHaveLength(1);
     expect(body.errors?.[0]).toMatchObject({
       message: expect.stringContaining('ai service is unavailable'),
-      extensions: { code: 'SUBGRAPH_UNAVAILABLE', serviceName: 'ai' },
+      extensions: { code: 'subgraph.unavailable', serviceName: 'ai' },
     });
   });
 
@@ -236,7 +244,7 @@ describe('a subgraph down', () => {
     expect(report.checks['subgraph:ai']).toMatchObject({
       status: 'down',
       required: false,
-      detail: expect.stringContaining('SUBGRAPH_UNAVAILABLE'),
+      detail: expect.stringContaining('subgraph.unavailable'),
     });
   });
 });
@@ -254,13 +262,13 @@ describe('metrics and logs', () => {
       /^http_request_duration_seconds_count\{service="catalog",method="POST",route="\/graphql",status="200"\} \d+$/m,
     );
     expect(text).toMatch(
-      /^graphql_operation_duration_seconds_count\{service="gateway",operation="MetricsProbe",type="query",outcome="ok"\} 1$/m,
+      /^graphql_operation_duration_seconds_count\{service="gateway",operation="other",type="query",outcome="ok"\} \d+$/m,
     );
     expect(text).toMatch(/^subgraph_fetch_duration_seconds_count\{subgraph="catalog",outcome="ok"\} \d+$/m);
     expect(text).toMatch(/^subgraph_fetch_duration_seconds_count\{subgraph="ai",outcome="unavailable"\} \d+$/m);
     expect(text).toMatch(/^graphql_limit_rejections_total\{limit="depth"\} 1$/m);
     expect(text).toMatch(
-      /^graphql_operation_errors_total\{service="gateway",operation="anonymous",code="SUBGRAPH_UNAVAILABLE"\} 1$/m,
+      /^graphql_operation_errors_total\{service="gateway",operation="other",code="subgraph.unavailable"\} 1$/m,
     );
   });
 

@@ -4,9 +4,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateEd25519 } from '../../../platform/auth/dev-keys.js';
-import { loadConfig } from '../../../platform/config/config.js';
-import { startSystem, type System } from '../../../system.js';
+import { loadSystemConfig } from '../../../processes/config.js';
+import { startSystem, type System } from '../../../processes/system.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
+import { eventually } from '../../support/eventually.js';
 
 /**
  * /readyz of the whole system while its required database goes away and comes back: a TCP proxy
@@ -66,11 +67,13 @@ async function readiness(): Promise<{ status: number; report: Report }> {
   return { status: response.status, report: (await response.json()) as Report };
 }
 
-async function readinessUntil(status: number): Promise<{ status: number; report: Report }> {
-  const deadline = Date.now() + 20_000;
-  let last = await readiness();
-  while (last.status !== status && Date.now() < deadline) last = await readiness();
-  return last;
+function readinessUntil(status: number): Promise<{ status: number; report: Report }> {
+  const answers = async () => {
+    const last = await readiness();
+    expect(last.status, JSON.stringify(last.report)).toBe(status);
+    return last;
+  };
+  return eventually(answers, `/readyz to answer ${status}`, { timeoutMs: 20_000, intervalMs: 10 });
 }
 
 beforeAll(async () => {
@@ -78,7 +81,7 @@ beforeAll(async () => {
   proxy = await startProxy(new URL(db.url));
   dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'readiness-'));
   const keys = await generateEd25519();
-  const config = loadConfig({
+  const config = loadSystemConfig({
     HOST: '127.0.0.1',
     PORT: '0',
     CATALOG_PORT: '0',

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { subgraphDispatcher, subgraphFetcher } from '../../../gateway/ops.js';
+import { subgraphDispatcher, subgraphFetcher } from '../../../gateway/subgraph-fetch.js';
 
 /** A subgraph stand-in that counts the sockets the gateway opens and the requests it serves. */
 async function countingServer() {

@@ -1,3 +1,4 @@
+import { manualClock } from '../../../platform/clock.js';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -58,8 +59,8 @@ const response = (status: number, body: unknown): StoredResponse => ({
 
 describe.each(harnesses)('idempotency store contract: $name', ({ start }) => {
   let harness: Harness;
-  let clock = Date.UTC(2026, 10, 21, 12);
-  const timing: StoreTiming = { ttlSeconds: 24 * 3600, leaseSeconds: 60, now: () => clock };
+  const clock = manualClock(new Date(Date.UTC(2026, 10, 21, 12)));
+  const timing: StoreTiming = { ttlSeconds: 24 * 3600, leaseSeconds: 60, clock };
   let store: IdempotencyStore;
   const key = () => `ten_${newUlid()}|usr|rest:test|${newUlid()}`;
 
@@ -100,9 +101,9 @@ describe.each(harnesses)('idempotency store contract: $name', ({ start }) => {
     const k = key();
     const crashed = await store.begin(k, 'fp-a');
     if (crashed.kind !== 'started') throw new Error(`expected started, got ${crashed.kind}`);
-    clock += 59_000;
+    clock.advance(59_000);
     expect((await store.begin(k, 'fp-a')).kind).toBe('in_flight');
-    clock += 2_000;
+    clock.advance(2_000);
     const retry = await store.begin(k, 'fp-a');
     if (retry.kind !== 'started') throw new Error(`expected started after the lease, got ${retry.kind}`);
     expect(await store.complete(crashed.lease, response(200, { late: true }))).toBe(false);
@@ -117,9 +118,9 @@ describe.each(harnesses)('idempotency store contract: $name', ({ start }) => {
     const begun = await store.begin(k, 'fp-a');
     if (begun.kind !== 'started') throw new Error(`expected started, got ${begun.kind}`);
     await store.complete(begun.lease, response(200, { n: 1 }));
-    clock += 24 * 3600 * 1000 - 1_000;
+    clock.advance(24 * 3600 * 1000 - 1_000);
     expect((await store.begin(k, 'fp-a')).kind).toBe('replay');
-    clock += 2_000;
+    clock.advance(2_000);
     expect((await store.begin(k, 'fp-b')).kind).toBe('started');
   });
 

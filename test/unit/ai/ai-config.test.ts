@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../../platform/config/config.js';
+import { ConfigError } from '../../../platform/config/env.js';
+import { loadSystemConfig } from '../../../processes/config.js';
 
 describe('AI governance and rollout configuration', () => {
   it('defaults to the spec: moderation for note_summary, 30-day key retention, parity ratio 1.1, no extra providers', () => {
-    const config = loadConfig({});
+    const config = loadSystemConfig({});
     expect(config.ai.moderation).toMatchObject({ features: ['patient_chart.note_summary'], classifier: 'local' });
     expect(config.ai.keyRetentionDays).toBe(30);
     expect(config.ai.shadowParity).toEqual({ maxRatio: 1.1, minSamples: 20 });
@@ -14,7 +15,7 @@ describe('AI governance and rollout configuration', () => {
   });
 
   it('reads the provider endpoints and the remote moderation classifier', () => {
-    const config = loadConfig({
+    const config = loadSystemConfig({
       AZURE_OPENAI_ENDPOINT: 'https://clinic-za.openai.azure.com',
       AZURE_OPENAI_API_VERSION: '2025-01-01-preview',
       BEDROCK_REGION: 'eu-west-1',
@@ -51,7 +52,7 @@ describe('AI governance and rollout configuration', () => {
     [{ PROVIDER_KEY_RETENTION_DAYS: '-1' }, /PROVIDER_KEY_RETENTION_DAYS must be an integer|between/],
     [{ AI_STREAM: 'AI.events' }, /AI_STREAM is not a valid JetStream stream name/],
   ])('names the variable of a bad value %j', (env, message) => {
-    expect(() => loadConfig(env)).toThrow(ConfigError);
-    expect(() => loadConfig(env)).toThrow(message);
+    expect(() => loadSystemConfig(env)).toThrow(ConfigError);
+    expect(() => loadSystemConfig(env)).toThrow(message);
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { manualClock } from '../../../platform/clock.js';
 import {
   breakerAcquire,
   breakerFailure,
@@ -103,7 +104,7 @@ describe('circuit breaker', () => {
   });
 
   it('a success resets the failure count', () => {
-    const breakers = new Breakers(breaker, () => 0);
+    const breakers = new Breakers(breaker, manualClock());
     breakers.failure('p');
     breakers.failure('p');
     breakers.success('p');
@@ -113,13 +114,13 @@ describe('circuit breaker', () => {
   });
 
   it('tracks each provider on its own and recovers with the clock', () => {
-    let now = 0;
-    const breakers = new Breakers(breaker, () => now);
+    const clock = manualClock();
+    const breakers = new Breakers(breaker, clock);
     for (let i = 0; i < 3; i++) breakers.failure('a');
     expect(breakers.state('a')).toBe('open');
     expect(breakers.state('b')).toBe('closed');
     expect(breakers.acquire('a')).toBe(false);
-    now = 1000;
+    clock.advance(1000);
     expect(breakers.state('a')).toBe('half_open');
     expect(breakers.acquire('a')).toBe(true);
     expect(breakers.acquire('a')).toBe(false);

@@ -3,13 +3,21 @@ import { describe, expect, it } from 'vitest';
 import { AppError } from '../../../platform/errors.js';
 import {
   applyDiff,
+  decisionContent,
   diffSummary,
+  holdsLiveClaim,
   lineDiff,
   mayClaim,
   provenanceAfterDecision,
   refusal,
+  requireQueueMember,
+  reroutePlan,
+  reviewedProvenance,
+  routingAfterUpdate,
   selectQueue,
+  taskQueueScope,
   validateEditedText,
+  validateHitlMode,
   validateQueueInput,
   validateReason,
 } from '../../../subgraphs/ai/review/review.logic.js';
@@ -129,5 +137,111 @@ describe('queue input', () => {
     expect(caught(AppError, () => validateQueueInput({ facilityId: ' ' })).details).toMatchObject({ argument: 'facilityId' });
     expect(caught(AppError, () => validateQueueInput({ members: [''] })).details).toMatchObject({ argument: 'members' });
     expect(validateQueueInput({})).toEqual({});
+  });
+});
+
+describe('who sees and acts on which task', () => {
+  const now = new Date('2026-11-21T10:00:00Z');
+
+  it('shows the held output only to the holder of a live claim', () => {
+    const claimed = { state: 'claimed', claimedBy: 'usr_a', claimExpiresAt: new Date('2026-11-21T10:05:00Z') };
+    expect(holdsLiveClaim(claimed, 'usr_a', now)).toBe(true);
+    expect(holdsLiveClaim(claimed, 'usr_b', now)).toBe(false);
+    expect(holdsLiveClaim(claimed, 'usr_a', new Date('2026-11-21T10:05:00Z'))).toBe(false);
+    expect(holdsLiveClaim({ ...claimed, state: 'decided' }, 'usr_a', now)).toBe(false);
+  });
+
+  it('lets members of the queue act, and nobody on a task in no queue', () => {
+    expect(() => requireQueueMember('usr_a', { name: 'q', members: ['usr_a'] })).not.toThrow();
+    expect(caught(AppError, () => requireQueueMember('usr_b', { name: 'q', members: ['usr_a'] }))).toMatchObject({
+      code: 'review.not_a_member',
+      status: 403,
+    });
+    expect(caught(AppError, () => requireQueueMember('usr_a', null))).toMatchObject({ code: 'review.unrouted', status: 409 });
+  });
+
+  it('lists for a reviewer the queues they are in, for an admin every queue, and unrouted tasks for admins only', () => {
+    const member = ['q1', 'q2'];
+    expect(taskQueueScope({}, member)).toEqual({ kind: 'queues', queueIds: member });
+    expect(taskQueueScope({}, null)).toEqual({ kind: 'all' });
+    expect(taskQueueScope({ queueId: 'q2' }, member)).toEqual({ kind: 'queues', queueIds: ['q2'] });
+    expect(taskQueueScope({ queueId: 'q9' }, member)).toEqual({ kind: 'none' });
+    expect(taskQueueScope({ queueId: 'q9' }, null)).toEqual({ kind: 'queues', queueIds: ['q9'] });
+    expect(taskQueueScope({ unrouted: true, queueId: 'q1' }, null)).toEqual({ kind: 'unrouted' });
+    expect(caught(AppError, () => taskQueueScope({ unrouted: true }, member))).toMatchObject({
+      code: 'authz.scope_missing',
+      status: 403,
+    });
+  });
+
+  it('moves open tasks to their most specific queue, leaving those already there or matched by none', () => {
+    const tasks = [
+      { id: 't1', queueId: null, facilityId: 'fac-1', specialty: 'cardiology' },
+      { id: 't2', queueId: 'q-any', facilityId: 'fac-2', specialty: 'oncology' },
+      { id: 't3', queueId: 'q-any', facilityId: 'fac-1', specialty: 'oncology' },
+      { id: 't4', queueId: null, facilityId: 'fac-1', specialty: 'cardiology' },
+    ];
+    expect(reroutePlan(queues, tasks)).toEqual(
+      new Map([
+        ['q-fac1-cardio', ['t1', 't4']],
+        ['q-fac1', ['t3']],
+      ]),
+    );
+    expect(reroutePlan(queues.slice(1, 2), tasks)).toEqual(new Map([['q-cardio', ['t1', 't4']]]));
+  });
+
+  it('changes only the routing fields an update gives (null widens to any)', () => {
+    const current = { facilityId: 'fac-1', specialty: 'cardiology' };
+    expect(routingAfterUpdate({}, current)).toEqual(current);
+    expect(routingAfterUpdate({ specialty: null }, current)).toEqual({ facilityId: 'fac-1', specialty: null });
+    expect(routingAfterUpdate({ facilityId: 'fac-2' }, current)).toEqual({ facilityId: 'fac-2', specialty: 'cardiology' });
+  });
+
+  it('accepts the HITL modes only', () => {
+    expect(validateHitlMode('required')).toBe('required');
+    expect(caught(AppError, () => validateHitlMode('sometimes')).details).toMatchObject({ argument: 'mode' });
+  });
+});
+
+describe('the content of a decision', () => {
+  const decidedAt = new Date('2026-11-21T10:00:00Z');
+  const facts = { taskId: 'rvt_1', queueId: 'q1', decidedBy: 'usr_a', decidedAt, retentionHours: 24 };
+
+  it('releases the held output, the edit with its diff, or nothing for a rejection with its reason', () => {
+    expect(decisionContent('approved', 'held', {})).toEqual({ reason: null, released: 'held' });
+    expect(decisionContent('edited', 'a\nb', { text: 'a\nc' })).toEqual({
+      reason: null,
+      released: 'a\nc',
+      editDiff: lineDiff('a\nb', 'a\nc'),
+    });
+    expect(decisionContent('rejected', null, { reason: ' wrong dose ' })).toEqual({ reason: 'wrong dose', released: null });
+  });
+
+  it('refuses a decision on an output whose retention purged it, and a rejection without a reason first', () => {
+    expect(caught(AppError, () => decisionContent('approved', null, {}))).toMatchObject({ code: 'review.expired', status: 409 });
+    expect(caught(AppError, () => decisionContent('rejected', null, {})).details).toMatchObject({ argument: 'reason' });
+    expect(caught(AppError, () => decisionContent('edited', 'same', { text: 'same' })).details).toMatchObject({
+      argument: 'text',
+    });
+  });
+
+  it('writes the decision on the provenance row, keeping released text for its retention from the decision on', () => {
+    const approved = reviewedProvenance('approved', { reason: null, released: 'held' }, facts);
+    expect(approved).toMatchObject({
+      status: 'completed',
+      reviewState: 'approved',
+      errorCode: null,
+      heldText: 'held',
+      heldTextExpiresAt: new Date('2026-11-22T10:00:00Z'),
+      review: { taskId: 'rvt_1', queueId: 'q1', decision: 'approved', decidedBy: 'usr_a', decidedAt: '2026-11-21T10:00:00.000Z' },
+    });
+    expect(approved.review.releasedTextHash).toMatch(/^sha256:/);
+    expect(reviewedProvenance('rejected', { reason: 'no', released: null }, facts)).toMatchObject({
+      status: 'rejected',
+      errorCode: 'review.rejected',
+      heldText: null,
+      heldTextExpiresAt: null,
+      review: { releasedTextHash: null },
+    });
   });
 });

@@ -3,7 +3,7 @@ import {
   computeEtag,
   diffMetadata,
   ifMatchOutcome,
-  mergeStamped,
+  mergeByPrecedence,
   normalizeAuthors,
   requireIfMatch,
   validateMetadataInput,
@@ -62,8 +62,8 @@ describe('etag', () => {
 
   it('answers 428 without If-Match and 412 on a stale one', () => {
     const etag = computeEtag(base);
-    expect(errorOf(() => requireIfMatch(undefined, etag))).toMatchObject({ code: 'PRECONDITION_REQUIRED', status: 428 });
-    expect(errorOf(() => requireIfMatch('"stale"', etag))).toMatchObject({ code: 'PRECONDITION_FAILED', status: 412 });
+    expect(errorOf(() => requireIfMatch(undefined, etag))).toMatchObject({ code: 'request.precondition_required', status: 428 });
+    expect(errorOf(() => requireIfMatch('"stale"', etag))).toMatchObject({ code: 'request.precondition_failed', status: 412 });
     expect(errorOf(() => requireIfMatch(etag, etag))).toBeUndefined();
   });
 });
@@ -76,11 +76,11 @@ describe('precedence of metadata sources', () => {
   it('lets a draft override built metadata, and never the other way round', () => {
     const t1 = '2026-11-01T00:00:00.000Z';
     const t2 = '2026-11-02T00:00:00.000Z';
-    const afterBuilt = mergeStamped(state(), { title: { en: 'From package' } }, built(t2));
-    const afterDraft = mergeStamped(afterBuilt, { title: { en: 'From draft' } }, draft(t1));
+    const afterBuilt = mergeByPrecedence(state(), { title: { en: 'From package' } }, built(t2));
+    const afterDraft = mergeByPrecedence(afterBuilt, { title: { en: 'From draft' } }, draft(t1));
     expect(afterDraft.metadata.title).toEqual({ en: 'From draft' });
     // A newer package does not undo the draft's title.
-    const laterBuilt = mergeStamped(
+    const laterBuilt = mergeByPrecedence(
       afterDraft,
       { title: { en: 'Package again' }, tags: ['pkg'] },
       built('2026-11-03T00:00:00.000Z'),
@@ -96,8 +96,8 @@ describe('precedence of metadata sources', () => {
       [{ title: { en: 'D2' } }, draft('2026-11-03T00:00:00.000Z', 'd2')],
       [{ tags: ['b2'] }, built('2026-11-04T00:00:00.000Z', 'b2')],
     ];
-    const forward = events.reduce((acc, [values, stamp]) => mergeStamped(acc, values, stamp), state());
-    const backward = [...events].reverse().reduce((acc, [values, stamp]) => mergeStamped(acc, values, stamp), state());
+    const forward = events.reduce((acc, [values, stamp]) => mergeByPrecedence(acc, values, stamp), state());
+    const backward = [...events].reverse().reduce((acc, [values, stamp]) => mergeByPrecedence(acc, values, stamp), state());
     expect(backward).toEqual(forward);
     expect(forward.metadata.title).toEqual({ en: 'D2' });
     expect(forward.metadata.tags).toEqual(['b2']);
@@ -106,8 +106,8 @@ describe('precedence of metadata sources', () => {
 
   it('applies a forced (admin) edit even over a newer stamp, keeping that stamp', () => {
     const future = draft('2030-01-01T00:00:00.000Z');
-    const drafted = mergeStamped(state(), { tags: ['x'] }, future);
-    const edited = mergeStamped(
+    const drafted = mergeByPrecedence(state(), { tags: ['x'] }, future);
+    const edited = mergeByPrecedence(
       drafted,
       { tags: ['y'] },
       { source: 'admin', at: '2026-11-21T00:00:00.000Z', id: 'req' },
@@ -115,7 +115,7 @@ describe('precedence of metadata sources', () => {
     );
     expect(edited.metadata.tags).toEqual(['y']);
     expect(edited.provenance.tags?.at).toBe(future.at);
-    expect(mergeStamped(edited, { tags: ['z'] }, draft('2029-01-01T00:00:00.000Z')).metadata.tags).toEqual(['y']);
+    expect(mergeByPrecedence(edited, { tags: ['z'] }, draft('2029-01-01T00:00:00.000Z')).metadata.tags).toEqual(['y']);
   });
 
   it('fills role and displayName of consumed authors', () => {

@@ -52,23 +52,23 @@ describe('course lifecycle', () => {
     expect(decideCourseTransition('archived', 'archived').changed).toBe(false);
   });
 
-  it('refuses to leave archived with ILLEGAL_TRANSITION (409)', () => {
+  it('refuses to leave archived with lifecycle.illegal_transition (409)', () => {
     try {
       decideCourseTransition('archived', 'registered');
       expect.unreachable();
     } catch (error) {
       expect(error).toBeInstanceOf(AppError);
-      expect((error as AppError).code).toBe('ILLEGAL_TRANSITION');
+      expect((error as AppError).code).toBe('lifecycle.illegal_transition');
       expect((error as AppError).status).toBe(409);
     }
   });
 
   it('refuses an unknown stored state rather than guessing', () => {
-    expect(codeOf(() => decideCourseTransition('suspended', 'archived'))).toBe('ILLEGAL_TRANSITION');
+    expect(codeOf(() => decideCourseTransition('suspended', 'archived'))).toBe('lifecycle.illegal_transition');
   });
 
   it('refuses admin edits of an archived course', () => {
-    expect(codeOf(() => requireEditableCourse('archived'))).toBe('ILLEGAL_TRANSITION');
+    expect(codeOf(() => requireEditableCourse('archived'))).toBe('lifecycle.illegal_transition');
     expect(codeOf(() => requireEditableCourse('registered'))).toBeUndefined();
   });
 });
@@ -87,7 +87,7 @@ describe('course version lifecycle', () => {
     ['withdrawn', 'published'],
     ['deprecated', 'published'],
   ] as const)('refuses %s -> %s', (from, to) => {
-    expect(codeOf(() => decideVersionTransition(from, to))).toBe('ILLEGAL_TRANSITION');
+    expect(codeOf(() => decideVersionTransition(from, to))).toBe('lifecycle.illegal_transition');
   });
 
   it.each(['deprecated', 'withdrawn'] as const)('treats %s -> %s as a no-op', (state) => {

@@ -1,10 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../../../platform/logger.js';
 import { AppError } from '../../../platform/errors.js';
-import { manualClock } from '../../../events/clock.js';
+import { manualClock } from '../../../platform/clock.js';
 import { deadLetterHeaders, deadLetterMsgId, deadLetterSubject, headerValue } from '../../../events/dead-letter.logic.js';
-import { createDlqMonitor } from '../../../events/dlq.js';
-import { initialDlqAlertState, nextDlqAlertState } from '../../../events/dlq-monitor.logic.js';
+import { createDeadLetterMonitor } from '../../../events/dead-letters.js';
+import { initialDeadLetterAlertState, nextDeadLetterAlertState } from '../../../events/dead-letter-monitor.logic.js';
 import { retryDelayMs } from '../../../events/retry.logic.js';
 import { isValidSubject, subjectMatches } from '../../../events/bus/subject.logic.js';
 
@@ -68,24 +68,24 @@ describe('DLQ alert', () => {
   it('raises once after depth stayed above zero for longer than the threshold, and clears at zero', () => {
     const t0 = new Date('2026-11-21T10:00:00Z');
     const plus = (min: number) => new Date(t0.getTime() + min * 60_000);
-    let step = nextDlqAlertState(initialDlqAlertState, 2, t0, tenMinutes);
+    let step = nextDeadLetterAlertState(initialDeadLetterAlertState, 2, t0, tenMinutes);
     expect(step).toEqual({ state: { depth: 2, nonZeroSince: t0.toISOString(), alerting: false }, transition: undefined });
-    step = nextDlqAlertState(step.state, 3, plus(10), tenMinutes);
+    step = nextDeadLetterAlertState(step.state, 3, plus(10), tenMinutes);
     expect(step.transition).toBeUndefined();
-    step = nextDlqAlertState(step.state, 1, plus(10.01), tenMinutes);
+    step = nextDeadLetterAlertState(step.state, 1, plus(10.01), tenMinutes);
     expect(step).toMatchObject({ state: { alerting: true }, transition: 'raised' });
-    step = nextDlqAlertState(step.state, 1, plus(30), tenMinutes);
+    step = nextDeadLetterAlertState(step.state, 1, plus(30), tenMinutes);
     expect(step).toMatchObject({ state: { alerting: true }, transition: undefined });
-    step = nextDlqAlertState(step.state, 0, plus(31), tenMinutes);
+    step = nextDeadLetterAlertState(step.state, 0, plus(31), tenMinutes);
     expect(step).toEqual({ state: { depth: 0, alerting: false }, transition: 'cleared' });
   });
 
   it('restarts the clock when the depth drops to zero in between', () => {
     const t0 = new Date('2026-11-21T10:00:00Z');
-    let step = nextDlqAlertState(initialDlqAlertState, 1, t0, tenMinutes);
-    step = nextDlqAlertState(step.state, 0, new Date(t0.getTime() + 5 * 60_000), tenMinutes);
-    step = nextDlqAlertState(step.state, 1, new Date(t0.getTime() + 6 * 60_000), tenMinutes);
-    step = nextDlqAlertState(step.state, 1, new Date(t0.getTime() + 12 * 60_000), tenMinutes);
+    let step = nextDeadLetterAlertState(initialDeadLetterAlertState, 1, t0, tenMinutes);
+    step = nextDeadLetterAlertState(step.state, 0, new Date(t0.getTime() + 5 * 60_000), tenMinutes);
+    step = nextDeadLetterAlertState(step.state, 1, new Date(t0.getTime() + 6 * 60_000), tenMinutes);
+    step = nextDeadLetterAlertState(step.state, 1, new Date(t0.getTime() + 12 * 60_000), tenMinutes);
     expect(step.state.alerting).toBe(false);
   });
 
@@ -94,7 +94,7 @@ describe('DLQ alert', () => {
     let depth = 1;
     const logger = silentLogger.child({});
     const error = vi.spyOn(logger, 'error');
-    const monitor = createDlqMonitor({ depth: async () => depth, alertAfterMs: tenMinutes, logger, clock });
+    const monitor = createDeadLetterMonitor({ depth: async () => depth, alertAfterMs: tenMinutes, logger, clock });
     await monitor.check();
     clock.advance(11 * 60_000);
     await monitor.check();

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { isUlid, newId } from '../../../platform/ids.js';
-import { manualClock } from '../../../events/clock.js';
+import { manualClock } from '../../../platform/clock.js';
 import { buildEnvelope, parseSubject, subjectFor } from '../../../events/envelope.js';
 import { loadSchemaRegistry } from '../../../events/schemas/registry.js';
-import { childTraceparent, isTraceparent, newTraceparent } from '../../../events/trace.logic.js';
+import { childTraceparent, isTraceparent, newTraceparent } from '../../../platform/trace-context.js';
 import { coursePublishedPayload, testSource } from './fixtures.js';
 
 const registry = loadSchemaRegistry();

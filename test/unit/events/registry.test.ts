@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ID_PREFIXES, idPattern, newId, type IdKind } from '../../../platform/ids.js';
-import { canonicalDigest } from '../../../events/schemas/canonical-json.js';
+import { canonicalHash } from '../../../platform/canonical-json.js';
 import { isSchemaObject, mapSchema, type JsonSchema } from '../../../events/schemas/schema-walk.logic.js';
 import { createSchemaRegistry, loadSchemaRegistry, readReleasedFile, readSchemaFiles } from '../../../events/schemas/registry.js';
 import { coursePublishedPayload, courseRegisteredPayload, playPackageBuiltPayload } from './fixtures.js';
@@ -43,7 +43,7 @@ describe('schema registry', () => {
     const uri = registry.schemaUri('catalog.course_version.published', 1);
     const schema = registry.schema('catalog.course_version.published', 1);
     expect(schema.$id).toBe('schemas://catalog/course_version/published/v1');
-    expect(uri).toBe(`schemas://catalog/course_version/published/v1#sha256-${canonicalDigest(schema)}`);
+    expect(uri).toBe(`schemas://catalog/course_version/published/v1#sha256-${canonicalHash(schema)}`);
     expect(uri).toMatch(/^schemas:\/\/catalog\/course_version\/published\/v1#sha256-[0-9a-f]{64}$/);
   });
 
@@ -206,8 +206,7 @@ describe('schema registry', () => {
     const released = readReleasedFile().schemas;
     const files = readSchemaFiles();
     expect(released.map((r) => `${r.eventType}@${r.version}`).sort()).toEqual(files.map((f) => `${f.name}@${f.version}`).sort());
-    for (const entry of released)
-      expect(entry.digest).toBe(canonicalDigest(files.find((f) => f.name === entry.eventType)!.schema));
+    for (const entry of released) expect(entry.digest).toBe(canonicalHash(files.find((f) => f.name === entry.eventType)!.schema));
     expect(registry.info('catalog.course.registered')).toEqual({
       eventType: 'catalog.course.registered',
       versions: [{ version: 1, releasedAt: '2026-03-31T00:00:00.000Z' }],

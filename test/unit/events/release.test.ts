@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../platform/config/config.js';
-import { canonicalDigest } from '../../../events/schemas/canonical-json.js';
+import { loadSystemConfig } from '../../../processes/config.js';
+import { canonicalHash } from '../../../platform/canonical-json.js';
 import { checkReleased, formatCheck, releaseCurrent } from '../../../events/schemas/release.logic.js';
 import type { ReleasedEntry, SchemaFile } from '../../../events/schemas/registry.js';
 import { consumerSchema, producerSchema } from '../../../events/schemas/schema-modes.logic.js';
-import { dlqSubjectPrefix, streamSpecs } from '../../../events/streams.js';
+import { deadLetterSubjectPrefix, streamSpecs } from '../../../events/streams.js';
 
 const schemaV1 = { type: 'object', required: ['a'], properties: { a: { type: 'string' }, b: { type: 'integer' } } };
 const file = (name: string, version: number, schema: object): SchemaFile => ({
@@ -16,7 +16,7 @@ const entry = (name: string, version: number, schema: object, releasedAt = '2026
   eventType: name,
   version,
   releasedAt,
-  digest: canonicalDigest(schema),
+  digest: canonicalHash(schema),
   schema: schema as ReleasedEntry['schema'],
 });
 
@@ -56,8 +56,8 @@ describe('released schema set', () => {
     expect(checkReleased([entry('x.y.z', 1, schemaV1)], current).compatible).toEqual([{ eventType: 'x.y.z', version: 1 }]);
     const next = releaseCurrent([entry('x.y.z', 1, schemaV1)], current, new Date('2026-11-21T00:00:00.000Z'));
     expect(next.map((e) => [e.version, e.releasedAt, e.digest])).toEqual([
-      [1, '2026-03-31T00:00:00.000Z', canonicalDigest(widened)],
-      [2, '2026-11-21T00:00:00.000Z', canonicalDigest(schemaV1)],
+      [1, '2026-03-31T00:00:00.000Z', canonicalHash(widened)],
+      [2, '2026-11-21T00:00:00.000Z', canonicalHash(schemaV1)],
     ]);
   });
 });
@@ -92,7 +92,7 @@ describe('producer and consumer readings of a schema', () => {
 
 describe('streams', () => {
   it('declares the spec streams with design §4 names and subjects', () => {
-    const config = loadConfig({});
+    const config = loadSystemConfig({});
     const specs = streamSpecs(config.events);
     const day = 24 * 60 * 60 * 1000;
     expect(specs.map((s) => [s.name, s.subjects, s.maxAgeMs / day, s.storage])).toEqual([
@@ -104,7 +104,7 @@ describe('streams', () => {
       ['AUTHORING', ['authoring.>'], 30, 'file'],
       ['GDPR', ['gdpr.>'], 30, 'file'],
     ]);
-    expect(dlqSubjectPrefix(config.events)).toBe('CATALOG.dlq');
+    expect(deadLetterSubjectPrefix(config.events)).toBe('CATALOG.dlq');
     expect(streamSpecs(config.events, { subjectPrefix: 't1.', replicas: 3 })[1]).toMatchObject({
       subjects: ['t1.CATALOG.dlq.>'],
       replicas: 3,

@@ -1,10 +1,16 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../../platform/config/config.js';
+import { ConfigError } from '../../../platform/config/env.js';
+import {
+  loadAiProcessConfig,
+  loadGatewayProcessConfig,
+  loadSystemConfig,
+  loadWorkerProcessConfig,
+} from '../../../processes/config.js';
 
 describe('configuration', () => {
   it('runs on embedded defaults with no environment', () => {
-    const config = loadConfig({});
+    const config = loadSystemConfig({});
     expect(config).toMatchObject({
       port: 4000,
       catalogPort: 4001,
@@ -32,12 +38,12 @@ describe('configuration', () => {
     ['CATALOG_DLQ_STREAM', 'CATALOG.dlq', /CATALOG_DLQ_STREAM is not a valid JetStream stream name/],
     ['MOCK_FAULT_INJECTION', 'maybe', /MOCK_FAULT_INJECTION must be true or false/],
   ])('names %s when its value %s is invalid', (variable, value, message) => {
-    expect(() => loadConfig({ [variable]: value })).toThrow(ConfigError);
-    expect(() => loadConfig({ [variable]: value })).toThrow(message);
+    expect(() => loadSystemConfig({ [variable]: value })).toThrow(ConfigError);
+    expect(() => loadSystemConfig({ [variable]: value })).toThrow(message);
   });
 
   it('adds the hosted provider to the allow-list of provider hosts', () => {
-    const config = loadConfig({
+    const config = loadSystemConfig({
       OPENAI_BASE_URL: 'https://llm.internal.example:8443/v1',
       PROVIDER_ALLOWED_HOSTS: 'vllm.clinic.local',
     });
@@ -45,8 +51,18 @@ describe('configuration', () => {
   });
 });
 
+describe('process configurations', () => {
+  it('validates the shared slice and the slices of the parts each process runs, not the others', () => {
+    expect(() => loadGatewayProcessConfig({ PORT: 'abc' })).toThrow(/PORT must be an integer/);
+    expect(() => loadAiProcessConfig({ MOCK_FAULT_INJECTION: 'maybe' })).toThrow(/MOCK_FAULT_INJECTION must be true or false/);
+    expect(loadGatewayProcessConfig({ MOCK_FAULT_INJECTION: 'maybe' }).gateway.graphiql).toBe(true);
+    expect(() => loadWorkerProcessConfig({ CATALOG_DLQ_STREAM: 'CATALOG.dlq' })).toThrow(/CATALOG_DLQ_STREAM/);
+    expect(loadGatewayProcessConfig({ CATALOG_DLQ_STREAM: 'CATALOG.dlq' }).catalogUrl).toBe('http://127.0.0.1:4001/graphql');
+  });
+});
+
 describe('configuration documentation', () => {
-  it('names every variable loadConfig reads in the README', async () => {
+  it('names every variable loadConfig reads in docs/configuration.md', async () => {
     const read = new Set<string>();
     // Every variable read, whether set or not: the proxy answers undefined and records the name.
     const env = new Proxy({} as Record<string, string | undefined>, {
@@ -55,8 +71,8 @@ describe('configuration documentation', () => {
         return undefined;
       },
     });
-    loadConfig(env);
-    const readme = await readFile(new URL('../../../README.md', import.meta.url), 'utf8');
+    loadSystemConfig(env);
+    const readme = await readFile(new URL('../../../docs/configuration.md', import.meta.url), 'utf8');
     expect(read.size).toBeGreaterThan(40);
     expect([...read].filter((name) => !readme.includes(`\`${name}\``)).sort()).toEqual([]);
   });

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { newUlid } from '../../../platform/ids.js';
-import { isStorableGraphQLResponse, mutationRoute } from '../../../platform/idempotency/graphql-door.js';
+import { graphqlKeyedWrite, isStorableGraphQLResponse } from '../../../platform/idempotency/graphql-mutations.js';
+
+const mutationRoute = (body: unknown) => graphqlKeyedWrite(body, 4_000)?.route;
 import {
   classifyExisting,
   isStorableStatus,
@@ -118,11 +120,13 @@ describe('GraphQL door', () => {
     const graphql = (body: unknown, status = 200) => ({ status, headers: {}, body: JSON.stringify(body) });
     expect(isStorableGraphQLResponse(graphql({ data: { create: { id: 1 } } }))).toBe(true);
     expect(
-      isStorableGraphQLResponse(graphql({ data: null, errors: [{ extensions: { code: 'PRECONDITION_FAILED', status: 412 } }] })),
+      isStorableGraphQLResponse(
+        graphql({ data: null, errors: [{ extensions: { code: 'request.precondition_failed', status: 412 } }] }),
+      ),
     ).toBe(true);
     expect(isStorableGraphQLResponse(graphql({ data: null, errors: [{ extensions: { code: 'BAD_USER_INPUT' } }] }))).toBe(false);
     expect(
-      isStorableGraphQLResponse(graphql({ data: null, errors: [{ extensions: { code: 'QUOTA_EXCEEDED', status: 429 } }] })),
+      isStorableGraphQLResponse(graphql({ data: null, errors: [{ extensions: { code: 'quota.exceeded', status: 429 } }] })),
     ).toBe(false);
     expect(isStorableGraphQLResponse(graphql({ data: null, errors: [{ extensions: { code: 'INTERNAL_SERVER_ERROR' } }] }))).toBe(
       false,

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { errorFromGraphQL } from '../../../rest-compat/graphql-errors.logic.js';
 import { compilePath, matchPath } from '../../../rest-compat/path.logic.js';
 import * as schema from '../../../rest-compat/schemas.js';
-import { contentLanguage, coursesPage, strongEtag, type CourseData } from '../../../rest-compat/shape.logic.js';
+import { contentLanguage, coursesPage, localeHeaders, strongEtag, type CourseData } from '../../../rest-compat/shape.logic.js';
 import { compileValidator } from '../../../rest-compat/validation.js';
 
 const course = (id: string, locale = 'en'): CourseData => ({
@@ -23,20 +23,23 @@ const course = (id: string, locale = 'en'): CourseData => ({
 });
 
 describe('GraphQL errors on the REST door', () => {
-  it('is 501 not_implemented when the graph lacks the route operation', () => {
+  it('is 501 request.not_implemented when the graph lacks the route operation', () => {
     const error = errorFromGraphQL([
       { message: 'Cannot query field "x" on type "Mutation".', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } },
     ]);
-    expect(error).toMatchObject({ code: 'not_implemented', status: 501 });
+    expect(error).toMatchObject({ code: 'request.not_implemented', status: 501 });
   });
 
   it('keeps the code, takes the status from extensions or the code, and keeps safe details', () => {
     expect(
       errorFromGraphQL([
-        { message: 'stale', extensions: { code: 'PRECONDITION_FAILED', status: 412, etag: '"x"', serviceName: 'catalog' } },
+        {
+          message: 'stale',
+          extensions: { code: 'request.precondition_failed', status: 412, etag: '"x"', serviceName: 'catalog' },
+        },
       ]),
     ).toMatchObject({
-      code: 'PRECONDITION_FAILED',
+      code: 'request.precondition_failed',
       status: 412,
       message: 'stale',
       details: { etag: '"x"' },
@@ -48,7 +51,7 @@ describe('GraphQL errors on the REST door', () => {
 
   it('turns retryAfterSeconds into Retry-After', () => {
     const error = errorFromGraphQL([
-      { message: 'slow down', extensions: { code: 'QUOTA_EXCEEDED', status: 429, retryAfterSeconds: 1.2 } },
+      { message: 'slow down', extensions: { code: 'quota.exceeded', status: 429, retryAfterSeconds: 1.2 } },
     ]);
     expect(error.status).toBe(429);
     expect(error.headers).toEqual({ 'retry-after': '2' });
@@ -146,6 +149,12 @@ describe('response shaping', () => {
   it('lists the locales used, once each', () => {
     expect(contentLanguage([course('a', 'en'), course('b', 'fr'), course('c', 'en')])).toBe('en, fr');
     expect(contentLanguage([])).toBeUndefined();
+  });
+
+  it('names only valid language tags, so a stored CR/LF locale cannot break the header', () => {
+    const evil = 'en\r\nX-Injected: 1';
+    expect(contentLanguage([course('a', evil), course('b', 'de-CH'), course('c', 'not a tag')])).toBe('de-CH');
+    expect(localeHeaders([course('a', evil)])).toEqual({ vary: 'Accept-Language' });
   });
 
   it('gives a next cursor only when there is a next page', () => {

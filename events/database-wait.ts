@@ -1,0 +1,58 @@
+import type { Db } from '../platform/db/database.js';
+import type { Logger } from '../platform/logger.js';
+import { retryDelayMs } from './retry.logic.js';
+
+/** Set once by the consumer's stop(); ends a wait for the database at once. */
+export class StopSignal {
+  private stopped = false;
+  private wake: (() => void) | undefined;
+
+  get stopping(): boolean {
+    return this.stopped;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.wake?.();
+  }
+
+  /** Resolves after `ms`, or at once when stop() is called meanwhile. */
+  pause(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      timer.unref?.();
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+}
+
+/**
+ * Holds the message (its keep-alive keeps running) until the database answers again. A
+ * redelivery could not succeed meanwhile, and each would spend one of the message's deliveries:
+ * a restart or failover of a few seconds would dead-letter every message taken during it.
+ * False when the consumer is stopping first.
+ */
+export async function databaseReturned(
+  db: Db,
+  logger: Logger,
+  lastError: string | undefined,
+  stop: StopSignal,
+): Promise<boolean> {
+  logger.warn({ err: lastError }, 'database unreachable; holding the message until it answers');
+  for (let attempt = 1; !stop.stopping; attempt++) {
+    await stop.pause(retryDelayMs(attempt, { baseMs: 250, maxMs: 5_000 }));
+    if (stop.stopping) break;
+    if (await answers(db)) return true;
+  }
+  return false;
+}
+
+function answers(db: Db): Promise<boolean> {
+  return db.$queryRawUnsafe('SELECT 1').then(
+    () => true,
+    () => false,
+  );
+}

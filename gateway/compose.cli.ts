@@ -1,7 +1,0 @@
-// `npm run compose`: recomposes gateway/supergraph.graphql from the subgraphs' schemas.
-import 'reflect-metadata';
-import fs from 'node:fs/promises';
-import { composeSupergraph, SUPERGRAPH_PATH } from './compose.js';
-
-await fs.writeFile(SUPERGRAPH_PATH, await composeSupergraph());
-console.log(`wrote ${SUPERGRAPH_PATH.pathname}`);

@@ -1,0 +1,189 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ApolloGateway } from '@apollo/gateway';
+import { ApolloServer } from '@apollo/server';
+import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
+import type { TokenVerifier } from '../platform/auth/verifier.js';
+import type { PlatformConfig } from '../platform/config/config.js';
+import { formatGraphQLError } from '../platform/graphql/format-error.js';
+import { graphqlEndpoints } from '../platform/graphql/graphql-endpoint.js';
+import type { LocalSubgraph } from '../platform/graphql/subgraph-server.js';
+import { operationObserver } from '../platform/graphql/operation-observer.js';
+import { operationRules } from '../platform/graphql/operation-rules.js';
+import { outageStatus } from '../platform/graphql/outage-status.js';
+import { queryLimitOptions, type QueryLimits } from '../platform/graphql/query-limits.js';
+import type { EndpointTable } from '../platform/http/pipeline.js';
+import { probeEndpoints, type ReadinessReport } from '../platform/http/probe-endpoints.js';
+import { drainBound, serve } from '../platform/http/serve.js';
+import type { CorsOrigins } from '../platform/http/stages/cors.js';
+import { graphqlKeyedWrite, unguardedMutationPlugin } from '../platform/idempotency/graphql-mutations.js';
+import type { IdempotencyStore } from '../platform/idempotency/store.js';
+import type { Logger } from '../platform/logger.js';
+import type { Metrics } from '../platform/metrics.js';
+import type { StringKeyValueCache } from '../platform/redis-kv-cache.js';
+import type { GatewaySlice } from './config.js';
+import type { ExecuteOperation } from './execute-port.js';
+import { ForwardingDataSource, gatewayContext, type GatewayContext } from './forwarding.js';
+import { graphiqlEndpoints } from './graphiql.js';
+import { InProcessSubgraph } from './in-process-subgraph.js';
+import { frontDoor } from './pipeline.js';
+import { subgraphDispatcher, subgraphFetcher } from './subgraph-fetch.js';
+import { readSupergraph, type SubgraphName } from './supergraph.js';
+
+/** The gateway's settings from the configuration (docs/configuration.md). */
+export interface GatewaySettings {
+  maxBodyBytes: number;
+  limits: QueryLimits;
+  corsOrigins: CorsOrigins;
+  apqTtlSeconds: number;
+  graphiql: boolean;
+  /** How long shutdown waits for in-flight requests before cutting connections. */
+  drainMs: number;
+  /** Connections kept to each subgraph at most; requests beyond wait in the gateway for a free one. */
+  subgraphMaxConnections: number;
+}
+
+export function gatewaySettings(config: PlatformConfig & GatewaySlice): GatewaySettings {
+  return {
+    maxBodyBytes: config.maxBodyBytes,
+    limits: config.ops.limits,
+    corsOrigins: config.gateway.corsOrigins,
+    apqTtlSeconds: config.gateway.apqTtlSeconds,
+    graphiql: config.gateway.graphiql,
+    drainMs: drainBound(config),
+    subgraphMaxConnections: config.gateway.subgraphMaxConnections,
+  };
+}
+
+export interface GatewayOptions {
+  host: string;
+  port: number;
+  subgraphUrls: Record<SubgraphName, string>;
+  settings: GatewaySettings;
+  verifier: TokenVerifier;
+  logger: Logger;
+  /** The Idempotency-Key store of GraphQL mutations and REST writes. */
+  idempotency: IdempotencyStore;
+  readiness: () => Promise<ReadinessReport>;
+  metrics?: Metrics;
+  /** Persisted queries shared by every replica (Redis); else Apollo's bounded in-memory LRU. */
+  apqCache?: StringKeyValueCache;
+  /** Operation names metrics label by name (REST-compat's documents); every other one is `other`. */
+  knownOperations?: ReadonlySet<string>;
+  /** Endpoints served beside /graphql whose operations run through the gateway (REST-compat). */
+  endpoints?: (execute: ExecuteOperation) => EndpointTable;
+  /** Subgraphs running in this process (one-process mode): fetched in process, not over HTTP. */
+  localSubgraphs?: Partial<Record<SubgraphName, LocalSubgraph>>;
+  supergraphSdl?: string;
+}
+
+export interface RunningGateway {
+  url: string;
+  port: number;
+  execute: ExecuteOperation;
+  close(): Promise<void>;
+}
+
+/**
+ * Apollo Gateway over the committed supergraph behind the front door (gateway/pipeline.ts).
+ * Limits, operation rules and error formatting are those of every GraphQL door; the gateway adds
+ * the landing page, persisted queries, the Idempotency-Key rule on mutations and 503 on outages.
+ */
+export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
+  const { logger, settings, metrics } = options;
+  // Apollo Gateway sends anonymous usage data to Apollo unless this Apollo variable says otherwise,
+  // and it only reads the environment. A hospital network must not be called out of unasked, so it
+  // is off unless an operator sets APOLLO_TELEMETRY_DISABLED=false explicitly.
+  process.env.APOLLO_TELEMETRY_DISABLED ??= 'true';
+  const dispatcher = subgraphDispatcher(settings.subgraphMaxConnections);
+  const apolloLogger = {
+    debug: () => {},
+    info: () => {},
+    warn: (m: unknown) => logger.warn(String(m)),
+    error: (m: unknown) => logger.error(String(m)),
+  };
+  const gateway = new ApolloGateway({
+    supergraphSdl: options.supergraphSdl ?? (await readSupergraph()),
+    buildService: ({ name }) => {
+      const local = options.localSubgraphs?.[name as SubgraphName];
+      if (local) return new InProcessSubgraph(name, local, metrics);
+      const url = options.subgraphUrls[name as SubgraphName];
+      if (!url) throw new Error(`No URL configured for subgraph ${name}`);
+      return new ForwardingDataSource({ url, fetcher: subgraphFetcher(name, dispatcher, metrics) as never });
+    },
+    logger: apolloLogger,
+  });
+  const limits = queryLimitOptions<GatewayContext>(settings.limits, metrics);
+  const apollo = new ApolloServer<GatewayContext>({
+    gateway,
+    introspection: true,
+    parseOptions: limits.parseOptions,
+    validationRules: limits.validationRules,
+    persistedQueries: { ttl: settings.apqTtlSeconds, ...(options.apqCache ? { cache: options.apqCache } : {}) },
+    // Apollo's CSRF prevention guards cookie-authenticated servers; every operation here needs an
+    // Authorization header, which a cross-site form or image cannot send, and the guard would
+    // refuse plain GET queries (GraphQL over HTTP allows them).
+    csrfPrevention: false,
+    // Apollo would stop itself on SIGTERM, racing our drain (in-flight requests would see a
+    // stopped server); the entry point owns the shutdown order instead.
+    stopOnTerminationSignals: false,
+    formatError: formatGraphQLError(logger),
+    plugins: [
+      ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false }),
+      operationObserver<GatewayContext>('gateway', metrics, options.knownOperations),
+      operationRules<GatewayContext>(),
+      limits.plugin,
+      unguardedMutationPlugin<GatewayContext>(),
+      outageStatus<GatewayContext>(),
+    ],
+    logger: apolloLogger,
+  });
+  await apollo.start();
+
+  const execute: ExecuteOperation = async (operation, exchange, executeOptions = {}) => {
+    const response = await apollo.executeOperation(operation, {
+      contextValue: gatewayContext(exchange, { trusted: executeOptions.trusted === true, ifMatch: executeOptions.ifMatch }),
+    });
+    if (response.body.kind !== 'single') throw new Error('Incremental delivery is not supported here');
+    return response.body.singleResult;
+  };
+
+  const graphql = graphqlEndpoints<GatewayContext>({
+    apollo,
+    methods: ['GET', 'POST'],
+    landingPage: true,
+    context: async (exchange) => gatewayContext(exchange, { trusted: false }),
+    keyedWrite: (exchange) => graphqlKeyedWrite(exchange.body, settings.limits.maxTokens),
+  });
+  const endpoints = [
+    probeEndpoints({ service: 'gateway', readiness: options.readiness, metrics }),
+    ...(settings.graphiql ? [graphiqlEndpoints()] : []),
+    graphql,
+    ...(options.endpoints ? [options.endpoints(execute)] : []),
+  ];
+  const handler = frontDoor({
+    logger,
+    metrics,
+    verifier: options.verifier,
+    idempotency: options.idempotency,
+    corsOrigins: settings.corsOrigins,
+    maxBodyBytes: settings.maxBodyBytes,
+    endpoints,
+  });
+
+  const server = http.createServer();
+  const served = serve(server, handler, { logger });
+  await new Promise<void>((resolve) => server.listen(options.port, options.host, resolve));
+  const port = (server.address() as AddressInfo).port;
+  logger.info({ port }, 'gateway listening');
+  return {
+    url: `http://${options.host === '0.0.0.0' ? '127.0.0.1' : options.host}:${port}`,
+    port,
+    execute,
+    close: async () => {
+      await served.drain(settings.drainMs);
+      await apollo.stop();
+      await dispatcher.close();
+    },
+  };
+}

@@ -1,0 +1,115 @@
+import type { ApolloServerPlugin, BaseContext } from '@apollo/server';
+import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
+import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
+import { maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives';
+import { GraphQLError, type ValidationContext, type ValidationRule } from 'graphql';
+import { AppError } from '../errors.js';
+import type { Metrics } from '../metrics.js';
+import { operationCost } from './query-cost.js';
+
+/**
+ * What one GraphQL document may ask for, at every GraphQL door (the gateway and each subgraph).
+ * Every bound is checked in time linear in the document, before anything is planned or resolved.
+ */
+export interface QueryLimits {
+  /** Lexical tokens of the document: bounds the work of parsing and validating it. */
+  maxTokens: number;
+  /** Levels of nested selections, fragments inlined, introspection included. */
+  maxDepth: number;
+  /** Aliased fields: each alias can repeat the most expensive field once more. */
+  maxAliases: number;
+  maxDirectives: number;
+  /** Fields the operation could resolve (query-cost.ts). */
+  maxCost: number;
+  /** Items assumed for a list field that no `first`/`last`/`limit` argument bounds. */
+  defaultListSize: number;
+}
+
+/** Which limit refused a document: the `limit` label of graphql_limit_rejections_total. */
+export type LimitName = 'tokens' | 'depth' | 'aliases' | 'directives' | 'cost';
+
+export const LIMIT_CODES: Record<LimitName, string> = {
+  tokens: 'query.too_many_tokens',
+  depth: 'query.too_deep',
+  aliases: 'query.too_many_aliases',
+  directives: 'query.too_many_directives',
+  cost: 'query.too_costly',
+};
+
+/** The context members the limits read: documents the service wrote itself skip the cost limit. */
+export interface LimitedContext extends BaseContext {
+  trustedOperation?: boolean;
+}
+
+/**
+ * Apollo Server options that enforce `limits`: the token bound at parse (graphql-js' own
+ * `maxTokens`), depth, aliases and directives as GraphQL Armor validation rules (each measures a
+ * fragment once), and cost once the operation and its variables are known.
+ */
+export function queryLimitOptions<TContext extends LimitedContext>(limits: QueryLimits, metrics?: Metrics) {
+  const refused = (limit: LimitName) => metrics?.graphqlRejections.inc({ limit });
+  const armor = { exposeLimits: true, propagateOnRejection: false } as const;
+  const validationRules: ValidationRule[] = [
+    maxDepthRule({
+      ...armor,
+      n: limits.maxDepth,
+      flattenFragments: true,
+      ignoreIntrospection: false,
+      onReject: [reporter('depth', limits.maxDepth, refused)],
+    }),
+    maxAliasesRule({ ...armor, n: limits.maxAliases, onReject: [reporter('aliases', limits.maxAliases, refused)] }),
+    maxDirectivesRule({ ...armor, n: limits.maxDirectives, onReject: [reporter('directives', limits.maxDirectives, refused)] }),
+  ];
+  const costPlugin: ApolloServerPlugin<TContext> = {
+    async requestDidStart() {
+      return {
+        async parsingDidStart() {
+          return async (error) => {
+            if (error && isTokenLimitError(error)) refused('tokens');
+          };
+        },
+        async didResolveOperation({ schema, document, operation, request, contextValue }) {
+          if (!operation || contextValue.trustedOperation) return;
+          const cost = operationCost(schema, document, operation, request.variables, limits);
+          if (cost <= limits.maxCost) return;
+          refused('cost');
+          const error = limitError('cost', cost, limits.maxCost);
+          throw new GraphQLError(error.message, { originalError: error, extensions: { http: { status: 400 } } });
+        },
+      };
+    },
+  };
+  return { parseOptions: { maxTokens: limits.maxTokens }, validationRules, plugin: costPlugin };
+}
+
+const MESSAGES: Record<LimitName, (found: number | undefined, max: number) => string> = {
+  tokens: (_found, max) => `The document has more than ${max} tokens`,
+  depth: (found, max) => `The operation is nested ${found ?? 'too many'} levels deep; at most ${max} are allowed`,
+  aliases: (found, max) => `The operation uses ${found ?? 'too many'} aliases; at most ${max} are allowed`,
+  directives: (found, max) => `The operation uses ${found ?? 'too many'} directives; at most ${max} are allowed`,
+  cost: (found, max) =>
+    `The operation could resolve about ${found} fields; at most ${max} are allowed. Ask for fewer items (first/limit) or fewer fields`,
+};
+
+/** The refusal of one limit, with the measured value (when known) and the bound in its details. */
+export function limitError(limit: LimitName, found: number | undefined, max: number): AppError {
+  return new AppError(LIMIT_CODES[limit], MESSAGES[limit](found, max), {
+    status: 400,
+    details: { limit, ...(found === undefined ? {} : { found }), max },
+  });
+}
+
+/** GraphQL Armor reports "… limit of N exceeded, found M."; the refusal says it with our code. */
+function reporter(limit: LimitName, max: number, refused: (limit: LimitName) => void) {
+  return (context: ValidationContext | null, armorError: GraphQLError) => {
+    const found = Number(/found (\d+)/.exec(armorError.message)?.[1]);
+    const error = limitError(limit, Number.isFinite(found) ? found : undefined, max);
+    refused(limit);
+    context?.reportError(new GraphQLError(error.message, { originalError: error }));
+  };
+}
+
+/** graphql-js stops parsing at `maxTokens` with this message (its only signal). */
+export function isTokenLimitError(error: unknown): boolean {
+  return error instanceof Error && /Document contains more th(?:an|at) \d+ tokens/.test(error.message);
+}

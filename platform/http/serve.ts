@@ -1,0 +1,125 @@
+import type http from 'node:http';
+import type { PlatformConfig } from '../config/config.js';
+import { AppError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { errorReply } from './stages/error-replies.js';
+import { endpointOf, type Exchange, type Handler, type Reply } from './pipeline.js';
+
+/** A server's connection lifecycle: requests in flight, and the graceful drain on shutdown. */
+export interface ServedServer {
+  /** Requests being served right now. */
+  inFlight(): number;
+  readonly draining: boolean;
+  /**
+   * Stops taking requests and waits for those in flight: the listener closes, idle keep-alive
+   * connections are dropped, every response still to be written says `Connection: close`, and a
+   * request that still arrives on an open connection gets 503. Resolves when the last response has
+   * been written and the server has closed. After `forceAfterMs` the remaining connections are cut.
+   */
+  drain(forceAfterMs?: number): Promise<void>;
+}
+
+/** Draining gets the shutdown bound minus a margin for stopping the worker, closing pools and flushing traces. */
+export function drainBound(config: PlatformConfig): number {
+  return Math.max(1_000, config.ops.shutdownTimeoutMs - 5_000);
+}
+
+/** The handler at the end of every pipeline: the endpoint `route()` chose answers. */
+export const answerWithEndpoint: Handler = (exchange) => endpointOf(exchange).handle(exchange);
+
+/**
+ * Serves `handler` (a pipeline) on a node:http server: each request becomes an Exchange, the reply
+ * the pipeline returns is written whole, and the server can be drained. The pipeline's first stages
+ * name, trace and log the request; this function only owns the sockets.
+ */
+export function serve(server: http.Server, handler: Handler, options: { logger: Logger }): ServedServer {
+  const { logger } = options;
+  const active = new Set<http.ServerResponse>();
+  let draining = false;
+  let onIdle: (() => void) | undefined;
+
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const exchange = newExchange(req, res);
+    if (draining) {
+      const refusal = new AppError('service.unavailable', 'The server is shutting down; retry on another replica', {
+        headers: { 'retry-after': '1', connection: 'close' },
+      });
+      write(res, errorReply(refusal, exchange.url.pathname === '/graphql' ? 'graphql' : 'problem'));
+      return;
+    }
+    active.add(res);
+    res.once('close', () => {
+      active.delete(res);
+      if (!draining) return;
+      server.closeIdleConnections();
+      if (active.size === 0) onIdle?.();
+    });
+    Promise.resolve()
+      .then(() => handler(exchange))
+      .then(
+        (answer) => write(res, { ...answer, headers: { ...exchange.replyHeaders, ...answer.headers } }),
+        (error) => {
+          // The pipeline renders every error it knows; reaching here is a bug in a stage.
+          logger.error({ err: error }, 'request pipeline failed');
+          write(res, { ...errorReply(error, 'problem', logger), headers: { ...exchange.replyHeaders } });
+        },
+      );
+  });
+
+  return {
+    inFlight: () => active.size,
+    get draining() {
+      return draining;
+    },
+    drain: async (forceAfterMs = 20_000) => {
+      draining = true;
+      // Only the last response of each connection says `Connection: close`: one marked earlier would
+      // end the socket under a pipelined request already accepted behind it.
+      const lastOnSocket = new Map<unknown, http.ServerResponse>();
+      for (const res of active) lastOnSocket.set(res.req.socket, res);
+      for (const res of lastOnSocket.values()) if (!res.headersSent) res.setHeader('connection', 'close');
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const idle = active.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (onIdle = resolve));
+      const force = setTimeout(() => {
+        logger.warn({ inFlight: active.size }, 'drain bound reached; closing remaining connections');
+        server.closeAllConnections();
+      }, forceAfterMs);
+      force.unref();
+      try {
+        await idle;
+        server.closeIdleConnections();
+        await closed;
+      } finally {
+        clearTimeout(force);
+      }
+    },
+  };
+}
+
+function newExchange(req: http.IncomingMessage, res: http.ServerResponse): Exchange {
+  let url: URL;
+  try {
+    url = new URL(req.url ?? '/', 'http://localhost');
+  } catch {
+    url = new URL('http://localhost/');
+  }
+  return {
+    req,
+    res,
+    method: (req.method ?? 'GET').toUpperCase(),
+    url,
+    requestId: '',
+    params: {},
+    replyHeaders: {},
+  };
+}
+
+function write(res: http.ServerResponse, answer: Reply): void {
+  if (res.headersSent) return;
+  const headers: Record<string, string | number> = { ...answer.headers };
+  // A 204/304 carries no body and no length (RFC 9110 §8.6).
+  if (answer.status !== 204 && answer.status !== 304) headers['content-length'] = Buffer.byteLength(answer.body);
+  res.writeHead(answer.status, headers);
+  res.end(answer.status === 204 || answer.status === 304 ? undefined : answer.body);
+}

@@ -1,0 +1,352 @@
+import { AppError, notFound } from '../platform/errors.js';
+import { ifMatchHolds } from './conditional.logic.js';
+import { metadataInputFromMergePatch } from './merge-patch.logic.js';
+import type { Route, RouteContext, RouteRequest } from './route-definition.js';
+import * as schema from './schemas.js';
+import {
+  COURSE_FIELDS,
+  courseJson,
+  coursesPage,
+  localeHeaders,
+  strongEtag,
+  type CourseConnectionData,
+  type CourseData,
+} from './shape.logic.js';
+import { validationError } from './validation.js';
+
+/**
+ * The REST-compat table: each legacy route is one GraphQL operation run through the gateway, so
+ * authentication, tenancy, scopes and error codes are those of the GraphQL door.
+ */
+
+const COURSES = `query RestCourses($first: Int, $after: String) {
+  courses(first: $first, after: $after) { edges { cursor node { ${COURSE_FIELDS} } } pageInfo { hasNextPage endCursor } }
+}`;
+
+const COURSE = `query RestCourse($courseId: ID!) { course(courseId: $courseId) { ${COURSE_FIELDS} } }`;
+
+const UPDATE_COURSE_METADATA = `mutation RestUpdateCourseMetadata($courseId: ID!, $input: UpdateCourseMetadataInput!) {
+  updateCourseMetadata(courseId: $courseId, input: $input) { ${COURSE_FIELDS} }
+}`;
+
+const ASSIST = `mutation RestAssist($input: AssistInput!) {
+  assist(input: $input) {
+    provenanceId status mode text provider model reviewState outputHash
+    template { templateId version hash }
+    timings { totalMs providerMs queueMs }
+  }
+}`;
+
+const PROVENANCE = `query RestProvenance($provenanceId: ID!) {
+  provenance(provenanceId: $provenanceId) {
+    provenanceId tenantId actorType actorId featureKey status mode
+    templateId templateVersion templateHash renderedPromptHash ruleId ruleVersion provider model
+    attempts { provider model outcome latencyMs errorCode }
+    outputHash moderation reviewState review facilityId specialty subjectRef residency
+    legacyBackfill errorCode latencyMs createdAt completedAt
+  }
+}`;
+
+const CREATE_ROUTING_RULE = `mutation RestCreateRoutingRule($input: CreateRoutingRuleInput!) {
+  createRoutingRule(input: $input) {
+    ruleId tenantId featureKey residency activeVersion
+    versions { version primary { provider model } fallbacks { provider model } createdBy createdAt }
+  }
+}`;
+
+const ROUTING_RULE = `query RestRoutingRule($ruleId: ID!) {
+  routingRule(ruleId: $ruleId) {
+    ruleId tenantId featureKey residency activeVersion
+    versions { version primary { provider model } fallbacks { provider model } createdBy createdAt }
+  }
+}`;
+
+const REPLAY_DEAD_LETTERS = `mutation RestReplayDeadLetters($filter: DeadLetterFilterInput!) {
+  replayDeadLetters(filter: $filter) { matched replayed }
+}`;
+
+/** Every GraphQL document the table runs. */
+export const REST_DOCUMENTS: readonly string[] = [
+  COURSES,
+  COURSE,
+  UPDATE_COURSE_METADATA,
+  ASSIST,
+  PROVENANCE,
+  CREATE_ROUTING_RULE,
+  ROUTING_RULE,
+  REPLAY_DEAD_LETTERS,
+];
+
+/**
+ * The operations of the table by name (`RestCourses`, ...): the operations this service knows,
+ * which metrics may label by name (every other operation name is `other`).
+ */
+export const REST_OPERATION_NAMES: ReadonlySet<string> = new Set(
+  REST_DOCUMENTS.map((document) => /^(?:query|mutation)\s+(\w+)/.exec(document)![1]),
+);
+
+/** One REST page: one GraphQL page (the route's documents are exempt from the cost limit). */
+async function coursesConnection(ctx: RouteContext, limit: number, cursor: string | null): Promise<CourseConnectionData> {
+  const data = await ctx.graphql(COURSES, { first: limit, after: cursor });
+  return data.courses as CourseConnectionData;
+}
+
+function courseResult(course: CourseData) {
+  return { status: 200, body: courseJson(course), headers: { etag: strongEtag(course.etag), ...localeHeaders([course]) } };
+}
+
+/**
+ * `PATCH` with `application/merge-patch+json`: read the course, merge the patch into it (RFC 7396),
+ * write the merged members. The caller's If-Match is checked against what was read, and the write
+ * is pinned to that tag, so a change between the read and the write is a 412 instead of being
+ * overwritten by a merge of the older course.
+ */
+async function mergePatchCourse(courseId: string, request: RouteRequest, ctx: RouteContext) {
+  const data = await ctx.graphql(COURSE, { courseId });
+  if (!data.course) throw notFound('Course');
+  const current = data.course as CourseData;
+  if (!ifMatchHolds(request.headers.ifMatch ?? '', current.etag)) {
+    throw new AppError(
+      'request.precondition_failed',
+      'If-Match does not match the current course etag; re-read the course and retry',
+      {
+        status: 412,
+        details: { etag: current.etag },
+      },
+    );
+  }
+  const input = metadataInputFromMergePatch(current, request.body as Record<string, unknown>);
+  const updated = await ctx.graphql(UPDATE_COURSE_METADATA, { courseId, input }, { ifMatch: current.etag });
+  return courseResult(updated.updateCourseMetadata as CourseData);
+}
+
+interface AssistData {
+  provenanceId: string;
+  status: string;
+}
+
+/** completed → 200, pending_review → 202 (poll the provenance); blocked and failed are problems that still name the provenance. */
+function assistResult(result: AssistData & Record<string, unknown>) {
+  const location = `/v1/ai/provenance/${encodeURIComponent(result.provenanceId)}`;
+  if (result.status === 'completed') return { status: 200, body: result };
+  if (result.status === 'pending_review') return { status: 202, body: result, headers: { location } };
+  const details = { provenanceId: result.provenanceId, result: result.status };
+  if (result.status === 'blocked') throw new AppError('moderation.blocked', 'The output was blocked by moderation', { details });
+  throw new AppError('provider.unavailable', 'No provider produced an output; the attempt is recorded', {
+    details,
+    headers: { 'retry-after': '1' },
+  });
+}
+
+type RoutingRuleData = { ruleId: string; activeVersion: number | null } & Record<string, unknown>;
+
+/** `version` first: the version in force is what an administrator checks after a change. */
+function routingRuleJson({ ruleId, ...rule }: RoutingRuleData) {
+  return { ruleId, version: rule.activeVersion, ...rule };
+}
+
+const routingRuleUrl = (ruleId: string) => `/v1/admin/routing-rules/${encodeURIComponent(ruleId)}`;
+
+const CATALOG_READ = ['catalog.read', 'catalog.admin'] as const;
+const CATALOG_ADMIN = ['catalog.admin'] as const;
+const AI_ADMIN = ['ai.admin'] as const;
+
+const courseAnswer = (description: string) => ({
+  description,
+  schema: schema.course,
+  headers: { etag: true, 'content-language': false },
+});
+
+export const ROUTES: Route[] = [
+  {
+    id: 'courses.list',
+    method: 'GET',
+    path: '/api/v1/courses',
+    summary: "A page of the tenant's courses",
+    description: 'Courses in a stable order; follow `nextCursor` until it is null. Courses added meanwhile are listed once.',
+    scopes: CATALOG_READ,
+    query: schema.coursesQuery,
+    responses: {
+      200: { description: 'One page of courses', schema: schema.coursesPage, headers: { 'content-language': false } },
+    },
+    errors: { 400: ['BAD_USER_INPUT'] },
+    async run({ query }, ctx) {
+      const page = coursesPage(
+        await coursesConnection(ctx, (query.limit as number | undefined) ?? 20, (query.cursor as string | undefined) ?? null),
+      );
+      return { status: 200, body: page, headers: localeHeaders(page.items) };
+    },
+  },
+  {
+    id: 'courses.get',
+    method: 'GET',
+    path: '/api/v1/courses/{courseId}',
+    summary: 'One course',
+    description: 'The `ETag` is the course etag (strong), for `If-Match` on PATCH and `If-None-Match` here.',
+    scopes: CATALOG_READ,
+    params: schema.courseIdParams,
+    responses: { 200: courseAnswer('The course') },
+    errors: { 404: ['request.not_found'] },
+    async run({ params }, ctx) {
+      const data = await ctx.graphql(COURSE, { courseId: params.courseId });
+      if (!data.course) throw notFound('Course');
+      return courseResult(data.course as CourseData);
+    },
+  },
+  {
+    id: 'courses.update',
+    method: 'PATCH',
+    path: '/api/v1/courses/{courseId}',
+    summary: "Change a course's metadata",
+    description: [
+      'Needs `If-Match` with the course `ETag` (missing: 428, stale or weak: 412).',
+      '`application/json`: each member given replaces the course member whole — `{"title": {"en": "…"}}` leaves a title with `en` only.',
+      '`application/merge-patch+json` (RFC 7396): locale maps merge — `{"title": {"en": "…"}}` keeps the other locales,',
+      '`{"title": {"fr": null}}` removes `fr`, `{"cover": null}` removes the cover; arrays and strings replace.',
+    ].join(' '),
+    scopes: CATALOG_ADMIN,
+    ifMatch: true,
+    params: schema.courseIdParams,
+    body: schema.updateCourseMetadataBody,
+    mergePatchBody: schema.mergePatchCourseMetadataBody,
+    responses: { 200: courseAnswer('The course as changed, with its new ETag') },
+    errors: { 400: ['BAD_USER_INPUT'], 404: ['request.not_found'], 409: ['lifecycle.illegal_transition'] },
+    async run(request, ctx) {
+      const courseId = request.params.courseId;
+      if (request.mergePatch) return mergePatchCourse(courseId, request, ctx);
+      const data = await ctx.graphql(UPDATE_COURSE_METADATA, { courseId, input: request.body });
+      return courseResult(data.updateCourseMetadata as CourseData);
+    },
+  },
+  {
+    id: 'ai.assist',
+    method: 'POST',
+    path: '/v1/ai/assist',
+    summary: "Run a feature's prompt through the routed model providers",
+    description:
+      'Store the `provenanceId` of the answer. An output held for human review is 202 with `Location` to poll; a blocked output is 422 `moderation.blocked` naming the provenance.',
+    scopes: ['ai.assist'],
+    body: schema.assistBody,
+    responses: {
+      200: { description: 'The output was released', schema: schema.assistCompleted },
+      202: {
+        description: 'The output waits for human review; poll the provenance record in `Location`',
+        schema: schema.assistPendingReview,
+        headers: { location: true },
+      },
+    },
+    errors: {
+      400: ['BAD_USER_INPUT'],
+      422: [
+        'moderation.blocked',
+        'template.not_found',
+        'routing.no_rule',
+        'routing.no_provider_for_residency',
+        'routing.assessment_required',
+      ],
+      429: ['quota.exceeded'],
+      503: ['provider.unavailable', 'quota.unavailable', 'moderation.unavailable'],
+    },
+    async run({ body }, ctx) {
+      const data = await ctx.graphql(ASSIST, { input: body });
+      return assistResult(data.assist as AssistData & Record<string, unknown>);
+    },
+  },
+  {
+    id: 'ai.provenance.get',
+    method: 'GET',
+    path: '/v1/ai/provenance/{provenanceId}',
+    summary: 'The provenance record of an AI-assisted output',
+    scopes: ['ai.assist', 'ai.review', 'ai.admin'],
+    params: schema.provenanceIdParams,
+    responses: { 200: { description: 'The provenance record', schema: schema.provenance } },
+    errors: { 404: ['request.not_found'] },
+    async run({ params }, ctx) {
+      const data = await ctx.graphql(PROVENANCE, { provenanceId: params.provenanceId });
+      if (!data.provenance) throw notFound('Provenance record');
+      return { status: 200, body: data.provenance };
+    },
+  },
+  {
+    id: 'ai.routing-rules.create',
+    method: 'POST',
+    path: '/v1/admin/routing-rules',
+    summary: 'Create a routing override for the tenant',
+    description: 'One rule per feature and residency: a second one is 409 `request.conflict` (update the existing rule instead).',
+    scopes: AI_ADMIN,
+    body: schema.createRoutingRuleBody,
+    responses: {
+      201: {
+        description: 'The rule, at version 1; `Location` reads it back',
+        schema: schema.routingRule,
+        headers: { location: true },
+      },
+    },
+    errors: { 400: ['BAD_USER_INPUT'], 409: ['request.conflict'], 422: ['routing.assessment_required'] },
+    async run({ body }, ctx) {
+      const data = await ctx.graphql(CREATE_ROUTING_RULE, { input: body });
+      const rule = data.createRoutingRule as RoutingRuleData;
+      return { status: 201, body: routingRuleJson(rule), headers: { location: routingRuleUrl(rule.ruleId) } };
+    },
+  },
+  {
+    id: 'ai.routing-rules.get',
+    method: 'GET',
+    path: '/v1/admin/routing-rules/{ruleId}',
+    summary: "A routing rule: a global one or one of the tenant's",
+    scopes: AI_ADMIN,
+    params: schema.routingRuleIdParams,
+    responses: { 200: { description: 'The rule with its versions', schema: schema.routingRule } },
+    errors: { 404: ['request.not_found'] },
+    async run({ params }, ctx) {
+      const data = await ctx.graphql(ROUTING_RULE, { ruleId: params.ruleId });
+      if (!data.routingRule) throw notFound('Routing rule');
+      return { status: 200, body: routingRuleJson(data.routingRule as RoutingRuleData) };
+    },
+  },
+  {
+    id: 'catalog.dlq.replay',
+    method: 'POST',
+    path: '/admin/v1/catalog/dlq/replay',
+    summary: "Send the tenant's matching dead letters back to their subjects",
+    description: 'Every member of the filter is optional; `dryRun` counts without replaying.',
+    scopes: CATALOG_ADMIN,
+    body: schema.replayDeadLettersBody,
+    responses: { 200: { description: 'How many letters matched and were replayed', schema: schema.deadLetterReplay } },
+    errors: { 400: ['BAD_USER_INPUT'], 503: ['service.unavailable'] },
+    check: ({ body }: RouteRequest) => {
+      const { from, to } = body as { from?: string; to?: string };
+      if (from && to && Date.parse(from) > Date.parse(to))
+        throw validationError('body', [{ path: '/to', message: 'must not be before from' }]);
+    },
+    async run({ body }, ctx) {
+      const data = await ctx.graphql(REPLAY_DEAD_LETTERS, { filter: body });
+      const result = data.replayDeadLetters as { matched: number; replayed: number };
+      return { status: 200, body: { matched: result.matched, replayed: result.replayed } };
+    },
+  },
+  {
+    id: 'ai.health',
+    method: 'GET',
+    path: '/v1/ai/health',
+    summary: "The AI gateway's health (phase 0)",
+    public: true,
+    responses: {
+      200: { description: 'The AI gateway can serve', schema: schema.aiHealth, headers: { 'cache-control': true } },
+      503: {
+        description: 'The AI gateway cannot serve (its database is down)',
+        schema: schema.aiHealth,
+        headers: { 'cache-control': true, 'retry-after': true },
+      },
+    },
+    errors: { 503: ['service.unavailable'] },
+    async run(_request, ctx) {
+      // The AI subgraph serves its own health (it checks its own dependencies); this only relays it.
+      const response = await ctx.aiHttp('/v1/ai/health');
+      const body = await response.json().catch(() => ({ status: 'unknown' }));
+      const headers: Record<string, string> = { 'cache-control': 'no-store' };
+      if (response.status === 200) return { status: 200, body, headers };
+      return { status: 503, body, headers: { ...headers, 'retry-after': '1' } };
+    },
+  },
+];

@@ -1,0 +1,149 @@
+import { Prisma, type Tx } from '../../../platform/db/database.js';
+import { effectInsertSql, effectOfWinner, keyedTransaction } from '../../../platform/idempotency/effect-store.js';
+import type { EffectClaim } from '../../../platform/idempotency/effect.logic.js';
+import { outboxInsertSql } from '../../../events/outbox.js';
+import type { AuditEvent } from '../audit/audit.sink.js';
+import { onClock } from '../audit/audited-change.js';
+import { provenanceAuditDetails, type ProvenanceRecord } from '../provenance/provenance.logic.js';
+import { insertProvenance, provenanceInsertSql } from '../provenance/provenance.repo.js';
+import { openReviewTask } from '../review/review.repo.js';
+import type { AssistOutput, SafetyControl } from './assist.logic.js';
+import type { AssistDeps, AssistRequest, RecordedAssist } from './assist.request.js';
+
+type RecordDeps = Pick<AssistDeps, 'db' | 'audit' | 'clock'>;
+
+/** What the record stage writes besides the provenance row and its audit event. */
+export interface RecordPlan {
+  /** The answer, built as the row is written (so its timings include the write); absent for a failure. */
+  answer?: (reviewTaskId: string | null) => AssistOutput;
+  /** A held output gets its review task. */
+  holdForReview: boolean;
+  /** Safety controls switched off by flag that the released output skipped: each raises an alert event. */
+  bypassed: readonly SafetyControl[];
+}
+
+/**
+ * Record: the provenance row, its audit event, and what the release decision adds (the review
+ * task of a held output, the alerts of bypassed controls) commit together or not at all; an
+ * answered request is recorded under its Idempotency-Key in the same write ("answered ⇒
+ * recorded"). Returns the answer, or the answer of another execution that holds the key.
+ */
+export async function recordAssist(
+  deps: RecordDeps,
+  request: AssistRequest,
+  record: ProvenanceRecord,
+  plan: RecordPlan,
+): Promise<AssistOutput | undefined> {
+  // Only an answered request is an effect a retry must get back; a failed or refused one frees
+  // the key at the gateway, and its retry is a new attempt with a provenance row of its own.
+  const claim = plan.answer ? request.caller.effect : undefined;
+  const written =
+    plan.holdForReview || plan.bypassed.length > 0
+      ? await recordInTransaction(deps, request, record, claim, plan)
+      : await recordInOneStatement(deps, request, record, claim, plan.answer);
+  return written.output;
+}
+
+function auditOf(request: AssistRequest, record: ProvenanceRecord, action: string, details: Record<string, unknown>): AuditEvent {
+  const { snapshot, caller } = request;
+  return {
+    action,
+    tenantId: record.tenantId,
+    actor: { type: record.actorType, id: record.actorId },
+    target: { type: 'ai_provenance', id: record.id },
+    details,
+    retentionClass: snapshot.tenant.retentionClass,
+    dataResidency: record.residency ?? snapshot.tenant.dataResidency,
+    traceparent: caller.traceparent,
+    requestId: caller.requestId,
+  };
+}
+
+/**
+ * The common case — no review task, no bypass alert — as ONE statement: the provenance row,
+ * its audit outbox row and (with an Idempotency-Key) the effect row, written together or not at
+ * all without an interactive transaction (its round trips were most of this path's database
+ * cost; bench/README.md, assist). With a key the effect row is inserted first and the other two
+ * only if it was: when another execution of the same request holds the key, nothing is written
+ * and the answer is that execution's.
+ */
+async function recordInOneStatement(
+  deps: RecordDeps,
+  request: AssistRequest,
+  record: ProvenanceRecord,
+  claim: EffectClaim | undefined,
+  answer: RecordPlan['answer'],
+): Promise<RecordedAssist> {
+  const auditRows = deps.audit.prepare(auditOf(request, record, 'assist', provenanceAuditDetails(record)));
+  // The live answer is built again after the write, so its timings include it; the recorded one
+  // (what a retry gets) carries the timings known when it was written.
+  const answered = (): RecordedAssist => ({ reviewTaskId: null, output: answer?.(null) });
+  if (!claim) {
+    await deps.db.$executeRaw`WITH provenance AS (${provenanceInsertSql(record)}) ${outboxInsertSql(auditRows)}`;
+    return answered();
+  }
+  const value = answered();
+  claim.consumed = true;
+  const now = deps.clock.now();
+  const keyed = Prisma.sql`EXISTS (SELECT 1 FROM effect)`;
+  const [{ written }] = await deps.db.$queryRaw<Array<{ written: number }>>`
+    WITH effect AS (${effectInsertSql(claim, value, now)}),
+      provenance AS (${provenanceInsertSql(record, keyed)}),
+      audit AS (${outboxInsertSql(auditRows, keyed)})
+    SELECT count(*)::int AS written FROM effect`;
+  return written === 1 ? answered() : effectOfWinner<RecordedAssist>(deps.db, claim, now);
+}
+
+/** A held output or a bypassed control: the extra rows make it an interactive transaction. */
+function recordInTransaction(
+  deps: RecordDeps,
+  request: AssistRequest,
+  record: ProvenanceRecord,
+  claim: EffectClaim | undefined,
+  plan: RecordPlan,
+): Promise<RecordedAssist> {
+  return keyedTransaction(
+    deps.db,
+    claim,
+    async (tx) => {
+      await insertProvenance(tx, record);
+      const audit = (action: string, details: Record<string, unknown>) =>
+        deps.audit.record(tx, auditOf(request, record, action, details));
+      await audit('assist', provenanceAuditDetails(record));
+      // Rollback of phase 2: "the gateway passes content through without review; log and alert".
+      // The alert is an audit event of its own, so the audit service can page on its type.
+      for (const control of plan.bypassed) {
+        await audit(control === 'review' ? 'hitl_passthrough' : 'moderation_passthrough', {
+          provenanceId: record.id,
+          featureKey: record.featureKey,
+          control,
+          flag: control === 'review' ? 'hitl.enabled' : 'moderation.enabled',
+          outputHash: record.outputHash,
+        });
+      }
+      const reviewTaskId = plan.holdForReview ? await openTask(request, record, tx) : null;
+      return { reviewTaskId, output: plan.answer?.(reviewTaskId) };
+    },
+    // Under load the pool is the queue: wait for a connection rather than fail a request
+    // whose model call already happened (Prisma's default maxWait is 2 s).
+    { maxWait: 10_000, timeout: 10_000, skipLookup: true, ...onClock(deps.clock) },
+  );
+}
+
+async function openTask(request: AssistRequest, record: ProvenanceRecord, tx: Tx): Promise<string> {
+  const task = await openReviewTask(tx, {
+    tenantId: record.tenantId,
+    provenanceId: record.id,
+    featureKey: record.featureKey,
+    facilityId: record.facilityId,
+    specialty: record.specialty,
+    createdAt: record.createdAt,
+  });
+  if (!task.queueId) {
+    request.caller.logger.warn(
+      { provenanceId: record.id, reviewTaskId: task.taskId, facilityId: record.facilityId, specialty: record.specialty },
+      'no review queue matches this facility and specialty; the task waits unrouted',
+    );
+  }
+  return task.taskId;
+}

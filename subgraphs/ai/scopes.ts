@@ -1,0 +1,15 @@
+/**
+ * The token scopes that open the AI gateway (the decision table is docs/rest-compat.md, "Scopes").
+ *
+ * Routing rules, prompt templates and HITL policies are the gateway's own configuration: only
+ * ai.admin reads them. Consumers (ai.assist) never render a template themselves: `assist` renders
+ * it and answers the template's id, version and hash, which is what a consumer keeps; a missing
+ * variable is named in its BAD_USER_INPUT. Provenance is read by whoever stored the id (ai.assist),
+ * reviews it (ai.review) or governs the gateway (ai.admin).
+ */
+export const AI_ADMIN = ['ai.admin'] as const;
+export const AI_ASSIST = ['ai.assist'] as const;
+export const AI_REVIEW = ['ai.review'] as const;
+export const PROVENANCE_READ = ['ai.assist', 'ai.review', 'ai.admin'] as const;
+export const REVIEW_READ = ['ai.review', 'ai.admin'] as const;
+export const SHADOW_PARITY_READ = ['ai.assist', 'ai.admin'] as const;

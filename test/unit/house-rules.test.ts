@@ -1,0 +1,67 @@
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { ESLint } from 'eslint';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The design's rules of the house are kept by the linter (eslint.config.js), so `npm run check`
+ * and CI fail on a violation. These cases prove each rule catches one: a rule that silently
+ * stopped matching would otherwise let the house decay unnoticed.
+ */
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const eslint = new ESLint({ cwd: ROOT, ignore: false });
+
+async function rulesBroken(file: string, source?: string): Promise<string[]> {
+  const filePath = path.join(ROOT, file);
+  const [result] = source === undefined ? await eslint.lintFiles([filePath]) : await eslint.lintText(source, { filePath });
+  return result.messages.map((message) => message.ruleId ?? message.message);
+}
+
+describe('the lint rules that keep the house', () => {
+  it('keep the ground floor from importing anything of ours', async () => {
+    const broken = await rulesBroken(
+      'platform/example.ts',
+      "import { startCatalogSubgraph } from '../subgraphs/catalog/server.js';\nexport const x = startCatalogSubgraph;\n",
+    );
+    expect(broken).toContain('import-x/no-restricted-paths');
+  });
+
+  it('keep the catalog and the AI subgraph apart, and the gateway free of subgraph code', async () => {
+    expect(
+      await rulesBroken(
+        'subgraphs/catalog/example.ts',
+        "import { startAiSubgraph } from '../ai/server.js';\nexport const x = startAiSubgraph;\n",
+      ),
+    ).toContain('import-x/no-restricted-paths');
+    expect(
+      await rulesBroken(
+        'gateway/example.ts',
+        "import { restEndpoints } from '../rest-compat/rest-endpoints.js';\nexport const x = restEndpoints;\n",
+      ),
+    ).toContain('import-x/no-restricted-paths');
+  });
+
+  it('let REST-compat reach the gateway through its execute port only', async () => {
+    const port = "import type { ExecuteOperation } from '../gateway/execute-port.js';\nexport type X = ExecuteOperation;\n";
+    expect(await rulesBroken('rest-compat/example.ts', port)).toEqual([]);
+    const internals = "import { startGateway } from '../gateway/gateway.js';\nexport const x = startGateway;\n";
+    expect(await rulesBroken('rest-compat/example.ts', internals)).toContain('import-x/no-restricted-paths');
+  });
+
+  it('keep *.logic.ts pure: no I/O modules, no clock, no randomness', async () => {
+    expect(await rulesBroken('events/example.logic.ts', "import pg from 'pg';\nexport const x = pg;\n")).toContain(
+      '@typescript-eslint/no-restricted-imports',
+    );
+    expect(await rulesBroken('events/example.logic.ts', 'export const stamp = () => Date.now();\n')).toContain(
+      'no-restricted-syntax',
+    );
+    expect(await rulesBroken('events/example.logic.ts', 'export const stamp = () => new Date();\n')).toContain(
+      'no-restricted-syntax',
+    );
+    expect(await rulesBroken('events/example.logic.ts', 'export const at = (iso: string) => new Date(iso);\n')).toEqual([]);
+  });
+
+  it('forbid import circles', async () => {
+    expect(await rulesBroken('test/fixtures/lint/cycle/a.ts')).toContain('import-x/no-cycle');
+  });
+});
