@@ -38,13 +38,14 @@ export class MessageOrder {
   private readonly holds: HeldMessages<PendingMessage>;
 
   constructor(private readonly options: MessageOrderOptions) {
-    const { bus, db, stream, durable, filterSubject, keyOf } = options;
-    this.guard = createOrderGuard({ bus, db, stream, durable, filterSubject, keyOf });
+    const { bus, db, stream, durable, filterSubject, keyOf, clock, logger } = options;
+    const holdLimit =
+      options.holdLimitMs ??
+      holdLimitMs({ maxDeliver: options.maxDeliver, ackWaitMs: options.ackWaitMs, maxRetryDelayMs: options.maxRetryDelayMs });
+    this.guard = createOrderGuard({ bus, db, stream, durable, filterSubject, keyOf, clock, logger, holdLimitMs: holdLimit });
     this.holds = new HeldMessages<PendingMessage>({
       keepAliveMs: keepAliveIntervalMs(options.ackWaitMs),
-      holdLimitMs:
-        options.holdLimitMs ??
-        holdLimitMs({ maxDeliver: options.maxDeliver, ackWaitMs: options.ackWaitMs, maxRetryDelayMs: options.maxRetryDelayMs }),
+      holdLimitMs: holdLimit,
       clock: options.clock,
       logger: options.logger,
       recheck: (items) => this.guard.check(orderCandidates(items)),

@@ -1,14 +1,21 @@
 import type { Db } from '../platform/db/database.js';
+import type { Clock } from '../platform/clock.js';
+import type { Logger } from '../platform/logger.js';
 import type { EventBus } from './bus/event-bus.js';
+import { readSettledThrough, raiseSettledThrough, resetSettledThrough } from './consumer-watermark.js';
 import { settledAmong } from './inbox.js';
-import { deadLetterMark, heldCandidates, type OrderedCandidate } from './order-hold.logic.js';
+import { deadLetterMark, heldCandidates, raisedFloor, type OrderedCandidate } from './order-hold.logic.js';
 
-/** What the guard knows of one message of the consumer's subject above its ack floor. */
+/** What the guard knows of one message of the consumer's subject above its floor. */
 interface Known {
   /** Undefined: rejected on sight (never applied, so never waited for). */
   key: string | undefined;
   eventId: string | undefined;
   settled: boolean;
+  /** Received by this process (rather than read from the stream). */
+  inHand: boolean;
+  /** When the guard first knew of it (ms): one elsewhere unsettled past the hold limit stops holding the floor. */
+  since: number;
 }
 
 export interface OrderGuard {
@@ -29,19 +36,33 @@ export interface OrderGuardOptions {
   stream: string;
   durable: string;
   filterSubject: string;
+  clock: Clock;
+  logger: Logger;
+  /** How long a message may stay unsettled before it no longer holds anything back (order-hold.logic.ts, holdLimitMs). */
+  holdLimitMs: number;
   /** The key and event id of a stored message, as the consumer would read it; undefined when it rejects it. */
   keyOf(data: Uint8Array): { key: string; eventId: string } | undefined;
 }
 
-/** Messages remembered above the ack floor; past it (a floor stuck for very long) the guard starts over from the stream. */
+/** Messages remembered above the floor; past it (a floor stuck for very long) the guard starts over from the stream. */
 const MAX_KNOWN = 100_000;
+/** The floor is written back at most this often: a stored floor that lags is only slower, never wrong. */
+const FLOOR_WRITE_INTERVAL_MS = 1_000;
 
 /**
- * The I/O half of the producer-order rule: the consumer's ack floor (one consumer-info call per
- * check), the stream's messages between the floor and the candidates (read once each, and only
- * those this process has not seen: none in steady state), and, for earlier messages of the
- * candidates' keys that another process had, whether the inbox says they were handled or
- * dead-lettered (one statement).
+ * The I/O half of the producer-order rule. Its floor is the consumer's own: every message of the
+ * subject at or below it is settled by the inbox (applied) or a dead-letter mark, as this process
+ * or the database showed. Above the floor the guard reads the stream's messages once each (none in
+ * steady state for those this process received) and asks the inbox, in one statement, about those
+ * another process had; then it raises the floor past what is settled and writes it back for the
+ * other replicas and the next start (events/consumer-watermark.ts).
+ *
+ * Why not JetStream's ack floor: after a server restart the server's consumer state can be older
+ * than the workers' (a SIGKILL loses its last writes), and an ack from a worker for a message it
+ * still held then moves the ack floor past messages another worker has in hand (nats-server 2.9's
+ * processAckMsg trusts the ack's delivery sequence when the message is not pending). A guard that
+ * believed it let later messages of a course overtake (the reliability suite saw 1 course of 50 in
+ * about one run of ten). The ack floor is used once, to start a consumer that has no floor yet.
  *
  * The inbox is read outside the handler's transaction, and that is enough: an inbox row exists
  * only once its event's effects committed, so a candidate let through after seeing it takes the
@@ -50,19 +71,39 @@ const MAX_KNOWN = 100_000;
  */
 export function createOrderGuard(options: OrderGuardOptions): OrderGuard {
   const known = new Map<number, Known>();
-  /** Every message of the subject up to here is in `known` (or below the floor). */
+  let floor: number | undefined;
+  let floorWrittenAt = Number.NEGATIVE_INFINITY;
+  let floorWritten = 0;
+  /** Every message of the subject up to here is in `known` (or at or below the floor). */
   let scannedThrough = 0;
+  const now = () => options.clock.now().getTime();
+
+  /** The stored floor; the ack floor for a consumer without one, or whose stream was recreated. */
+  async function loadFloor(): Promise<number> {
+    const stored = await readSettledThrough(options.db, options.durable);
+    const { lastSeq } = await options.bus.streamState(options.stream);
+    if (stored !== undefined && stored <= lastSeq) return (floorWritten = stored);
+    const ackFloor = await options.bus.consumerAckFloor(options.stream, options.durable);
+    if (stored !== undefined) {
+      options.logger.warn(
+        { stored, lastSeq, ackFloor },
+        'the stream is behind the stored order floor (recreated?); starting again from the ack floor',
+      );
+      await resetSettledThrough(options.db, options.durable, ackFloor, options.clock.now());
+    } else await raiseSettledThrough(options.db, options.durable, ackFloor, options.clock.now());
+    return (floorWritten = ackFloor);
+  }
 
   function advanceScan(): void {
     while (known.has(scannedThrough + 1)) scannedThrough += 1;
   }
 
-  async function readGap(floor: number, top: number): Promise<void> {
+  async function readGap(from: number, top: number): Promise<void> {
     if (known.size > MAX_KNOWN) {
       known.clear();
-      scannedThrough = floor;
+      scannedThrough = from;
     }
-    scannedThrough = Math.max(scannedThrough, floor);
+    scannedThrough = Math.max(scannedThrough, from);
     advanceScan();
     if (scannedThrough >= top) return;
     const stored = await options.bus.readStream(options.stream, {
@@ -70,28 +111,22 @@ export function createOrderGuard(options: OrderGuardOptions): OrderGuard {
       fromSeq: scannedThrough + 1,
       toSeq: top,
     });
+    const at = now();
     for (const message of stored) {
       if (known.has(message.seq)) continue;
       const read = options.keyOf(message.data);
-      known.set(message.seq, { key: read?.key, eventId: read?.eventId, settled: false });
+      // One rejected on sight is never applied, so nothing waits for it.
+      known.set(message.seq, { key: read?.key, eventId: read?.eventId, settled: read === undefined, inHand: false, since: at });
     }
     scannedThrough = top;
   }
 
-  /** Marks settled the earlier messages of the candidates' keys that the inbox shows handled or dead-lettered. */
-  async function settleFromInbox(candidates: readonly OrderedCandidate[], floor: number, top: number): Promise<void> {
-    const keys = new Set(candidates.map((c) => c.key));
+  /** Marks settled the messages between the floor and `top` that the inbox shows handled or dead-lettered. */
+  async function settleFromInbox(candidates: readonly OrderedCandidate[], from: number, top: number): Promise<void> {
     const candidateSeqs = new Set(candidates.map((c) => c.seq));
     const open: Array<[number, Known & { eventId: string }]> = [];
     for (const [seq, entry] of known) {
-      if (
-        seq > floor &&
-        seq <= top &&
-        !entry.settled &&
-        entry.key !== undefined &&
-        keys.has(entry.key) &&
-        !candidateSeqs.has(seq)
-      )
+      if (seq > from && seq <= top && !entry.settled && entry.eventId !== undefined && !candidateSeqs.has(seq))
         open.push([seq, entry as Known & { eventId: string }]);
     }
     if (!open.length) return;
@@ -106,9 +141,32 @@ export function createOrderGuard(options: OrderGuardOptions): OrderGuard {
     }
   }
 
+  /** Raises the floor past what is settled, forgets what lies below it, and writes it back now and then. */
+  async function raiseFloor(current: number): Promise<void> {
+    const entries = [...known]
+      .map(([seq, { settled, inHand, since }]) => ({ seq, settled, inHand, since }))
+      .sort((a, b) => a.seq - b.seq);
+    const raised = raisedFloor(current, entries, scannedThrough, now(), options.holdLimitMs);
+    for (const seq of raised.passedUnsettled)
+      options.logger.warn(
+        { seq, eventId: known.get(seq)?.eventId },
+        'a message stayed unsettled past the hold limit; the order floor passes it',
+      );
+    if (raised.floor <= (floor ?? 0)) return;
+    floor = raised.floor;
+    for (const seq of known.keys()) if (seq <= floor) known.delete(seq);
+    if (floor > floorWritten && now() - floorWrittenAt >= FLOOR_WRITE_INTERVAL_MS) {
+      floorWrittenAt = now();
+      floorWritten = floor;
+      await raiseSettledThrough(options.db, options.durable, floor, options.clock.now());
+    }
+  }
+
   return {
     seen(seq, key, eventId) {
-      if (!known.has(seq)) known.set(seq, { key, eventId, settled: false });
+      const entry = known.get(seq);
+      if (entry) entry.inHand = true;
+      else known.set(seq, { key, eventId, settled: false, inHand: true, since: now() });
     },
     settled(seq) {
       const entry = known.get(seq);
@@ -116,15 +174,17 @@ export function createOrderGuard(options: OrderGuardOptions): OrderGuard {
     },
     async check(candidates) {
       if (!candidates.length) return new Map();
-      const floor = await options.bus.consumerAckFloor(options.stream, options.durable);
-      for (const seq of known.keys()) if (seq <= floor) known.delete(seq);
+      floor ??= await loadFloor();
+      const from = floor;
       const top = Math.max(...candidates.map((c) => c.seq)) - 1;
-      if (top <= floor) return new Map();
-      await readGap(floor, top);
-      await settleFromInbox(candidates, floor, top);
+      if (top <= from) return new Map();
+      await readGap(from, top);
+      await settleFromInbox(candidates, from, top);
       const gap = [];
-      for (const [seq, entry] of known) if (seq > floor && seq <= top) gap.push({ seq, key: entry.key, settled: entry.settled });
-      return heldCandidates(candidates, gap);
+      for (const [seq, entry] of known) if (seq > from && seq <= top) gap.push({ seq, key: entry.key, settled: entry.settled });
+      const held = heldCandidates(candidates, gap);
+      await raiseFloor(from);
+      return held;
     },
   };
 }

@@ -60,3 +60,42 @@ export function holdLimitMs(policy: { maxDeliver: number; ackWaitMs: number; max
 export function deadLetterMark(seq: number, eventId: string): string {
   return `${seq}:${eventId}`;
 }
+
+/** A message above the guard's floor, as the floor sees it. */
+export interface FloorEntry {
+  seq: number;
+  settled: boolean;
+  /** In this process's hands (received here): never passed unsettled, whatever its age. */
+  inHand: boolean;
+  /** When the guard first knew of it (ms). */
+  since: number;
+}
+
+/**
+ * How far the guard's floor may rise: past every message known settled, up to the first one that
+ * is not (in hand here or elsewhere). `entries` are the known messages above `floor` in sequence
+ * order; every message of the subject up to `scannedThrough` is among them. A message elsewhere
+ * unsettled for longer than the hold limit is lost to every consumer (see holdLimitMs): the floor
+ * passes it, reported in `passedUnsettled`, rather than stop for good. One in this process's hands
+ * is not passed: later messages of its key would overtake it here.
+ */
+export function raisedFloor(
+  floor: number,
+  entries: readonly FloorEntry[],
+  scannedThrough: number,
+  now: number,
+  holdLimit: number,
+): { floor: number; passedUnsettled: number[] } {
+  const passedUnsettled: number[] = [];
+  for (const entry of entries) {
+    if (entry.seq <= floor) continue;
+    if (entry.seq > scannedThrough) break;
+    if (entry.settled) continue;
+    if (!entry.inHand && now - entry.since >= holdLimit) {
+      passedUnsettled.push(entry.seq);
+      continue;
+    }
+    return { floor: Math.max(floor, entry.seq - 1), passedUnsettled };
+  }
+  return { floor: Math.max(floor, scannedThrough), passedUnsettled };
+}

@@ -329,13 +329,28 @@ async function readStream(
         out.push({ stream, seq: m.seq, subject: m.subject, data: m.data, headers: toHeaders(m.headers), time: m.time });
         remaining--;
       }
-      // Messages deleted since the consumer counted them never arrive.
-      if (got === 0) break;
+      if (got === 0) {
+        // Messages deleted since the consumer counted them never arrive; anything else that ends
+        // a fetch empty-handed (a server restart, a lost pull) must not pass for the end of the
+        // range: the order guard takes this read as every message up to `toSeq`.
+        await expectNothingLeft(jsm, stream, name, toSeq);
+        break;
+      }
     }
   } finally {
     await jsm.consumers.delete(stream, name).catch(() => undefined);
   }
   return out;
+}
+
+/** Throws unless the reading consumer has nothing left to deliver up to `toSeq`. */
+async function expectNothingLeft(jsm: JetStreamManager, stream: string, reader: string, toSeq: number): Promise<void> {
+  const info = await jsm.consumers.info(stream, reader);
+  const deliveredThrough = info.delivered.stream_seq;
+  if (info.num_pending > 0 && deliveredThrough < toSeq)
+    throw new Error(
+      `stream ${stream}: read ended at sequence ${deliveredThrough} with ${info.num_pending} message(s) still pending`,
+    );
 }
 
 /** One subscription to the MAX_DELIVERIES advisories, made on first listen, fanned out to the listeners. */
