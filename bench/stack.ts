@@ -28,6 +28,16 @@ export interface StackOptions {
   dbPoolSize?: number;
 }
 
+/**
+ * BENCH_OURS_BUILT=1: our processes run from the production build (`npm run build` first), as a
+ * platform team runs them (plain node, no tsx); otherwise from source, as `npm start` does.
+ */
+function ourEntry(part: 'catalog' | 'ai' | 'gateway'): { entry: string; tsx: boolean } {
+  return process.env.BENCH_OURS_BUILT === '1'
+    ? { entry: `dist/processes/${part}.main.js`, tsx: false }
+    : { entry: `processes/${part}.main.ts`, tsx: true };
+}
+
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const db = await freshDatabase();
   const keys = await benchKeys();
@@ -51,7 +61,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     };
     const catalogPort = await freePort();
     const catalog = Object.assign(
-      await spawnNode('catalog', 'processes/catalog.main.ts', {
+      await spawnNode('catalog', ourEntry('catalog').entry, {
+        tsx: ourEntry('catalog').tsx,
         env: { ...common, CATALOG_PORT: String(catalogPort) },
         nodeArgs: options.nodeArgs?.catalog,
         readyUrl: `http://127.0.0.1:${catalogPort}/healthz`,
@@ -63,7 +74,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     const aiPort = await freePort();
     if (options.ai) {
       ai = Object.assign(
-        await spawnNode('ai', 'processes/ai.main.ts', {
+        await spawnNode('ai', ourEntry('ai').entry, {
+          tsx: ourEntry('ai').tsx,
           env: { ...common, AI_PORT: String(aiPort) },
           nodeArgs: options.nodeArgs?.ai,
           readyUrl: `http://127.0.0.1:${aiPort}/healthz`,
@@ -74,7 +86,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     }
     const port = await freePort();
     const gateway = Object.assign(
-      await spawnNode('gateway', 'processes/gateway.main.ts', {
+      await spawnNode('gateway', ourEntry('gateway').entry, {
+        tsx: ourEntry('gateway').tsx,
         env: { ...common, PORT: String(port), CATALOG_URL: catalog.url, AI_URL: ai?.url ?? `http://127.0.0.1:${aiPort}/graphql` },
         nodeArgs: options.nodeArgs?.gateway,
         readyUrl: `http://127.0.0.1:${port}/healthz`,
