@@ -55,3 +55,61 @@ describe('connections from the gateway to a subgraph', () => {
     expect(wide.connections).toBe(12);
   });
 });
+
+describe('what the subgraph fetch hands Apollo Gateway', () => {
+  const served = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      if (req.url === '/graphql?fail') res.writeHead(502, { 'content-type': 'text/plain' }).end('upstream down');
+      else
+        res
+          .writeHead(200, { 'content-type': 'application/json', 'x-seen-tenant': String(req.headers['x-tenant-id']) })
+          .end('{"data":{"ok":true}}');
+    });
+  });
+  let base: string;
+  const dispatcher = subgraphDispatcher(2);
+  const fetch = subgraphFetcher('catalog', dispatcher);
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => served.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(served.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await dispatcher.close();
+    await new Promise<void>((resolve) => served.close(() => resolve()));
+  });
+
+  it('sends the method, headers and body, and answers with a Response Apollo can read (json, headers, clone)', async () => {
+    const response = await fetch(`${base}/graphql`, { method: 'POST', headers: { 'x-tenant-id': 'ten_1' }, body: '{}' });
+    expect([response.ok, response.status, response.statusText, response.url]).toEqual([true, 200, 'OK', `${base}/graphql`]);
+    expect(response.headers.get('Content-Type')).toBe('application/json');
+    expect(response.headers.get('x-seen-tenant')).toBe('ten_1');
+    const copy = response.clone();
+    expect(await response.json()).toEqual({ data: { ok: true } });
+    expect(response.bodyUsed).toBe(true);
+    expect(await copy.text()).toBe('{"data":{"ok":true}}');
+  });
+
+  it('hands a non-2xx answer over as it came (Apollo turns it into the subgraph error)', async () => {
+    const response = await fetch(`${base}/graphql?fail`, { method: 'POST', body: '{}' });
+    expect([response.ok, response.status, response.statusText]).toEqual([false, 502, 'Bad Gateway']);
+    expect(await response.text()).toBe('upstream down');
+  });
+
+  it('turns a subgraph it cannot reach into subgraph.unavailable (503, retry after 1 s)', async () => {
+    const closed = http.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const failure = await fetch(`http://127.0.0.1:${port}/graphql`, { method: 'POST', body: '{}' }).then(
+      () => undefined,
+      (error: unknown) => error as { extensions?: Record<string, unknown> },
+    );
+    expect(failure?.extensions).toMatchObject({
+      code: 'subgraph.unavailable',
+      serviceName: 'catalog',
+      status: 503,
+      retryAfterSeconds: 1,
+    });
+  });
+});
