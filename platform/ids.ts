@@ -40,7 +40,7 @@ const patterns = Object.fromEntries(
  * time: the default asks WebCrypto for one byte per character (16 calls per id), which was ~5 % of
  * a busy subgraph's CPU (bench/README.md, assist).
  */
-const pool = new Uint8Array(4096);
+const pool = Buffer.alloc(4096);
 let poolAt = pool.length;
 function pooledRandom(): number {
   if (poolAt === pool.length) {
@@ -48,6 +48,21 @@ function pooledRandom(): number {
     poolAt = 0;
   }
   return pool[poolAt++] / 256;
+}
+
+/**
+ * `bytes` cryptographic random bytes as lower-case hex (a trace or span id), from the same pool:
+ * two `randomBytes` calls per request were ~2 % of the gateway's CPU (bench/README.md, gateway).
+ */
+export function randomHex(bytes: number): string {
+  if (bytes > pool.length) throw new RangeError(`randomHex: at most ${pool.length} bytes`);
+  if (poolAt + bytes > pool.length) {
+    randomFillSync(pool);
+    poolAt = 0;
+  }
+  const hex = pool.toString('hex', poolAt, poolAt + bytes);
+  poolAt += bytes;
+  return hex;
 }
 
 const nextUlid = monotonicFactory(pooledRandom);

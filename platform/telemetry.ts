@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import {
   context,
   propagation,
@@ -21,6 +20,7 @@ import { defaultResource, detectResources, envDetector, resourceFromAttributes }
 import { BatchSpanProcessor, NodeTracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace-node';
 import { PrismaInstrumentation } from '@prisma/instrumentation';
 import type { PlatformConfig, OtlpProtocol } from './config/config.js';
+import { randomHex } from './ids.js';
 
 /**
  * OpenTelemetry for the whole process. OTel keeps its tracer provider, context manager and
@@ -242,8 +242,8 @@ export function startServerSpan(name: string, headers: HeaderBag, attributes: At
     const caller = trace.getSpanContext(parent);
     const valid = caller && trace.isSpanContextValid(caller);
     span = trace.wrapSpanContext({
-      traceId: valid ? caller.traceId : randomBytes(16).toString('hex'),
-      spanId: randomBytes(8).toString('hex'),
+      traceId: valid ? caller.traceId : randomHex(16),
+      spanId: randomHex(8),
       traceFlags: valid ? caller.traceFlags : TraceFlags.SAMPLED,
     });
   }

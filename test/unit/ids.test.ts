@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ERASED_USER_ID, ID_PREFIXES, isId, isUlid, newId } from '../../platform/ids.js';
+import { ERASED_USER_ID, ID_PREFIXES, isId, isUlid, newId, randomHex } from '../../platform/ids.js';
 
 describe('identifiers', () => {
   it('mints ids of every kind as prefix + 26 Crockford characters', () => {
@@ -31,5 +31,13 @@ describe('identifiers', () => {
     expect(isId('user', ERASED_USER_ID)).toBe(true);
     expect(isUlid(newId('tenant').slice(4))).toBe(true);
     expect(isUlid('not-a-ulid')).toBe(false);
+  });
+
+  it('draws trace and span ids as hex from the random pool, never repeating across refills', () => {
+    // 1,000 × 24 bytes is several refills of the 4 KiB pool.
+    const ids = Array.from({ length: 1_000 }, () => [randomHex(16), randomHex(8)]).flat();
+    for (const [i, id] of ids.entries()) expect(id).toMatch(i % 2 === 0 ? /^[0-9a-f]{32}$/ : /^[0-9a-f]{16}$/);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(() => randomHex(5_000)).toThrow(RangeError);
   });
 });
