@@ -61,8 +61,9 @@ const FLOOR_WRITE_INTERVAL_MS = 1_000;
  * than the workers' (a SIGKILL loses its last writes), and an ack from a worker for a message it
  * still held then moves the ack floor past messages another worker has in hand (nats-server 2.9's
  * processAckMsg trusts the ack's delivery sequence when the message is not pending). A guard that
- * believed it let later messages of a course overtake (the reliability suite saw 1 course of 50 in
- * about one run of ten). The ack floor is used once, to start a consumer that has no floor yet.
+ * believed it let later messages of a course overtake (one CI run of the reliability suite: 1
+ * course of 50; test/integration/events/order-guard.test.ts plays that broker). The ack floor is
+ * used once, to start a consumer that has no floor yet.
  *
  * The inbox is read outside the handler's transaction, and that is enough: an inbox row exists
  * only once its event's effects committed, so a candidate let through after seeing it takes the
@@ -82,7 +83,10 @@ export function createOrderGuard(options: OrderGuardOptions): OrderGuard {
   async function loadFloor(): Promise<number> {
     const stored = await readSettledThrough(options.db, options.durable);
     const { lastSeq } = await options.bus.streamState(options.stream);
-    if (stored !== undefined && stored <= lastSeq) return (floorWritten = stored);
+    if (stored !== undefined && stored <= lastSeq) {
+      floorWritten = stored;
+      return stored;
+    }
     const ackFloor = await options.bus.consumerAckFloor(options.stream, options.durable);
     if (stored !== undefined) {
       options.logger.warn(
@@ -91,7 +95,8 @@ export function createOrderGuard(options: OrderGuardOptions): OrderGuard {
       );
       await resetSettledThrough(options.db, options.durable, ackFloor, options.clock.now());
     } else await raiseSettledThrough(options.db, options.durable, ackFloor, options.clock.now());
-    return (floorWritten = ackFloor);
+    floorWritten = ackFloor;
+    return ackFloor;
   }
 
   function advanceScan(): void {
