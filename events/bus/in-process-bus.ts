@@ -148,8 +148,14 @@ function prune(bus: MemBus, stream: MemStream): void {
     if (now - message.time.getTime() <= stream.spec.maxAgeMs) break;
     stream.messages.delete(seq);
   }
+  // Ids are added in publish order, so the oldest come first: stop at the first one still inside
+  // the window. Scanning the whole map instead cost every publish a pass over two minutes of ids
+  // (tens of thousands at the assist bench's rate: 3.5 % of the embedded system's CPU in its profile).
   const window = stream.spec.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS;
-  for (const [id, entry] of stream.dedup) if (now - entry.at > window) stream.dedup.delete(id);
+  for (const [id, entry] of stream.dedup) {
+    if (now - entry.at <= window) break;
+    stream.dedup.delete(id);
+  }
 }
 
 async function publish(bus: MemBus, subject: string, data: Uint8Array, opts: PublishOptions): Promise<PublishResult> {
