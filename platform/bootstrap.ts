@@ -44,6 +44,7 @@ export async function openPlatform(config: PlatformConfig, name: string, deps: {
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.dbPoolSize,
+    preparedStatements: config.dbPreparedStatements,
     logger,
   });
   const applied = await deps.migrate(database.url);

@@ -22,6 +22,8 @@ export interface PlatformConfig {
   dataDir: string;
   databaseUrl?: string;
   dbPoolSize: number;
+  /** Hot statements as named prepared statements (off behind a transaction-mode pooler without prepared-statement support). */
+  dbPreparedStatements: boolean;
   natsUrl?: string;
   redisUrl?: string;
   auth: AuthConfig;
@@ -131,6 +133,7 @@ export function loadPlatformConfig(env: Env = process.env): PlatformConfig {
     dataDir: path.resolve(envString(env, 'DATA_DIR') ?? '.data'),
     databaseUrl: envUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     dbPoolSize: envInt(env, 'DB_POOL_SIZE', 10, 1, 500),
+    dbPreparedStatements: envBool(env, 'DB_PREPARED_STATEMENTS', true),
     natsUrl: envUrl(env, 'NATS_URL', ['nats:', 'tls:', 'ws:', 'wss:']),
     redisUrl: envUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
     auth: loadAuth(env),

@@ -5,6 +5,7 @@ import pg from 'pg';
 import { PrismaClient } from '../../prisma/generated/client.js';
 import type { Logger } from '../logger.js';
 import { reachDependency, STARTUP_REACH_MS } from '../reach-dependency.js';
+import { statementName } from './statement-name.logic.js';
 
 export { PrismaClient, Prisma } from '../../prisma/generated/client.js';
 export type Db = PrismaClient;
@@ -21,6 +22,22 @@ export interface Database {
 }
 
 /**
+ * A Prisma client over pg with `max` connections. With `preparedStatements` (the default) the
+ * statements marked by platform/db/prepared.ts run as named prepared statements.
+ */
+export function createPrismaClient(
+  connectionString: string,
+  max: number,
+  options: { preparedStatements?: boolean } = {},
+): PrismaClient {
+  // The adapter types its generator as always naming; undefined (unnamed) is what it sends without one.
+  const statementNameGenerator = (query: { sql: string }): string => statementName(query.sql) as string;
+  return new PrismaClient({
+    adapter: new PrismaPg({ connectionString, max }, options.preparedStatements === false ? {} : { statementNameGenerator }),
+  });
+}
+
+/**
  * Opens the database: Postgres when DATABASE_URL is set, otherwise an embedded PGlite under
  * DATA_DIR served over a loopback socket so the very same Prisma pg adapter talks to both.
  */
@@ -29,19 +46,20 @@ export async function openDatabase(options: {
   dataDir: string;
   poolSize: number;
   logger: Logger;
+  /** Marked statements (platform/db/prepared.ts) as named prepared statements; default on. */
+  preparedStatements?: boolean;
 }): Promise<Database> {
+  const prepared = { preparedStatements: options.preparedStatements };
   if (options.databaseUrl) {
     await reachDatabase(options.databaseUrl);
-    const prisma = new PrismaClient({
-      adapter: new PrismaPg({ connectionString: options.databaseUrl, max: options.poolSize }),
-    });
+    const prisma = createPrismaClient(options.databaseUrl, options.poolSize, prepared);
     return { prisma, url: options.databaseUrl, kind: 'postgres', close: () => prisma.$disconnect() };
   }
   const embedded = await startEmbeddedPostgres(path.join(options.dataDir, 'pglite'), options.logger);
   // One connection: pglite-socket interleaves the extended-protocol messages of concurrent
   // connections outside a transaction (electric-sql/pglite#1046, "bind message supplies 8
   // parameters, but prepared statement requires 3"). PGlite runs one statement at a time anyway.
-  const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: embedded.url, max: 1 }) });
+  const prisma = createPrismaClient(embedded.url, 1, prepared);
   return {
     prisma,
     url: embedded.url,

@@ -1,5 +1,6 @@
 import { systemClock, type Clock } from '../clock.js';
 import { Prisma, type Db, type Tx } from '../db/database.js';
+import { prepared } from '../db/prepared.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { decodeEffectValue, encodeEffectValue, type EffectClaim } from './effect.logic.js';
@@ -15,8 +16,12 @@ let lastSweep = 0;
  * request is the client's mistake: 422 `idempotency.key_reused`, as at the gateway.
  */
 export async function findEffect<T>(client: Client, claim: EffectClaim, now: Date): Promise<{ value: T } | undefined> {
-  const rows = await client.$queryRaw<Array<{ fingerprint: string; value: string; expiresAt: Date }>>`
-    SELECT fingerprint, value::text AS value, "expiresAt" FROM "IdempotentEffect" WHERE key = ${claim.key}`;
+  const rows = await client.$queryRaw<Array<{ fingerprint: string; value: string; expiresAt: Date }>>(
+    prepared(
+      'effect_lookup',
+      Prisma.sql`SELECT fingerprint, value::text AS value, "expiresAt" FROM "IdempotentEffect" WHERE key = ${claim.key}`,
+    ),
+  );
   const row = rows[0];
   if (!row || row.expiresAt.getTime() <= now.getTime()) return undefined;
   if (row.fingerprint !== claim.fingerprint) {

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { PrismaPg } from '@prisma/adapter-pg';
-import { PrismaClient } from '../../prisma/generated/client.js';
-import { startEmbeddedPostgres } from '../../platform/db/database.js';
+import type { PrismaClient } from '../../prisma/generated/client.js';
+import { createPrismaClient, startEmbeddedPostgres } from '../../platform/db/database.js';
 import { silentLogger } from '../../platform/logger.js';
 import { applyMigrations } from '../../prisma/migrate.js';
 
@@ -29,7 +28,7 @@ export async function createTestDatabase(
     const embedded = await startEmbeddedPostgres(undefined, silentLogger);
     if (options.migrate !== false) await applyMigrations(embedded.url);
     // One connection, as in platform/db/database.ts (electric-sql/pglite#1046).
-    const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: embedded.url, max: 1 }) });
+    const prisma = createPrismaClient(embedded.url, 1);
     return {
       kind,
       url: embedded.url,
@@ -50,9 +49,7 @@ export async function createTestDatabase(
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   if (options.migrate !== false) await applyMigrations(url.toString());
-  const prisma = new PrismaClient({
-    adapter: new PrismaPg({ connectionString: url.toString(), max: options.poolSize ?? 10 }),
-  });
+  const prisma = createPrismaClient(url.toString(), options.poolSize ?? 10);
   return {
     kind,
     url: url.toString(),

@@ -1,4 +1,5 @@
 import { Prisma, type Tx } from '../../../platform/db/database.js';
+import { prepared } from '../../../platform/db/prepared.js';
 import { effectInsertSql, effectOfWinner, keyedTransaction } from '../../../platform/idempotency/effect-store.js';
 import type { EffectClaim } from '../../../platform/idempotency/effect.logic.js';
 import { outboxInsertSql } from '../../../events/outbox.js';
@@ -79,18 +80,25 @@ async function recordInOneStatement(
   // (what a retry gets) carries the timings known when it was written.
   const answered = (): RecordedAssist => ({ reviewTaskId: null, output: answer?.(null) });
   if (!claim) {
-    await deps.db.$executeRaw`WITH provenance AS (${provenanceInsertSql(record)}) ${outboxInsertSql(auditRows)}`;
+    await deps.db.$executeRaw(
+      prepared('assist_record', Prisma.sql`WITH provenance AS (${provenanceInsertSql(record)}) ${outboxInsertSql(auditRows)}`),
+    );
     return answered();
   }
   const value = answered();
   claim.consumed = true;
   const now = deps.clock.now();
   const keyed = Prisma.sql`EXISTS (SELECT 1 FROM effect)`;
-  const [{ written }] = await deps.db.$queryRaw<Array<{ written: number }>>`
+  const [{ written }] = await deps.db.$queryRaw<Array<{ written: number }>>(
+    prepared(
+      'assist_record_keyed',
+      Prisma.sql`
     WITH effect AS (${effectInsertSql(claim, value, now)}),
       provenance AS (${provenanceInsertSql(record, keyed)}),
       audit AS (${outboxInsertSql(auditRows, keyed)})
-    SELECT count(*)::int AS written FROM effect`;
+    SELECT count(*)::int AS written FROM effect`,
+    ),
+  );
   return written === 1 ? answered() : effectOfWinner<RecordedAssist>(deps.db, claim, now);
 }
 

@@ -18,7 +18,9 @@ describe('configuration', () => {
       databaseUrl: undefined,
       natsUrl: undefined,
       redisUrl: undefined,
+      dbPreparedStatements: true,
     });
+    expect(loadSystemConfig({ DB_PREPARED_STATEMENTS: 'false' }).dbPreparedStatements).toBe(false);
     expect(config.catalogUrl).toBe('http://127.0.0.1:4001/graphql');
     expect(config.events).toMatchObject({
       catalogStream: 'CATALOG',
@@ -37,6 +39,7 @@ describe('configuration', () => {
     ['REDIS_URL', 'http://x', /REDIS_URL must use redis: or rediss:/],
     ['CATALOG_DLQ_STREAM', 'CATALOG.dlq', /CATALOG_DLQ_STREAM is not a valid JetStream stream name/],
     ['MOCK_FAULT_INJECTION', 'maybe', /MOCK_FAULT_INJECTION must be true or false/],
+    ['DB_PREPARED_STATEMENTS', 'sometimes', /DB_PREPARED_STATEMENTS must be true or false/],
   ])('names %s when its value %s is invalid', (variable, value, message) => {
     expect(() => loadSystemConfig({ [variable]: value })).toThrow(ConfigError);
     expect(() => loadSystemConfig({ [variable]: value })).toThrow(message);
