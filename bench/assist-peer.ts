@@ -8,7 +8,9 @@
 // our runs the bench checks that every answer left all of them (row deltas = answers).
 //
 // The limit (bench/bare-assist.ts): a bare node:http server doing only the same Redis quota call,
-// the same upstream call and one INSERT per request, on the same Postgres and Redis.
+// the same upstream call and one INSERT per request, on the same Postgres and Redis. A layer row
+// (bench/bare-pipeline.ts): our assist pipeline itself behind a bare node:http server, without the
+// front door and the two GraphQL executions above it: the most a restructuring of those could give.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -43,7 +45,7 @@ const TENANT = 'ten_01JDBENCHPEER000000000000A';
 const PORTKEY_URL = 'http://127.0.0.1:8787';
 const MESSAGE = 'I have had a headache for two days.';
 
-type Target = 'ours' | 'portkey' | 'limit';
+type Target = 'ours' | 'portkey' | 'limit' | 'pipeline';
 
 interface Row extends LoadResult {
   round: number;
@@ -79,23 +81,23 @@ export async function run(): Promise<void> {
     const base = `http://127.0.0.1:${port}`;
     // BENCH_OURS_BUILT=1: the production build (`npm run build` first), as a platform team runs it.
     const built = process.env.BENCH_OURS_BUILT === '1';
+    const oursEnv = {
+      DATABASE_URL: db.url,
+      DB_POOL_SIZE: '10',
+      REDIS_URL: redisUrl,
+      NATS_URL: undefined,
+      CATALOG_PORT: String(catalogPort),
+      AI_PORT: String(aiPort),
+      DATA_DIR: dataDir,
+      AUTH_PUBLIC_KEY: keys.publicKey,
+      OPENAI_BASE_URL: upstream,
+      OPENAI_MODEL: 'gpt-4o-mini',
+      DEMO_DATA: 'false',
+      GRAPHIQL_ENABLED: 'false',
+    };
     const ours = await spawnNode(built ? 'ours (node dist/main.js)' : 'ours (npm start)', built ? 'dist/main.js' : 'main.ts', {
       tsx: !built,
-      env: {
-        DATABASE_URL: db.url,
-        DB_POOL_SIZE: '10',
-        REDIS_URL: redisUrl,
-        NATS_URL: undefined,
-        PORT: String(port),
-        CATALOG_PORT: String(catalogPort),
-        AI_PORT: String(aiPort),
-        DATA_DIR: dataDir,
-        AUTH_PUBLIC_KEY: keys.publicKey,
-        OPENAI_BASE_URL: upstream,
-        OPENAI_MODEL: 'gpt-4o-mini',
-        DEMO_DATA: 'false',
-        GRAPHIQL_ENABLED: 'false',
-      },
+      env: { ...oursEnv, PORT: String(port) },
       readyUrl: `${base}/readyz`,
     });
     procs.push(ours);
@@ -112,6 +114,14 @@ export async function run(): Promise<void> {
       await spawnNode('bare assist (limit)', 'bench/bare-assist.ts', {
         env: { DATABASE_URL: db.url, REDIS_URL: redisUrl, UPSTREAM_URL: upstream, PORT: String(limitPort), DB_POOL_SIZE: '10' },
         readyUrl: `${limitBase}/healthz`,
+      }),
+    );
+    const pipelinePort = await freePort();
+    const pipelineBase = `http://127.0.0.1:${pipelinePort}`;
+    procs.push(
+      await spawnNode('layer: assist pipeline behind bare node:http', 'bench/bare-pipeline.ts', {
+        env: { ...oursEnv, PORT: String(pipelinePort) },
+        readyUrl: `${pipelineBase}/healthz`,
       }),
     );
 
@@ -139,17 +149,20 @@ export async function run(): Promise<void> {
       },
     ];
 
-    // Both answer from the model before anything is timed; ours from the hosted provider, not a fallback.
-    await probe(
-      `${base}/v1/ai/assist`,
-      { method: 'POST', headers: { ...oursHeaders, 'idempotency-key': newUlid() }, body: assistBody },
-      (status, body) => {
-        const answer = body as { status?: string; provider?: string };
-        return status === 200 && answer.status === 'completed' && answer.provider === 'openai-compatible'
-          ? undefined
-          : 'not a completed answer of the openai-compatible provider';
-      },
-    );
+    // Every target answers from the model before anything is timed; ours (and its pipeline layer)
+    // from the hosted provider, not a fallback.
+    const fromHostedProvider = (url: string) =>
+      probe(
+        url,
+        { method: 'POST', headers: { ...oursHeaders, 'idempotency-key': newUlid() }, body: assistBody },
+        (status, body) => {
+          const answer = body as { status?: string; provider?: string };
+          return status === 200 && answer.status === 'completed' && answer.provider === 'openai-compatible'
+            ? undefined
+            : 'not a completed answer of the openai-compatible provider';
+        },
+      );
+    await fromHostedProvider(`${base}/v1/ai/assist`);
     await probe(
       `${PORTKEY_URL}/v1/chat/completions`,
       { method: 'POST', headers: portkeyHeaders, body: portkeyBody },
@@ -160,6 +173,7 @@ export async function run(): Promise<void> {
     await probe(`${limitBase}/assist`, { method: 'POST', headers: oursHeaders, body: assistBody }, (status, body) =>
       status === 200 && (body as { status?: string }).status === 'completed' ? undefined : 'not a completed answer',
     );
+    await fromHostedProvider(`${pipelineBase}/assist`);
 
     const targets = {
       limit: {
@@ -170,6 +184,11 @@ export async function run(): Promise<void> {
         body: assistBody,
       },
       ours: { label: 'ours: POST /v1/ai/assist', url: `${base}/v1/ai/assist`, requests: oursRequests },
+      pipeline: {
+        label: 'layer: our assist pipeline behind bare node:http',
+        url: `${pipelineBase}/assist`,
+        requests: oursRequests,
+      },
       portkey: {
         label: "Portkey's gateway: POST /v1/chat/completions",
         url: `${PORTKEY_URL}/v1/chat/completions`,
@@ -181,13 +200,15 @@ export async function run(): Promise<void> {
     await measure('prewarm ours', { ...targets.ours, connections: 10, warmup: 0, duration: PREWARM });
     await measure('prewarm portkey', { ...targets.portkey, connections: 10, warmup: 0, duration: PREWARM });
     await measure('prewarm limit', { ...targets.limit, connections: 10, warmup: 0, duration: PREWARM });
+    await measure('prewarm pipeline', { ...targets.pipeline, connections: 10, warmup: 0, duration: PREWARM });
 
     const recorded = () => countRecords(db.prisma, redis);
     const rows: Row[] = [];
     const checks: string[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       for (const connections of levels) {
-        const order: Target[] = round % 2 === 1 ? ['ours', 'portkey', 'limit'] : ['limit', 'portkey', 'ours'];
+        const order: Target[] =
+          round % 2 === 1 ? ['ours', 'portkey', 'limit', 'pipeline'] : ['pipeline', 'limit', 'portkey', 'ours'];
         for (const target of order) {
           if (target !== 'ours') {
             rows.push({ ...(await measure(targets[target].label, { ...targets[target], connections })), round, target });
@@ -214,13 +235,13 @@ export async function run(): Promise<void> {
     );
     console.log('\nEvery answer recorded (rows and keys added during each of our runs):\n');
     console.log(checks.join('\n'));
-    console.log('\nRatios within each round (ours / Portkey; ours / the bare limit server):\n');
+    console.log('\nRatios within each round (ours / Portkey; ours / the bare limit server; the pipeline layer / Portkey):\n');
     const ratios: Array<Array<string | number>> = [];
     for (let round = 1; round <= ROUNDS; round++) {
       for (const connections of levels) {
         const pick = (target: Row['target']) =>
           rows.find((r) => r.round === round && r.connections === connections && r.target === target)!;
-        const [a, b, limit] = [pick('ours'), pick('portkey'), pick('limit')];
+        const [a, b, limit, layer] = [pick('ours'), pick('portkey'), pick('limit'), pick('pipeline')];
         const verdict =
           connections === 1
             ? a.p95 <= b.p95 + 3
@@ -239,6 +260,7 @@ export async function run(): Promise<void> {
           verdict,
           f(a.rps / limit.rps, 2),
           limitVerdict,
+          f(layer.rps / b.rps, 2),
         ]);
       }
     }
@@ -253,6 +275,7 @@ export async function run(): Promise<void> {
           'target vs Portkey',
           '>req/s ours/limit',
           'target vs limit',
+          '>req/s pipeline layer/Portkey',
         ],
         ratios,
       ),

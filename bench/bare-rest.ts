@@ -3,10 +3,16 @@
 // the REST body's shape. No token check, no GraphQL, no second process: what is left when every
 // layer of ours is taken away. Run as its own process by bench/rest-list.ts (env: DATABASE_URL,
 // PORT, DB_POOL_SIZE).
+//
+// READ=repository reads the page through the catalog's own repository (`listCourses`, Prisma with
+// its pg adapter) instead: a layer row that splits the distance to the limit into what Prisma costs
+// and what the GraphQL layers above it cost.
 import http from 'node:http';
 import pg from 'pg';
+import { createPrismaClient } from '../platform/db/database.js';
+import { listCourses } from '../subgraphs/catalog/course/course.repo.js';
 
-const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DB_POOL_SIZE ?? 10) });
+const POOL_SIZE = Number(process.env.DB_POOL_SIZE ?? 10);
 const SQL = `SELECT id, "tenantId", slug, title, description, "defaultLocale", visibility, authors, taxonomy, tags, cover, etag,
   "sourceDraftId", state, "latestVersionLabel", "createdAt", "updatedAt"
   FROM "Course" WHERE "tenantId" = $1 AND ($3::text IS NULL OR id > $3) ORDER BY id ASC LIMIT $2`;
@@ -28,6 +34,28 @@ interface Row {
 
 const localized = (map: Record<string, string>, locale: string) => (map[locale] ? { locale, text: map[locale] } : null);
 
+type ReadPage = (tenantId: string, limit: number, afterId: string | null) => Promise<Row[]>;
+
+/** `limit + 1` rows of the tenant after `afterId`, in id order, through `pg` with the catalog's SQL. */
+function pgReader(): { read: ReadPage; close(): Promise<void> } {
+  const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: POOL_SIZE });
+  return {
+    read: async (tenantId, limit, afterId) => (await pool.query<Row>(SQL, [tenantId, limit + 1, afterId])).rows,
+    close: () => pool.end(),
+  };
+}
+
+/** The same rows through the catalog's repository (Prisma). */
+function repositoryReader(): { read: ReadPage; close(): Promise<void> } {
+  const db = createPrismaClient(process.env.DATABASE_URL ?? '', POOL_SIZE);
+  return {
+    read: async (tenantId, limit, afterId) => (await listCourses(db, tenantId, limit, afterId ?? undefined)) as unknown as Row[],
+    close: () => db.$disconnect(),
+  };
+}
+
+const reader = process.env.READ === 'repository' ? repositoryReader() : pgReader();
+
 const server = http.createServer((req, res) => {
   void (async () => {
     try {
@@ -36,11 +64,7 @@ const server = http.createServer((req, res) => {
       const tenantId = req.headers['x-tenant-id'];
       const limit = Math.min(100, Math.max(1, Number(url.searchParams.get('limit') ?? 20)));
       const after = url.searchParams.get('cursor');
-      const { rows } = await pool.query<Row>(SQL, [
-        tenantId,
-        limit + 1,
-        after ? Buffer.from(after, 'base64url').toString().slice(3) : null,
-      ]);
+      const rows = await reader.read(String(tenantId), limit, after ? Buffer.from(after, 'base64url').toString().slice(3) : null);
       const page = rows.slice(0, limit);
       const items = page.map((c) => ({
         courseId: c.id,
@@ -69,5 +93,5 @@ const server = http.createServer((req, res) => {
 server.listen(Number(process.env.PORT), '127.0.0.1');
 process.on('SIGTERM', () => {
   server.close();
-  void pool.end().then(() => process.exit(0));
+  void reader.close().then(() => process.exit(0));
 });

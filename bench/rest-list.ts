@@ -36,6 +36,7 @@ export async function run(): Promise<void> {
   const connectionLevels = (process.env.BENCH_REST_CONNECTIONS ?? '64').split(',').map(Number);
   const stack = await startStack({ seed: (db) => seedCourses(db.url, { courses: 1_000, versionsPerCourse: 1 }) });
   let bare: Proc | undefined;
+  let repository: Proc | undefined;
   try {
     const port = await freePort();
     bare = await spawnNode('bare-rest', 'bench/bare-rest.ts', {
@@ -63,6 +64,18 @@ export async function run(): Promise<void> {
         { label: 'layer: GraphQL through the gateway', url: `${stack.gateway.url}/graphql`, proc: stack.gateway, post: true },
         { label: 'layer: catalog subgraph direct', url: stack.catalog.url, proc: stack.catalog, post: true },
       );
+      // The page through the catalog's repository (Prisma) behind bare http: the cost of Prisma
+      // alone, without any GraphQL layer.
+      const repositoryPort = await freePort();
+      repository = await spawnNode('bare-rest (repository)', 'bench/bare-rest.ts', {
+        env: { DATABASE_URL: stack.db.url, PORT: String(repositoryPort), DB_POOL_SIZE: '10', READ: 'repository' },
+        readyUrl: `http://127.0.0.1:${repositoryPort}/healthz`,
+      });
+      const layerUrl = `http://127.0.0.1:${repositoryPort}${PATH}`;
+      if (canonicalJson(await probe(layerUrl, { headers }, twenty)) !== canonicalJson(limit)) {
+        throw new Error('the repository layer and the bare server answer differently');
+      }
+      targets.push({ label: 'layer: bare http + catalog repository (Prisma)', url: layerUrl, proc: repository });
     }
     for (const target of targets) {
       const options = target.post ? { ...graphql, body } : { headers };
@@ -113,6 +126,7 @@ export async function run(): Promise<void> {
       table(['>round', '>conns', '>RPS ours / limit', '>p99 ours ms', '>p99 ours / limit', 'targets (RPS / p99)'], ratios),
     );
   } finally {
+    await repository?.stop();
     await bare?.stop();
     await stack.stop();
   }
