@@ -38,11 +38,20 @@ export function createAssistPipeline(deps: AssistDeps): AssistPipeline {
   };
 }
 
-/** Settles an unused quota reservation, records the outcome, and answers it (or throws it). */
+/**
+ * Settles an unused quota reservation, records the outcome, and answers it (or throws it). The
+ * quota's correction and the record run side by side (two round trips to two stores); the answer
+ * waits for both, so whoever reads the quota after an answer sees it corrected.
+ */
 async function finish(deps: AssistDeps, request: AssistRequest, draft: AssistDraft, end: AssistEnd): Promise<AssistOutput> {
-  if (!draft.quotaSettled) await deps.quota.settle(request.reservation, 0);
+  const settlement = draft.quotaSettlement ?? deps.quota.settle(request.reservation, 0);
   const record = closeRecord(draft.record, end, deps.clock.now(), elapsedMs(deps, request));
-  const output = await recordAssist(deps, request, record, recordPlan(deps, request, draft, record, end));
+  let output: AssistOutput | undefined;
+  try {
+    output = await recordAssist(deps, request, record, recordPlan(deps, request, draft, record, end));
+  } finally {
+    await settlement;
+  }
   logOutcome(request, record);
   if (end.kind === 'failed') throw isAppError(end.error) ? withProvenance(end.error, record.id) : end.error;
   // Counted and logged after the commit: the alert describes an output that was really released.

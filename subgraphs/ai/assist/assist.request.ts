@@ -84,8 +84,12 @@ export interface AssistDraft {
   queueMs: number | null;
   /** The provider's answer text (call providers). */
   answer: string | null;
-  /** Whether the quota reservation was settled (with the real usage); if not, it is settled unused at the end. */
-  quotaSettled: boolean;
+  /**
+   * The quota's correction to the real usage, once call providers sent it; null until then (the
+   * reservation is then settled unused at the end). It runs beside the later stages and the record,
+   * and the answer waits for it.
+   */
+  quotaSettlement: Promise<void> | null;
 }
 
 /** One stage's result: the next draft, and how the request ends when this stage decided it. */

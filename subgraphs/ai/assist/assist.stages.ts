@@ -86,7 +86,7 @@ export function openDraft(request: AssistRequest): AssistDraft {
     outputVerdict: null,
     queueMs: null,
     answer: null,
-    quotaSettled: false,
+    quotaSettlement: null,
   };
 }
 
@@ -197,9 +197,11 @@ export async function callProviders(deps: AssistDeps, request: AssistRequest, dr
       deadlineAt: deps.clock.now().getTime() + deps.settings.deadlineMs - queueMs,
     },
   );
-  await deps.quota.settle(request.reservation, call.ok ? totalTokens(call.response.usage) : 0);
+  // Not awaited here: the correction (a Redis round trip) runs while the answer is judged and
+  // recorded; the pipeline waits for it before answering (assist.pipeline.ts, finish).
+  const quotaSettlement = deps.quota.settle(request.reservation, call.ok ? totalTokens(call.response.usage) : 0);
   const attempted = withRecord(
-    { ...draft, queueMs, quotaSettled: true },
+    { ...draft, queueMs, quotaSettlement },
     { attempts: [...draft.record.attempts, ...call.attempts], providerLatencyMs: Math.round(call.providerMs) },
   );
   if (call.ok) {

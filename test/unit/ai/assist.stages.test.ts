@@ -9,6 +9,7 @@ import type { SnapshotCache } from '../../../subgraphs/ai/assist/assist.repo.js'
 import type { AssistDeps, AssistDraft, AssistRequest } from '../../../subgraphs/ai/assist/assist.request.js';
 import {
   ASSIST_STAGES,
+  callProviders,
   moderateInput,
   openDraft,
   releaseDecision,
@@ -220,7 +221,7 @@ describe('assist stages', () => {
     expect(end).toEqual({ kind: 'blocked', code: 'moderation.blocked', categories: ['violence'] });
     expect(calls).toEqual([]);
     expect(settled).toEqual([]);
-    expect(draft.quotaSettled).toBe(false);
+    expect(draft.quotaSettlement).toBeNull();
     expect(draft.queueMs).toBe(0);
   });
 
@@ -240,6 +241,34 @@ describe('assist stages', () => {
     expect(failure(end)).toBe('provider.unavailable');
     expect(settled).toEqual([0]);
     expect(draft.record.attempts.map((a) => a.outcome)).toEqual(['malformed_response']);
+  });
+
+  it('call providers: hands the quota correction on without waiting for it (it runs beside the record)', async () => {
+    const { deps, request } = setup();
+    let release!: () => void;
+    const corrections: Array<number | undefined> = [];
+    deps.quota = {
+      ...deps.quota,
+      settle: (_reservation, tokens) =>
+        new Promise<void>((resolve) => {
+          corrections.push(tokens);
+          release = resolve;
+        }),
+    };
+    const admitted = request({ note: 'x' });
+    const step = await callProviders(deps, admitted, {
+      ...openDraft(admitted),
+      prompt: 'p',
+      targets: [{ provider: 'mock', model: 'mock-1' }],
+    });
+    expect(corrections).toEqual([12]);
+    let settled = false;
+    void step.draft.quotaSettlement?.then(() => (settled = true));
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    release();
+    await step.draft.quotaSettlement;
+    expect(settled).toBe(true);
   });
 
   it('release decision: a required review holds the text for its retention and returns none', () => {
