@@ -7,12 +7,13 @@ import { createHash } from 'node:crypto';
  * and texts that vary (an `IN` list of n ids) would pile up on every connection.
  */
 const LABEL = /^[a-z][a-z0-9_]{0,40}$/;
+const PREFIX = '/* prepared:';
 const MARK = /^\/\* prepared:([a-z][a-z0-9_]{0,40}) \*\//;
 
 /** The comment that marks a statement's text for preparing. */
 export function preparedMark(label: string): string {
   if (!LABEL.test(label)) throw new Error(`a prepared statement's label is snake_case, at most 41 characters: ${label}`);
-  return `/* prepared:${label} */ `;
+  return `${PREFIX}${label} */ `;
 }
 
 /** Names of the marked texts seen so far: bounded by the marked statements in the code, not by traffic. */
@@ -23,6 +24,8 @@ const names = new Map<string, string>();
  * unmarked one. pg refuses one name for two texts, so the name follows the text, not the label.
  */
 export function statementName(text: string): string | undefined {
+  // Every statement passes here; the unmarked ones (most) leave at the first characters.
+  if (!text.startsWith(PREFIX)) return undefined;
   const known = names.get(text);
   if (known) return known;
   const mark = MARK.exec(text);
