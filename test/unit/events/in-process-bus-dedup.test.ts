@@ -13,7 +13,13 @@ describe('in-process bus: the Nats-Msg-Id duplicate window', () => {
   it('forgets an id once it is older than the window, and only then, oldest first', async () => {
     const clock = handClock(Date.UTC(2026, 10, 24));
     const bus = createInProcessBus({ clock });
-    await bus.ensureStream({ name: 'DEDUP', subjects: ['dedup.>'], maxAgeMs: 60 * 60_000, duplicateWindowMs: 1_000, storage: 'memory' });
+    await bus.ensureStream({
+      name: 'DEDUP',
+      subjects: ['dedup.>'],
+      maxAgeMs: 60 * 60_000,
+      duplicateWindowMs: 1_000,
+      storage: 'memory',
+    });
     const first = await bus.publish('dedup.x', bytes('a'), { msgId: 'a' });
     clock.advance(600);
     const second = await bus.publish('dedup.x', bytes('b'), { msgId: 'b' });
