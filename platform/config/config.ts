@@ -30,7 +30,7 @@ export interface PlatformConfig {
   logLevel: string;
   service: { instance: string; commit: string };
   idempotencyTtlSeconds: number;
-  /** How long an unfinished request holds its key; a crashed request frees it after this. */
+  /** An unfinished request's lease on its key, renewed while it runs: a crashed request frees it after this. */
   idempotencyLeaseSeconds: number;
   maxBodyBytes: number;
   /** Traces, shutdown, the metrics port and the query limits (README "Operations"). */
@@ -143,7 +143,7 @@ export function loadPlatformConfig(env: Env = process.env): PlatformConfig {
       commit: envString(env, 'SERVICE_COMMIT') ?? 'dev',
     },
     idempotencyTtlSeconds: envInt(env, 'IDEMPOTENCY_TTL_SECONDS', 24 * 3600, 60, 7 * 24 * 3600),
-    idempotencyLeaseSeconds: envInt(env, 'IDEMPOTENCY_LEASE_SECONDS', 120, 5, 3600),
+    idempotencyLeaseSeconds: envInt(env, 'IDEMPOTENCY_LEASE_SECONDS', 6, 2, 3600),
     maxBodyBytes: envInt(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     ops: loadOps(env),
   };

@@ -46,6 +46,7 @@ export function createDatabaseIdempotencyStore(db: Db, timing: StoreTiming, logg
 
   return {
     kind: 'database',
+    leaseMs: timing.leaseSeconds * 1000,
     async begin(key: string, fingerprint: string): Promise<BeginOutcome> {
       sweep();
       // A row can expire or vanish between the steps; a few rounds always settle it.
@@ -72,7 +73,11 @@ export function createDatabaseIdempotencyStore(db: Db, timing: StoreTiming, logg
           row.state === COMPLETED && row.status !== null && row.body !== null
             ? { status: row.status, headers: (row.headers ?? {}) as Record<string, string>, body: row.body }
             : undefined;
-        return classifyExisting({ fingerprint: row.fingerprint, state: response ? COMPLETED : IN_FLIGHT, response }, fingerprint);
+        return classifyExisting(
+          { fingerprint: row.fingerprint, state: response ? COMPLETED : IN_FLIGHT, response, expiresAt: row.expiresAt.getTime() },
+          fingerprint,
+          at.getTime(),
+        );
       }
       throw new Error(`idempotency key ${key} kept changing under begin`);
     },
@@ -88,6 +93,19 @@ export function createDatabaseIdempotencyStore(db: Db, timing: StoreTiming, logg
     },
     release(lease: Lease) {
       return settle(lease, undefined);
+    },
+    async renew(lease: Lease) {
+      const at = now();
+      const renewed = await db.idempotencyRecord.updateMany({
+        where: {
+          key: lease.key,
+          state: IN_FLIGHT,
+          headers: { path: ['lease'], equals: lease.token },
+          expiresAt: { gt: new Date(at) },
+        },
+        data: { expiresAt: new Date(at + timing.leaseSeconds * 1000) },
+      });
+      return renewed.count === 1;
     },
   };
 }

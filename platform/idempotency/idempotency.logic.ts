@@ -67,13 +67,28 @@ export interface RecordSnapshot {
   response?: StoredResponse;
 }
 
-export type ExistingDecision = { kind: 'mismatch' } | { kind: 'in_flight' } | { kind: 'replay'; response: StoredResponse };
+export type ExistingDecision =
+  { kind: 'mismatch' } | { kind: 'in_flight'; retryAfterMs: number } | { kind: 'replay'; response: StoredResponse };
 
-/** A live record under the key: a different request is a client bug whatever the record's state. */
-export function classifyExisting(record: RecordSnapshot, fingerprint: string): ExistingDecision {
+/**
+ * A live record under the key: a different request is a client bug whatever the record's state;
+ * one still running can be retried once its lease has run out (`expiresAt`, ms since the epoch).
+ */
+export function classifyExisting(
+  record: RecordSnapshot & { expiresAt: number },
+  fingerprint: string,
+  nowMs: number,
+): ExistingDecision {
   if (record.fingerprint !== fingerprint) return { kind: 'mismatch' };
-  if (record.state === 'in_flight' || !record.response) return { kind: 'in_flight' };
+  if (record.state === 'in_flight' || !record.response) {
+    return { kind: 'in_flight', retryAfterMs: Math.max(0, record.expiresAt - nowMs) };
+  }
   return { kind: 'replay', response: record.response };
+}
+
+/** Retry-After for a key in flight: whole seconds, at least 1, never past the holder's lease. */
+export function retryAfterSeconds(retryAfterMs: number): number {
+  return Math.max(1, Math.ceil(retryAfterMs / 1000));
 }
 
 /** Per-request headers are never replayed: the replay gets its own trace and request id. */

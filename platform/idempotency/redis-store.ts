@@ -39,6 +39,18 @@ end
 return 1
 `;
 
+/** Moves a live lease's expiry to ARGV[2] (ms since the epoch), only for its holder. */
+const RENEW = `
+local current = redis.call('GET', KEYS[1])
+if not current then return 0 end
+local record = cjson.decode(current)
+if record.state ~= 'in_flight' or record.token ~= ARGV[1] then return 0 end
+if tonumber(record.expiresAt) <= tonumber(ARGV[3]) then return 0 end
+record.expiresAt = tonumber(ARGV[2])
+redis.call('SET', KEYS[1], cjson.encode(record), 'PX', ARGV[4])
+return 1
+`;
+
 export function createRedisIdempotencyStore(redis: Redis, timing: StoreTiming, prefix = 'idem:'): IdempotencyStore {
   const clock = timing.clock ?? systemClock;
   const now = () => clock.now().getTime();
@@ -53,6 +65,7 @@ export function createRedisIdempotencyStore(redis: Redis, timing: StoreTiming, p
   };
   return {
     kind: 'redis',
+    leaseMs: timing.leaseSeconds * 1000,
     async begin(key: string, fingerprint: string): Promise<BeginOutcome> {
       await ready();
       const leaseMs = timing.leaseSeconds * 1000;
@@ -61,7 +74,7 @@ export function createRedisIdempotencyStore(redis: Redis, timing: StoreTiming, p
       const current = (await redis.eval(BEGIN, 1, prefix + key, String(now()), JSON.stringify(record), String(leaseMs))) as
         string | null;
       if (current === null) return { kind: 'started', lease: { key, token, fingerprint } };
-      return classifyExisting(JSON.parse(current) as RedisRecord, fingerprint);
+      return classifyExisting(JSON.parse(current) as RedisRecord, fingerprint, now());
     },
     complete(lease: Lease, response: StoredResponse) {
       const ttlMs = timing.ttlSeconds * 1000;
@@ -69,6 +82,12 @@ export function createRedisIdempotencyStore(redis: Redis, timing: StoreTiming, p
     },
     release(lease: Lease) {
       return settle(lease, undefined, 0);
+    },
+    async renew(lease: Lease) {
+      await ready();
+      const leaseMs = timing.leaseSeconds * 1000;
+      const args = [lease.token, String(now() + leaseMs), String(now()), String(leaseMs)];
+      return (await redis.eval(RENEW, 1, prefix + lease.key, ...args)) === 1;
     },
   };
 }

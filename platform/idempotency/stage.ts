@@ -54,7 +54,7 @@ export function idempotency(store: IdempotencyStore, logger: Logger): Stage {
       },
       execute,
       logger,
-      storable,
+      { storable },
     );
     const headers = result.replayed ? { ...result.response.headers, 'idempotent-replayed': 'true' } : result.response.headers;
     return { status: result.response.status, headers, body: result.response.body };

@@ -10,7 +10,11 @@ export interface Lease {
 }
 
 export type BeginOutcome =
-  { kind: 'started'; lease: Lease } | { kind: 'replay'; response: StoredResponse } | { kind: 'in_flight' } | { kind: 'mismatch' };
+  | { kind: 'started'; lease: Lease }
+  | { kind: 'replay'; response: StoredResponse }
+  /** `retryAfterMs`: what is left of the holder's lease, the longest a retry can have to wait. */
+  | { kind: 'in_flight'; retryAfterMs: number }
+  | { kind: 'mismatch' };
 
 /**
  * The idempotency store port. `begin` is one atomic step: it either takes the key (absent, or its
@@ -19,17 +23,25 @@ export type BeginOutcome =
  */
 export interface IdempotencyStore {
   readonly kind: 'redis' | 'database';
+  /** How long a lease lives without renewal. */
+  readonly leaseMs: number;
   begin(key: string, fingerprint: string): Promise<BeginOutcome>;
   /** Stores the response for the retention period; false when the lease was lost meanwhile. */
   complete(lease: Lease, response: StoredResponse): Promise<boolean>;
   /** Frees the key so the same request may run again; false when the lease was lost meanwhile. */
   release(lease: Lease): Promise<boolean>;
+  /**
+   * Extends a live lease by `leaseSeconds` from now; false when it was lost (expired and taken
+   * over, or settled). The holder renews while it works, so the lease can be short: a holder that
+   * dies stops renewing and its key is free within one lease.
+   */
+  renew(lease: Lease): Promise<boolean>;
 }
 
 export interface StoreTiming {
   /** Retention of a completed record (spec: 24 hours). */
   ttlSeconds: number;
-  /** Lifetime of an in-flight record; must exceed the longest request. */
+  /** Lifetime of an in-flight record without renewal: how long a crashed holder blocks its key. */
   leaseSeconds: number;
   clock?: Clock;
 }

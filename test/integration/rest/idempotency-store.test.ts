@@ -113,6 +113,32 @@ describe.each(harnesses)('idempotency store contract: $name', ({ start }) => {
     expect(replay.kind === 'replay' && JSON.parse(replay.response.body)).toEqual({ winner: true });
   });
 
+  it('tells a retry what is left of the holder lease', async () => {
+    const k = key();
+    expect((await store.begin(k, 'fp-a')).kind).toBe('started');
+    clock.advance(15_000);
+    expect(await store.begin(k, 'fp-a')).toEqual({ kind: 'in_flight', retryAfterMs: 45_000 });
+  });
+
+  it('keeps a renewed lease past its first expiry, and a lost lease cannot be renewed', async () => {
+    const k = key();
+    const holder = await store.begin(k, 'fp-a');
+    if (holder.kind !== 'started') throw new Error(`expected started, got ${holder.kind}`);
+    clock.advance(40_000);
+    expect(await store.renew(holder.lease)).toBe(true);
+    clock.advance(40_000);
+    // 80 s after begin: without the renewal the 60 s lease would have run out.
+    expect(await store.begin(k, 'fp-a')).toEqual({ kind: 'in_flight', retryAfterMs: 20_000 });
+    clock.advance(21_000);
+    // The holder stopped renewing (it died): its key is taken over, and it cannot get it back.
+    const retry = await store.begin(k, 'fp-a');
+    if (retry.kind !== 'started') throw new Error(`expected started after the lease, got ${retry.kind}`);
+    expect(await store.renew(holder.lease)).toBe(false);
+    expect(await store.renew(retry.lease)).toBe(true);
+    expect(await store.complete(retry.lease, response(200, { winner: true }))).toBe(true);
+    expect(await store.renew(retry.lease)).toBe(false);
+  });
+
   it('keeps a completed record for the retention period and not longer', async () => {
     const k = key();
     const begun = await store.begin(k, 'fp-a');

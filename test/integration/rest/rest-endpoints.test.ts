@@ -67,9 +67,11 @@ beforeAll(async () => {
   const realStore = createDatabaseIdempotencyStore(db.prisma, { ttlSeconds: 86_400, leaseSeconds: 60 });
   const store: IdempotencyStore = {
     kind: 'database',
+    leaseMs: realStore.leaseMs,
     begin: (...args) => (storeOverride ?? realStore).begin(...args),
     complete: (...args) => (storeOverride ?? realStore).complete(...args),
     release: (...args) => (storeOverride ?? realStore).release(...args),
+    renew: (...args) => (storeOverride ?? realStore).renew(...args),
   };
   const execute: ExecuteOperation = async (request, exchange, options) => {
     const context = gatewayContext(exchange, { trusted: options?.trusted === true, ifMatch: options?.ifMatch });
@@ -274,6 +276,8 @@ describe('REST idempotency rules', () => {
     scripts.set('RestCreateRoutingRule', async () => ruleCreated());
     storeOverride = {
       kind: 'redis',
+      leaseMs: 60_000,
+      renew: async () => false,
       begin: async () => {
         throw new Error('ECONNREFUSED');
       },

@@ -5,6 +5,7 @@ import { graphqlKeyedWrite, isStorableGraphQLResponse } from '../../../platform/
 const mutationRoute = (body: unknown) => graphqlKeyedWrite(body, 4_000)?.route;
 import {
   classifyExisting,
+  retryAfterSeconds,
   isStorableStatus,
   parseIdempotencyKey,
   replayableHeaders,
@@ -82,10 +83,23 @@ describe('what is stored and replayed', () => {
 
   it('classifies a live record: another request first, then in flight, then replay', () => {
     const response = { status: 201, headers: {}, body: '{}' };
-    expect(classifyExisting({ fingerprint: 'a', state: 'in_flight' }, 'b')).toEqual({ kind: 'mismatch' });
-    expect(classifyExisting({ fingerprint: 'a', state: 'completed', response }, 'b')).toEqual({ kind: 'mismatch' });
-    expect(classifyExisting({ fingerprint: 'a', state: 'in_flight' }, 'a')).toEqual({ kind: 'in_flight' });
-    expect(classifyExisting({ fingerprint: 'a', state: 'completed', response }, 'a')).toEqual({ kind: 'replay', response });
+    const expiresAt = 10_000;
+    expect(classifyExisting({ fingerprint: 'a', state: 'in_flight', expiresAt }, 'b', 0)).toEqual({ kind: 'mismatch' });
+    expect(classifyExisting({ fingerprint: 'a', state: 'completed', response, expiresAt }, 'b', 0)).toEqual({ kind: 'mismatch' });
+    expect(classifyExisting({ fingerprint: 'a', state: 'in_flight', expiresAt }, 'a', 3_500)).toEqual({
+      kind: 'in_flight',
+      retryAfterMs: 6_500,
+    });
+    expect(classifyExisting({ fingerprint: 'a', state: 'completed', response, expiresAt }, 'a', 0)).toEqual({
+      kind: 'replay',
+      response,
+    });
+  });
+
+  it('asks a retry to wait what is left of the lease, in whole seconds, at least one', () => {
+    expect(retryAfterSeconds(6_500)).toBe(7);
+    expect(retryAfterSeconds(5_000)).toBe(5);
+    expect(retryAfterSeconds(0)).toBe(1);
   });
 
   it('never replays per-request headers', () => {
