@@ -41,6 +41,17 @@ describe('an Idempotency-Key lease follows its holder', () => {
   });
   afterAll(async () => db?.close());
 
+  /** Runs a request under its key that finishes when the test says so. */
+  async function holdKey(req: ReturnType<typeof request>) {
+    const hand = handHeartbeat();
+    let finish!: (response: StoredResponse) => void;
+    const running = runIdempotent(store, req, () => new Promise<StoredResponse>((resolve) => (finish = resolve)), silentLogger, {
+      heartbeat: hand.heartbeat,
+    });
+    await eventually(() => hand.started(), 'the lease heartbeat to start');
+    return { hand, finish, running };
+  }
+
   const request = () => ({
     scope: { tenantId: 'ten_1', subject: 'svc:a', route: 'rest:test' },
     key: newUlid(),
@@ -49,12 +60,7 @@ describe('an Idempotency-Key lease follows its holder', () => {
 
   it('renews the lease while the request runs, so a slow request keeps its key past one lease', async () => {
     const req = request();
-    const hand = handHeartbeat();
-    let finish!: (response: StoredResponse) => void;
-    const running = runIdempotent(store, req, () => new Promise<StoredResponse>((resolve) => (finish = resolve)), silentLogger, {
-      heartbeat: hand.heartbeat,
-    });
-    await eventually(() => hand.started(), 'the lease heartbeat to start');
+    const { hand, finish, running } = await holdKey(req);
     for (let beat = 0; beat < 3; beat++) {
       clock.advance(LEASE_SECONDS * 600);
       await hand.beat();
@@ -71,12 +77,7 @@ describe('an Idempotency-Key lease follows its holder', () => {
 
   it('answers a retry 409 with a Retry-After of what is left of the lease', async () => {
     const req = request();
-    const hand = handHeartbeat();
-    let finish!: (response: StoredResponse) => void;
-    const running = runIdempotent(store, req, () => new Promise<StoredResponse>((resolve) => (finish = resolve)), silentLogger, {
-      heartbeat: hand.heartbeat,
-    });
-    await eventually(() => hand.started(), 'the lease heartbeat to start');
+    const { finish, running } = await holdKey(req);
     clock.advance(2_500);
     const refused = await runIdempotent(store, req, async () => ok, silentLogger).catch((error: unknown) => error);
     expect(isAppError(refused) && refused.code).toBe('idempotency.in_flight');
