@@ -9,7 +9,8 @@ import { feedWorkerMetrics } from '../events/worker-metrics.js';
 import { applyMigrations } from '../prisma/migrate.js';
 import { openPlatform } from '../platform/bootstrap.js';
 import { configOrExit, exitOnSignals } from '../platform/entrypoint.js';
-import { createMetrics, startMetricsServer } from '../platform/metrics.js';
+import { createMetrics } from '../platform/metrics.js';
+import { startOpsServer } from '../platform/http/ops-server.js';
 import { catalogConsumers } from '../subgraphs/catalog/consumers.js';
 import { loadWorkerProcessConfig } from '../processes/config.js';
 
@@ -42,7 +43,14 @@ const worker = await startEventWorker({
 });
 const metrics = createMetrics();
 feedWorkerMetrics(metrics, worker, { db: platform.database.prisma, deadLetterStream: config.events.dlqStream });
-const metricsServer = await startMetricsServer({ host: config.host, port: config.ops.metricsPort, metrics });
+const metricsServer = await startOpsServer({
+  service: 'worker',
+  host: config.host,
+  port: config.ops.metricsPort,
+  logger: platform.logger,
+  metrics,
+  readiness: async () => ({ ready: true, checks: {} }),
+});
 exitOnSignals(
   platform.logger,
   async () => {

@@ -1,8 +1,4 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { AppError } from './errors.js';
-import { send } from './http/http.js';
 
 /**
  * Prometheus metrics of one process, on a registry created here and passed to whoever records (no
@@ -215,42 +211,4 @@ export function operationLabel(name: string | null | undefined, known: ReadonlyS
   if (known.has(name)) return name;
   const planned = /^(.+)__[a-z]+__\d+$/.exec(name)?.[1];
   return planned !== undefined && known.has(planned) ? planned : 'other';
-}
-
-/** `GET /metrics`: Prometheus text format. */
-export async function serveMetrics(
-  req: http.IncomingMessage,
-  res: http.ServerResponse,
-  metrics: Metrics | undefined,
-): Promise<void> {
-  if (!metrics) throw new AppError('request.not_found', 'Metrics are not enabled in this process');
-  if (req.method !== 'GET')
-    throw new AppError('request.method_not_allowed', 'Use GET for /metrics', { headers: { allow: 'GET' } });
-  const { contentType, body } = await metrics.render();
-  send(res, 200, body, { 'content-type': contentType, 'cache-control': 'no-store' });
-}
-
-/**
- * A process without an HTTP server of its own (the event worker) serves GET /metrics on its own
- * port; /healthz answers too, for a liveness probe.
- */
-export async function startMetricsServer(options: {
-  host: string;
-  port: number;
-  metrics: Metrics;
-}): Promise<{ port: number; close(): Promise<void> }> {
-  const server = http.createServer((req, res) => {
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    if (path === '/healthz') return send(res, 200, '{"status":"ok"}', { 'content-type': 'application/json' });
-    if (path !== '/metrics') return send(res, 404, 'Not Found', { 'content-type': 'text/plain' });
-    serveMetrics(req, res, options.metrics).catch(() => send(res, 500, 'metrics failed', { 'content-type': 'text/plain' }));
-  });
-  await new Promise<void>((resolve) => server.listen(options.port, options.host, resolve));
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: () => {
-      server.closeAllConnections();
-      return new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
 }

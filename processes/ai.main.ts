@@ -11,6 +11,7 @@ import { feedAiMetrics } from '../subgraphs/ai/metrics.js';
 import { connectRedis } from '../platform/redis.js';
 import { seedBaseline } from '../subgraphs/ai/seed.js';
 import { startAiSubgraph } from '../subgraphs/ai/server.js';
+import { aiReadiness } from './readiness-checks.js';
 
 const config = configOrExit(loadAiProcessConfig);
 const telemetry = startTelemetry(telemetryOptions(config, 'ai'));
@@ -29,6 +30,7 @@ const server = await startAiSubgraph({
   logger: platform.logger,
   redis,
   metrics,
+  readiness: aiReadiness(db, redis),
 });
 feedAiMetrics(metrics, server.services, db, { clock: server.services.clock });
 exitOnSignals(

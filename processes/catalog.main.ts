@@ -8,6 +8,7 @@ import { configOrExit, exitOnSignals, startOrExit } from '../platform/entrypoint
 import { createMetrics } from '../platform/metrics.js';
 import { startTelemetry, telemetryOptions } from '../platform/telemetry.js';
 import { startCatalogSubgraph } from '../subgraphs/catalog/server.js';
+import { catalogReadiness } from './readiness-checks.js';
 
 const config = configOrExit(loadCatalogProcessConfig);
 const telemetry = startTelemetry(telemetryOptions(config, 'catalog'));
@@ -25,6 +26,7 @@ const server = await startCatalogSubgraph({
   logger: platform.logger,
   bus,
   metrics: createMetrics(),
+  readiness: catalogReadiness(platform.database.prisma, bus, config.events.dlqStream),
 });
 exitOnSignals(
   platform.logger,

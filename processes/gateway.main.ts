@@ -6,7 +6,8 @@ import { applyMigrations } from '../prisma/migrate.js';
 import { openPlatform } from '../platform/bootstrap.js';
 import { loadGatewayProcessConfig } from './gateway.config.js';
 import { configOrExit, exitOnSignals, startOrExit } from '../platform/entrypoint.js';
-import type { ReadinessReport } from '../platform/http/probe-endpoints.js';
+import { idempotencyCheck } from '../platform/idempotency/readiness.js';
+import { readinessOf } from '../platform/readiness.js';
 import { createMetrics } from '../platform/metrics.js';
 import { connectRedis } from '../platform/redis.js';
 import { startTelemetry, telemetryOptions } from '../platform/telemetry.js';
@@ -23,17 +24,12 @@ const { platform, redis } = await startOrExit(async () => {
   return { platform, redis };
 });
 
-async function readiness(): Promise<ReadinessReport> {
-  const checks: ReadinessReport['checks'] = {};
-  // The gateway's own database holds Idempotency-Key records when there is no Redis.
-  const database = await platform.database.prisma.$queryRawUnsafe('SELECT 1').then(
-    () => true,
-    () => false,
-  );
-  checks.database = { status: database ? 'up' : 'down', required: !redis };
-  Object.assign(checks, await subgraphChecks(subgraphUrls));
-  return { ready: Object.values(checks).every((c) => c.status !== 'down' || !c.required), checks };
-}
+// Keyed writes need a store for their records; the subgraphs are reported, not required (with one
+// down the gateway still answers what the other serves).
+const readiness = readinessOf(
+  { idempotency: idempotencyCheck(platform.database.prisma, redis) },
+  { groups: [() => subgraphChecks(subgraphUrls)] },
+);
 
 const gateway = await startFrontDoor({
   config,

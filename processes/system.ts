@@ -8,7 +8,10 @@ import { startAiSubgraph } from '../subgraphs/ai/server.js';
 import { seedBaseline } from '../subgraphs/ai/seed.js';
 import { startCatalogSubgraph } from '../subgraphs/catalog/server.js';
 import { subgraphChecks } from '../gateway/readiness.js';
-import type { ReadinessReport } from '../platform/http/probe-endpoints.js';
+import { idempotencyCheck } from '../platform/idempotency/readiness.js';
+import { databaseCheck, readinessOf, redisCheck } from '../platform/readiness.js';
+import { QUOTA_DEGRADED_DETAIL } from '../subgraphs/ai/quota/quota.service.js';
+import { eventWorkerCheck } from './readiness-checks.js';
 import { startFrontDoor } from './front-door.js';
 import { REST_OPERATION_NAMES } from '../rest-compat/route-table.js';
 import { createMetrics } from '../platform/metrics.js';
@@ -80,20 +83,16 @@ export async function startSystem(config: SystemConfig): Promise<System> {
     const ai = await startAiSubgraph({ config, db, verifier, logger, redis, metrics, knownOperations: REST_OPERATION_NAMES });
     servers.push(ai);
     feedAiMetrics(metrics, ai.services, db, { clock: ai.services.clock });
-    const readiness = async (): Promise<ReadinessReport> => {
-      const checks: ReadinessReport['checks'] = {};
-      checks.database = await probe(() => db.$queryRawUnsafe('SELECT 1'), true);
-      checks.events = eventsCheck(worker!);
-      // Redis down degrades quotas (local request cap, token budgets fail closed) but serves the rest.
-      const quota = await ai.services.quota.health();
-      checks.quota = {
-        status: quota.status,
-        required: false,
-        detail: `${quota.store} store${quota.detail ? `: ${quota.detail}` : ''}`,
-      };
-      Object.assign(checks, await subgraphChecks({ catalog: catalog.url, ai: ai.url }));
-      return { ready: Object.values(checks).every((c) => c.status !== 'down' || !c.required), checks };
-    };
+    const readiness = readinessOf(
+      {
+        database: databaseCheck(db),
+        events: eventWorkerCheck(() => worker),
+        idempotency: idempotencyCheck(db, redis),
+        // Redis down degrades quotas (local request cap, token budgets fail closed) but serves the rest.
+        ...(redis ? { quota: redisCheck(redis, { status: 'degraded', detail: QUOTA_DEGRADED_DETAIL }) } : {}),
+      },
+      { groups: [() => subgraphChecks({ catalog: catalog.url, ai: ai.url })] },
+    );
     const gateway = await startFrontDoor({
       config,
       subgraphUrls: { catalog: catalog.url, ai: ai.url },
@@ -130,24 +129,5 @@ export async function startSystem(config: SystemConfig): Promise<System> {
     redis?.disconnect();
     await database.close();
     throw error;
-  }
-}
-
-/** The bus is required; a DLQ alert or a failing relay shows as degraded without failing readiness. */
-function eventsCheck(worker: EventWorker): ReadinessReport['checks'][string] {
-  const health = worker.health();
-  const detail = [
-    health.relay.consecutiveFailures > 0 ? `outbox relay failing (${health.relay.consecutiveFailures} attempts)` : undefined,
-    health.deadLetters.alerting ? 'DLQ depth above 0 for longer than the alert window' : undefined,
-  ].filter(Boolean);
-  return { status: detail.length ? 'degraded' : 'up', required: true, ...(detail.length ? { detail: detail.join('; ') } : {}) };
-}
-
-async function probe(check: () => Promise<unknown>, required: boolean, degradedDetail?: string) {
-  try {
-    await check();
-    return { status: 'up' as const, required };
-  } catch (error) {
-    return { status: 'down' as const, required, detail: degradedDetail ?? (error as Error).message };
   }
 }

@@ -10,7 +10,9 @@ import { isAppError } from '../platform/errors.js';
 import { loadWorkerProcessConfig } from './config.js';
 import { configOrExit, exitOnSignals, startOrExit } from '../platform/entrypoint.js';
 import { feedWorkerMetrics } from '../events/worker-metrics.js';
-import { createMetrics, startMetricsServer } from '../platform/metrics.js';
+import { createMetrics } from '../platform/metrics.js';
+import { startOpsServer } from '../platform/http/ops-server.js';
+import { workerReadiness } from './readiness-checks.js';
 import { startTelemetry, telemetryOptions } from '../platform/telemetry.js';
 import { catalogConsumers } from '../subgraphs/catalog/consumers.js';
 
@@ -39,7 +41,14 @@ const worker = await startEventWorker({
 });
 const metrics = createMetrics();
 feedWorkerMetrics(metrics, worker, { db: platform.database.prisma, deadLetterStream: config.events.dlqStream });
-const metricsServer = await startMetricsServer({ host: config.host, port: config.ops.metricsPort, metrics });
+const metricsServer = await startOpsServer({
+  service: 'worker',
+  host: config.host,
+  port: config.ops.metricsPort,
+  logger: platform.logger,
+  metrics,
+  readiness: workerReadiness(platform.database.prisma, bus, config.events.dlqStream, () => worker),
+});
 exitOnSignals(
   platform.logger,
   async () => {

@@ -7,7 +7,7 @@ import type { Principal, TokenVerifier } from '../auth/verifier.js';
 import type { PlatformConfig } from '../config/config.js';
 import { header } from '../http/http.js';
 import { pipeline, type EndpointTable, type Exchange } from '../http/pipeline.js';
-import { probeEndpoints } from '../http/probe-endpoints.js';
+import { probeEndpoints, type ReadinessReport } from '../http/probe-endpoints.js';
 import { answerWithEndpoint, drainBound, serve } from '../http/serve.js';
 import { accessLog } from '../http/stages/access-log.js';
 import { authenticate, tenantGuard } from '../http/stages/authenticate.js';
@@ -97,6 +97,8 @@ export interface SubgraphServerOptions<TContext extends BaseContext> {
   context(caller: SubgraphCaller): Promise<TContext>;
   /** Extra endpoints (e.g. the AI health endpoint), asked before /graphql. */
   endpoints?: readonly EndpointTable[];
+  /** `/readyz`: what this subgraph needs to serve (its process builds it; platform/readiness.ts). */
+  readiness?: () => Promise<ReadinessReport>;
 }
 
 /**
@@ -140,7 +142,7 @@ export async function startSubgraphServer<TContext extends BaseContext>(
       accessLog({ service: options.name, logger, metrics }),
       errorReplies(logger),
       route([
-        probeEndpoints({ service: options.name, metrics }),
+        probeEndpoints({ service: options.name, metrics, readiness: options.readiness }),
         ...(options.endpoints ?? []),
         graphqlEndpoints<TContext>({
           apollo,

@@ -6,6 +6,7 @@ import {
   type RunningServer,
 } from '../../platform/graphql/subgraph-server.js';
 import { jsonReply, type Endpoint, type EndpointTable } from '../../platform/http/pipeline.js';
+import type { ReadinessReport } from '../../platform/http/probe-endpoints.js';
 import { requestInfo } from '../shared/request-context.js';
 import type { AiContext } from './context.js';
 import { aiHealth } from './health.js';
@@ -16,6 +17,8 @@ export interface AiDeps extends AiServiceDeps {
   verifier: TokenVerifier;
   /** Operation names metrics label by name (REST-compat's documents); every other one is `other`. */
   knownOperations?: ReadonlySet<string>;
+  /** `/readyz` of the subgraph's port, built by its process. */
+  readiness?: () => Promise<ReadinessReport>;
 }
 
 /** The phase-0 health endpoint sits under the gateway's /v1/ai/* prefix; /health stays for probes. */
@@ -64,6 +67,7 @@ export async function startAiSubgraph(
       services,
     }),
     endpoints: [healthEndpoints(deps, services)],
+    readiness: deps.readiness,
   });
   // Held review text has a retention limit; every replica may purge (the update is idempotent).
   const purge = setInterval(() => {

@@ -10,6 +10,7 @@ import {
   type LocalSubgraph,
   type RunningServer,
 } from '../../platform/graphql/subgraph-server.js';
+import type { ReadinessReport } from '../../platform/http/probe-endpoints.js';
 import type { Logger } from '../../platform/logger.js';
 import type { Metrics } from '../../platform/metrics.js';
 import { requestInfo } from '../shared/request-context.js';
@@ -36,6 +37,8 @@ export interface CatalogDeps {
   enrollmentCounter?: EnrollmentCounter;
   /** Called after a mutation's events commit; wire the outbox relay's notify() here. */
   afterEventsCommitted?: () => void;
+  /** `/readyz` of the subgraph's port, built by its process. */
+  readiness?: () => Promise<ReadinessReport>;
 }
 
 export async function startCatalogSubgraph(
@@ -61,6 +64,7 @@ export async function startCatalogSubgraph(
     logger,
     metrics: deps.metrics,
     knownOperations: deps.knownOperations,
+    readiness: deps.readiness,
     context: async (caller) => ({
       ...requestInfo(caller, logger, deps.config.idempotencyTtlSeconds),
       db: deps.db,

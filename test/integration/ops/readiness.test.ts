@@ -1,5 +1,4 @@
 import fs from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,49 +7,12 @@ import { loadSystemConfig } from '../../../processes/config.js';
 import { startSystem, type System } from '../../../processes/system.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
 import { eventually } from '../../support/eventually.js';
+import { startProxy, type Proxy } from '../../support/tcp-proxy.js';
 
 /**
  * /readyz of the whole system while its required database goes away and comes back: a TCP proxy
  * between the process and the database is cut and restored.
  */
-interface Proxy {
-  url: string;
-  cut(): void;
-  restore(): void;
-  close(): Promise<void>;
-}
-
-async function startProxy(target: URL): Promise<Proxy> {
-  let down = false;
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    if (down) return client.destroy();
-    const upstream = net.connect(Number(target.port), target.hostname);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-      socket.on('error', () => undefined);
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = new URL(target.toString());
-  url.port = String((server.address() as net.AddressInfo).port);
-  return {
-    url: url.toString(),
-    cut() {
-      down = true;
-      for (const socket of sockets) socket.destroy();
-    },
-    restore() {
-      down = false;
-    },
-    close: () => {
-      for (const socket of sockets) socket.destroy();
-      return new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
 
 interface Report {
   ready: boolean;
