@@ -15,10 +15,20 @@ export interface GatewayConfig {
   graphiql: boolean;
   /** Browser origins allowed to call the gateway (CORS); Apollo Sandbox's by default. */
   corsOrigins: CorsOrigins;
-  /** Automatic persisted queries: entry lifetime (Apollo's bounded in-memory LRU, or Redis when REDIS_URL is set). */
-  apqTtlSeconds: number;
+  /** Automatic persisted queries (platform/persisted-queries.ts): every store bounded in bytes. */
+  apq: ApqSettings;
   /** Connections the gateway keeps to each subgraph at most (keep-alive); requests beyond wait for one. */
   subgraphMaxConnections: number;
+}
+
+export interface ApqSettings {
+  ttlSeconds: number;
+  /** Larger documents run but are never registered: a registration must not cost much memory. */
+  maxDocumentBytes: number;
+  /** The in-process store's budget (without REDIS_CACHE_URL). */
+  memoryBytes: number;
+  /** Keys the Redis store of REDIS_CACHE_URL uses at most: it holds at most slots × maxDocumentBytes. */
+  redisSlots: number;
 }
 
 /** `*`, or a comma list of exact origins (`https://host[:port]`, no path); unset: Apollo Sandbox's. */
@@ -57,7 +67,12 @@ export function loadGatewaySlice(env: Env, platform: Pick<PlatformConfig, 'host'
     gateway: {
       graphiql: envBool(env, 'GRAPHIQL_ENABLED', true),
       corsOrigins: corsOrigins(env, 'CORS_ORIGINS'),
-      apqTtlSeconds: envInt(env, 'APQ_TTL_SECONDS', 24 * 3600, 60, 30 * 24 * 3600),
+      apq: {
+        ttlSeconds: envInt(env, 'APQ_TTL_SECONDS', 24 * 3600, 60, 30 * 24 * 3600),
+        maxDocumentBytes: envInt(env, 'APQ_MAX_DOCUMENT_BYTES', 16 * 1024, 256, 1024 * 1024),
+        memoryBytes: envInt(env, 'APQ_MEMORY_BYTES', 16 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024),
+        redisSlots: envInt(env, 'APQ_REDIS_SLOTS', 4096, 16, 1_048_576),
+      },
       subgraphMaxConnections: envInt(env, 'SUBGRAPH_MAX_CONNECTIONS', 64, 1, 4096),
     },
   };

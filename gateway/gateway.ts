@@ -20,7 +20,7 @@ import { graphqlKeyedWrite, unguardedMutationPlugin } from '../platform/idempote
 import type { IdempotencyStore } from '../platform/idempotency/store.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
-import type { StringKeyValueCache } from '../platform/redis-kv-cache.js';
+import type { StringKeyValueCache } from '../platform/persisted-queries.js';
 import type { GatewaySlice } from './config.js';
 import type { ExecuteOperation } from './execute-port.js';
 import { ForwardingDataSource, gatewayContext, type GatewayContext } from './forwarding.js';
@@ -48,7 +48,7 @@ export function gatewaySettings(config: PlatformConfig & GatewaySlice): GatewayS
     maxBodyBytes: config.maxBodyBytes,
     limits: config.ops.limits,
     corsOrigins: config.gateway.corsOrigins,
-    apqTtlSeconds: config.gateway.apqTtlSeconds,
+    apqTtlSeconds: config.gateway.apq.ttlSeconds,
     graphiql: config.gateway.graphiql,
     drainMs: drainBound(config),
     subgraphMaxConnections: config.gateway.subgraphMaxConnections,

@@ -1,6 +1,6 @@
 import { ConfigError, type Env } from './config/env.js';
 import type { Logger } from './logger.js';
-import { DependencyUnreachableError } from './reach-dependency.js';
+import { DependencyMisconfiguredError, DependencyUnreachableError } from './reach-dependency.js';
 
 /** Loads the process's configuration with `load`, or exits with the message that names the bad variable. */
 export function configOrExit<C>(load: (env: Env) => C): C {
@@ -16,14 +16,15 @@ export function configOrExit<C>(load: (env: Env) => C): C {
 }
 
 /**
- * Runs the start-up steps that reach the database, NATS and Redis; when one cannot be reached the
- * process exits 1 after the one line that names the variable and the address.
+ * Runs the start-up steps that reach the database, NATS and Redis; when one cannot be reached (or
+ * is set up in a way the process must not run on) the process exits 1 after the one line that
+ * names the variable and the address.
  */
 export async function startOrExit<T>(start: () => Promise<T>): Promise<T> {
   try {
     return await start();
   } catch (error) {
-    if (error instanceof DependencyUnreachableError) {
+    if (error instanceof DependencyUnreachableError || error instanceof DependencyMisconfiguredError) {
       console.error(error.message);
       process.exit(1);
     }

@@ -20,6 +20,22 @@ export class DependencyUnreachableError extends Error {
   }
 }
 
+/**
+ * A dependency answered but is set up in a way this process must not run on (a Redis that would
+ * evict quota and Idempotency-Key records). The entry point exits with this one line.
+ */
+export class DependencyMisconfiguredError extends Error {
+  override name = 'DependencyMisconfiguredError';
+
+  constructor(
+    readonly variable: string,
+    readonly address: string,
+    readonly problem: string,
+  ) {
+    super(`${variable}: ${address} ${problem}`);
+  }
+}
+
 /** The URL without user, password or query (where libpq and Redis URLs may carry a password). */
 export function redactUrl(raw: string): string {
   try {

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import type { Logger } from './logger.js';
-import { reachDependency } from './reach-dependency.js';
+import { DependencyMisconfiguredError, reachDependency, redactUrl } from './reach-dependency.js';
 
 /**
  * One Redis connection per process. The offline queue is off and retries per request are bounded,
@@ -35,11 +35,11 @@ export function createRedis(url: string, logger: Logger, options: { quietUntilRe
  * The process's Redis connection, once Redis has answered: an unreachable REDIS_URL stops
  * start-up (a misconfiguration should not look like an outage); a later outage only degrades.
  */
-export async function connectRedis(url: string, logger: Logger): Promise<Redis> {
+export async function connectRedis(url: string, logger: Logger, variable = 'REDIS_URL'): Promise<Redis> {
   const redis = createRedis(url, logger, { quietUntilReady: true });
   try {
     await reachDependency(
-      'REDIS_URL',
+      variable,
       url,
       () =>
         new Promise<void>((resolve, reject) => {
@@ -71,4 +71,53 @@ export async function waitForRedis(redis: Redis, timeoutMs = 5_000): Promise<voi
       resolve();
     });
   });
+}
+
+/** `maxmemory-policy` values under which Redis deletes keys on its own when memory is full. */
+export function evicts(info: { maxmemory: number; policy: string }): boolean {
+  return info.maxmemory > 0 && info.policy !== 'noeviction';
+}
+
+/** The eviction settings from `INFO memory` (readable where CONFIG GET is disabled, as on managed Redis). */
+export async function evictionSettings(redis: Redis): Promise<{ maxmemory: number; policy: string }> {
+  const info = await redis.info('memory');
+  const field = (name: string) => new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1]?.trim();
+  return { maxmemory: Number(field('maxmemory') ?? 0), policy: field('maxmemory_policy') ?? 'unknown' };
+}
+
+/**
+ * The Redis of REDIS_URL holds state that must not vanish: quota counters and Idempotency-Key
+ * records. A Redis that evicts under memory pressure (any `maxmemory-policy` but `noeviction`,
+ * once `maxmemory` is set; the volatile-* policies too, since every one of those keys has a TTL)
+ * would silently hand a tenant a fresh quota or run a write twice. Refused at start unless the
+ * operator says otherwise (`REDIS_ALLOW_EVICTION=true`), then warned about loudly.
+ */
+export async function checkStateRedis(
+  redis: Redis,
+  url: string,
+  options: { allowEviction: boolean; logger: Logger },
+): Promise<void> {
+  const settings = await evictionSettings(redis);
+  if (!evicts(settings)) return;
+  const problem =
+    `evicts keys when full (maxmemory ${settings.maxmemory}, maxmemory-policy ${settings.policy}), ` +
+    'and it holds quotas and Idempotency-Key records: set maxmemory-policy noeviction there, ' +
+    'and put caches on REDIS_CACHE_URL (docs/operations.md, "Redis")';
+  if (!options.allowEviction) throw new DependencyMisconfiguredError('REDIS_URL', redactUrl(url), problem);
+  options.logger.warn(
+    { maxmemory: settings.maxmemory, policy: settings.policy },
+    `REDIS_URL ${problem} (REDIS_ALLOW_EVICTION=true)`,
+  );
+}
+
+/** The Redis of REDIS_URL, reached and checked: it must keep what it is given (see checkStateRedis). */
+export async function connectStateRedis(url: string, options: { allowEviction: boolean; logger: Logger }): Promise<Redis> {
+  const redis = await connectRedis(url, options.logger);
+  try {
+    await checkStateRedis(redis, url, options);
+    return redis;
+  } catch (error) {
+    redis.disconnect();
+    throw error;
+  }
 }

@@ -8,7 +8,7 @@ import { configOrExit, exitOnSignals, startOrExit } from '../platform/entrypoint
 import { createMetrics } from '../platform/metrics.js';
 import { startTelemetry, telemetryOptions } from '../platform/telemetry.js';
 import { feedAiMetrics } from '../subgraphs/ai/metrics.js';
-import { connectRedis } from '../platform/redis.js';
+import { connectStateRedis } from '../platform/redis.js';
 import { seedBaseline } from '../subgraphs/ai/seed.js';
 import { startAiSubgraph } from '../subgraphs/ai/server.js';
 import { aiReadiness } from './readiness-checks.js';
@@ -17,7 +17,9 @@ const config = configOrExit(loadAiProcessConfig);
 const telemetry = startTelemetry(telemetryOptions(config, 'ai'));
 const { platform, redis } = await startOrExit(async () => {
   const platform = await openPlatform(config, 'ai', { migrate: applyMigrations });
-  const redis = config.redisUrl ? await connectRedis(config.redisUrl, platform.logger) : undefined;
+  const redis = config.redisUrl
+    ? await connectStateRedis(config.redisUrl, { allowEviction: config.redisAllowEviction, logger: platform.logger })
+    : undefined;
   return { platform, redis };
 });
 const db = platform.database.prisma;

@@ -9,14 +9,26 @@ import type { ReadinessReport } from '../platform/http/probe-endpoints.js';
 import { createIdempotencyStore } from '../platform/idempotency/create.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
-import { redisKeyValueCache } from '../platform/redis-kv-cache.js';
+import { memoryLru, sizeLimited, slottedRedisCache, type StringKeyValueCache } from '../platform/persisted-queries.js';
+import type { ApqSettings } from '../gateway/config.js';
 import { restEndpoints } from '../rest-compat/rest-endpoints.js';
 import { REST_OPERATION_NAMES } from '../rest-compat/route-table.js';
 
 /**
+ * Where registered queries live: in Redis of REDIS_CACHE_URL, shared by the replicas, when there is
+ * one, else in this process; bounded in bytes either way, and never in the Redis of REDIS_URL.
+ */
+function persistedQueryStore(settings: ApqSettings, cacheRedis: Redis | undefined): StringKeyValueCache {
+  const store = cacheRedis
+    ? slottedRedisCache(cacheRedis, { prefix: 'apq:', slots: settings.redisSlots, defaultTtlSeconds: settings.ttlSeconds })
+    : memoryLru(settings.memoryBytes);
+  return sizeLimited(store, settings.maxDocumentBytes);
+}
+
+/**
  * The gateway with REST-compat behind its front door, as both the one-process system and the
- * gateway process run it: Idempotency-Key records and persisted queries in Redis when there is
- * one (shared by every replica), else the records in the database and queries in memory.
+ * gateway process run it: Idempotency-Key records in Redis when there is one (shared by every
+ * replica), else in the database table.
  */
 export async function startFrontDoor(deps: {
   config: GatewayProcessConfig;
@@ -24,7 +36,10 @@ export async function startFrontDoor(deps: {
   verifier: TokenVerifier;
   logger: Logger;
   db: Db;
+  /** The Redis of REDIS_URL: Idempotency-Key records (never evicted). */
   redis?: Redis;
+  /** The Redis of REDIS_CACHE_URL: persisted queries, shared by every replica (evictable). */
+  cacheRedis?: Redis;
   metrics: Metrics;
   readiness: () => Promise<ReadinessReport>;
   /** The subgraphs of this process, when they run here (`npm start`). */
@@ -49,7 +64,7 @@ export async function startFrontDoor(deps: {
     metrics: deps.metrics,
     idempotency,
     readiness: deps.readiness,
-    apqCache: redis ? redisKeyValueCache(redis, { prefix: 'apq:', defaultTtlSeconds: config.gateway.apqTtlSeconds }) : undefined,
+    apqCache: persistedQueryStore(config.gateway.apq, deps.cacheRedis),
     knownOperations: REST_OPERATION_NAMES,
     endpoints: (execute) => restEndpoints({ execute, aiBaseUrl }),
     localSubgraphs: deps.localSubgraphs,

@@ -9,19 +9,24 @@ import { configOrExit, exitOnSignals, startOrExit } from '../platform/entrypoint
 import { idempotencyCheck } from '../platform/idempotency/readiness.js';
 import { readinessOf } from '../platform/readiness.js';
 import { createMetrics } from '../platform/metrics.js';
-import { connectRedis } from '../platform/redis.js';
+import { connectRedis, connectStateRedis } from '../platform/redis.js';
 import { startTelemetry, telemetryOptions } from '../platform/telemetry.js';
 import { startFrontDoor } from './front-door.js';
 
 const config = configOrExit(loadGatewayProcessConfig);
 const telemetry = startTelemetry(telemetryOptions(config, 'gateway'));
 const subgraphUrls = { catalog: config.catalogUrl, ai: config.aiUrl };
-const { platform, redis } = await startOrExit(async () => {
+const { platform, redis, cacheRedis } = await startOrExit(async () => {
   const platform = await openPlatform(config, 'gateway', { migrate: applyMigrations });
-  // Persisted queries and Idempotency-Key records are shared between gateway replicas through Redis
-  // when there is one (else idempotency records live in the database table).
-  const redis = config.redisUrl ? await connectRedis(config.redisUrl, platform.logger) : undefined;
-  return { platform, redis };
+  // Idempotency-Key records are shared between gateway replicas through the Redis of REDIS_URL when
+  // there is one (else the database table); persisted queries through the cache Redis, if any.
+  const redis = config.redisUrl
+    ? await connectStateRedis(config.redisUrl, { allowEviction: config.redisAllowEviction, logger: platform.logger })
+    : undefined;
+  const cacheRedis = config.redisCacheUrl
+    ? await connectRedis(config.redisCacheUrl, platform.logger, 'REDIS_CACHE_URL')
+    : undefined;
+  return { platform, redis, cacheRedis };
 });
 
 // Keyed writes need a store for their records; the subgraphs are reported, not required (with one
@@ -38,6 +43,7 @@ const gateway = await startFrontDoor({
   logger: platform.logger,
   db: platform.database.prisma,
   redis,
+  cacheRedis,
   metrics: createMetrics(),
   readiness,
 });
@@ -46,6 +52,7 @@ exitOnSignals(
   async () => {
     await gateway.close();
     redis?.disconnect();
+    cacheRedis?.disconnect();
     await platform.database.close();
     await telemetry.shutdown();
   },

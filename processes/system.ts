@@ -3,7 +3,7 @@ import type { SystemConfig } from './config.js';
 import { applyMigrations } from '../prisma/migrate.js';
 import { openPlatform, type Platform } from '../platform/bootstrap.js';
 import type { RunningServer } from '../platform/graphql/subgraph-server.js';
-import { connectRedis } from '../platform/redis.js';
+import { connectRedis, connectStateRedis } from '../platform/redis.js';
 import { startAiSubgraph } from '../subgraphs/ai/server.js';
 import { seedBaseline } from '../subgraphs/ai/seed.js';
 import { startCatalogSubgraph } from '../subgraphs/catalog/server.js';
@@ -40,7 +40,10 @@ export async function startSystem(config: SystemConfig): Promise<System> {
   const platform = await openPlatform(config, 'main', { migrate: applyMigrations });
   const { logger, database, verifier } = platform;
   const db = database.prisma;
-  const redis: Redis | undefined = config.redisUrl ? await connectRedis(config.redisUrl, logger) : undefined;
+  const redis: Redis | undefined = config.redisUrl
+    ? await connectStateRedis(config.redisUrl, { allowEviction: config.redisAllowEviction, logger })
+    : undefined;
+  const cacheRedis = config.redisCacheUrl ? await connectRedis(config.redisCacheUrl, logger, 'REDIS_CACHE_URL') : undefined;
   await seedBaseline(db, { hostedModel: config.providers.openaiModel, logger });
   const metrics = createMetrics();
 
@@ -100,6 +103,7 @@ export async function startSystem(config: SystemConfig): Promise<System> {
       logger,
       db,
       redis,
+      cacheRedis,
       metrics,
       readiness,
       // The gateway runs the subgraphs of this process in process; their ports still serve
@@ -119,6 +123,7 @@ export async function startSystem(config: SystemConfig): Promise<System> {
         await worker?.stop().catch((error) => logger.error({ err: error }, 'worker stop failed'));
         await bus.close().catch(() => undefined);
         redis?.disconnect();
+        cacheRedis?.disconnect();
         await database.close();
       },
     };
@@ -127,6 +132,7 @@ export async function startSystem(config: SystemConfig): Promise<System> {
     await worker?.stop().catch(() => undefined);
     await bus.close().catch(() => undefined);
     redis?.disconnect();
+    cacheRedis?.disconnect();
     await database.close();
     throw error;
   }

@@ -33,6 +33,13 @@ export interface PlatformConfig {
   /** An unfinished request's lease on its key, renewed while it runs: a crashed request frees it after this. */
   idempotencyLeaseSeconds: number;
   maxBodyBytes: number;
+  /**
+   * Redis for caches (persisted queries): evictable, so never the Redis of `redisUrl`, which holds
+   * quotas and Idempotency-Key records and must not evict. Without it caches stay in process memory.
+   */
+  redisCacheUrl?: string;
+  /** Start even though the Redis of REDIS_URL evicts keys when full (warned about loudly). */
+  redisAllowEviction: boolean;
   /** Traces, shutdown, the metrics port and the query limits (README "Operations"). */
   ops: OpsConfig;
 }
@@ -145,6 +152,8 @@ export function loadPlatformConfig(env: Env = process.env): PlatformConfig {
     idempotencyTtlSeconds: envInt(env, 'IDEMPOTENCY_TTL_SECONDS', 24 * 3600, 60, 7 * 24 * 3600),
     idempotencyLeaseSeconds: envInt(env, 'IDEMPOTENCY_LEASE_SECONDS', 6, 2, 3600),
     maxBodyBytes: envInt(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    redisCacheUrl: envUrl(env, 'REDIS_CACHE_URL', ['redis:', 'rediss:']),
+    redisAllowEviction: envBool(env, 'REDIS_ALLOW_EVICTION', false),
     ops: loadOps(env),
   };
 }

@@ -303,8 +303,11 @@ export interface PrivateRedis {
   destroy(): Promise<void>;
 }
 
-/** `redis-server` without persistence on a free loopback port (a restart starts empty, like a cache node). */
-export async function startPrivateRedis(): Promise<PrivateRedis> {
+/**
+ * `redis-server` without persistence on a free loopback port (a restart starts empty, like a cache
+ * node); `settings` are more `--name value` pairs, e.g. a `maxmemory` and its policy.
+ */
+export async function startPrivateRedis(settings: string[] = []): Promise<PrivateRedis> {
   const binary = binaryPath('redis-server');
   if (!binary) throw new Error('redis-server not found');
   const port = await freePort();
@@ -312,7 +315,7 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
   const server = restartable(
     'redis-server',
     binary,
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...settings],
     () => portAccepts(port),
   );
   await server.start().catch(async (error) => {

@@ -10,14 +10,14 @@ import type { RunningServer } from '../../../platform/graphql/subgraph-server.js
 import { newId } from '../../../platform/ids.js';
 import { createLogger } from '../../../platform/logger.js';
 import { createMetrics, type Metrics } from '../../../platform/metrics.js';
-import { redisKeyValueCache } from '../../../platform/redis-kv-cache.js';
+import { slottedRedisCache } from '../../../platform/persisted-queries.js';
 import { startTelemetry } from '../../../platform/telemetry.js';
 import { startCatalogSubgraph } from '../../../subgraphs/catalog/server.js';
 import { gatewaySettings, startGateway, type GatewaySettings } from '../../../gateway/gateway.js';
 import { subgraphChecks } from '../../../gateway/readiness.js';
 import type { Exchange } from '../../../platform/http/pipeline.js';
 import { createDatabaseIdempotencyStore } from '../../../platform/idempotency/database-store.js';
-import type { StringKeyValueCache } from '../../../platform/redis-kv-cache.js';
+import type { StringKeyValueCache } from '../../../platform/persisted-queries.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
 import { realService } from '../../support/services.js';
 
@@ -197,7 +197,7 @@ describe('automatic persisted queries', () => {
   it.runIf(redisUrl)('shares registered queries between gateway replicas through Redis', async () => {
     const redis = new Redis(redisUrl!, { maxRetriesPerRequest: 1 });
     const prefix = `apq-test:${newId('request')}:`;
-    const cache = () => redisKeyValueCache(redis, { prefix, defaultTtlSeconds: 60 });
+    const cache = () => slottedRedisCache(redis, { prefix, slots: 64, defaultTtlSeconds: 60 });
     const a = await startTestGateway(cache());
     const b = await startTestGateway(cache());
     try {

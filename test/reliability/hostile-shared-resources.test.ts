@@ -1,0 +1,207 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId, newUlid } from '../../platform/ids.js';
+import { waitForRedis } from '../../platform/redis.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { spawnEntry } from '../support/entry-process.js';
+import { privateServicesAvailable, startPrivateRedis, type PrivateRedis } from '../support/private-services.js';
+import { recordFigures } from '../support/reliability-figures.js';
+import { exchange, startReliabilitySystem, type HttpAnswer, type ReliabilitySystem } from '../support/reliability-system.js';
+import { realService } from '../support/services.js';
+
+/**
+ * Shared resources under hostile load (issue #24), each finding measured from outside on b3f46fc:
+ *
+ * - persisted queries (APQ) filled the Redis that holds quotas and Idempotency-Key records: 300
+ *   registrations of 900 KB documents added 265 MB, and with an LRU policy the flood evicted the
+ *   quota and idempotency keys. Now caches live on REDIS_CACHE_URL, every APQ store is bounded in
+ *   bytes, and a REDIS_URL that evicts is refused at start.
+ */
+const runs = privateServicesAvailable('hostile shared resources', ['redis-server']) && Boolean(realService('DATABASE_URL'));
+const tally = { requests: 0, serverErrors: 0, notes: [] as string[] };
+
+afterAll(() => {
+  recordFigures({
+    suite: 'hostile shared resources',
+    faultsInjected: 0,
+    eventsChecked: 0,
+    lost: 0,
+    duplicated: 0,
+    requestsTried: tally.requests,
+    serverErrors: tally.serverErrors,
+    notes: tally.notes,
+  });
+});
+
+async function counted(answer: Promise<HttpAnswer>): Promise<HttpAnswer> {
+  const got = await answer;
+  tally.requests += 1;
+  if (got.status >= 500) tally.serverErrors += 1;
+  return got;
+}
+
+const MB = 1024 * 1024;
+
+async function usedMemory(redis: Redis): Promise<number> {
+  return Number(/^used_memory:(\d+)/m.exec(await redis.info('memory'))?.[1]);
+}
+
+/** Keys that live longer than the test: everything but the per-minute counters. */
+async function longLived(redis: Redis): Promise<string[]> {
+  const keys = await redis.keys('*');
+  const ttls = await Promise.all(keys.map((key) => redis.ttl(key)));
+  return keys.filter((_, i) => ttls[i] === -1 || ttls[i] > 600).sort();
+}
+
+function rssBytes(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1]) * 1024;
+}
+
+describe.runIf(runs)('APQ cannot fill the Redis that holds quotas and Idempotency-Key records', () => {
+  let stateRedis: PrivateRedis;
+  let cacheRedis: PrivateRedis;
+  let state: Redis;
+  let cache: Redis;
+  let running: ReliabilitySystem;
+  const tenant = newId('tenant');
+  let token = '';
+
+  beforeAll(async () => {
+    [stateRedis, cacheRedis] = await Promise.all([
+      startPrivateRedis(),
+      // The cache may evict: that is what a cache is for.
+      startPrivateRedis(['--maxmemory', '48mb', '--maxmemory-policy', 'allkeys-lru']),
+    ]);
+    state = new Redis(stateRedis.url);
+    cache = new Redis(cacheRedis.url);
+    await Promise.all([waitForRedis(state), waitForRedis(cache)]);
+    running = await startReliabilitySystem({
+      REDIS_URL: stateRedis.url,
+      REDIS_CACHE_URL: cacheRedis.url,
+      AI_CONFIG_CACHE_MS: '0',
+    });
+    token = await running.system.mintToken(tenant, 'ai.assist catalog.read');
+    await running.db.prisma.tenantSettings.create({ data: { tenantId: tenant, quotaEnabled: true, requestsPerMinute: 1_000 } });
+  });
+
+  afterAll(async () => {
+    state?.disconnect();
+    cache?.disconnect();
+    await running?.close();
+    await Promise.all([stateRedis?.destroy(), cacheRedis?.destroy()]);
+  });
+
+  const headers = () => ({ authorization: `Bearer ${token}`, 'x-tenant-id': tenant, 'content-type': 'application/json' });
+  const register = (query: string) => {
+    const sha256Hash = createHash('sha256').update(query).digest('hex');
+    return counted(
+      exchange(`${running.system.baseUrl}/graphql`, {
+        method: 'POST',
+        headers: headers(),
+        body: JSON.stringify({ query, extensions: { persistedQuery: { version: 1, sha256Hash } } }),
+      }),
+    );
+  };
+  const assist = () =>
+    counted(
+      exchange(`${running.system.baseUrl}/v1/ai/assist`, {
+        method: 'POST',
+        headers: { ...headers(), 'idempotency-key': newUlid() },
+        body: JSON.stringify({
+          featureKey: 'portal.triage',
+          variables: { message: 'apq' },
+          context: { facilityId: 'f', specialty: 'gp' },
+        }),
+      }),
+    );
+
+  it('keeps every quota and Idempotency-Key record through a flood of registrations, within stated bounds', async () => {
+    for (let i = 0; i < 3; i++) expect((await assist()).status).toBe(200);
+    // The per-minute quota counters expire on their own during the flood; the rest must all stay.
+    const stateKeys = await longLived(state);
+    expect(stateKeys.some((key) => key.startsWith('quota:'))).toBe(true);
+    expect(stateKeys.some((key) => key.startsWith('idem:'))).toBe(true);
+    const stateBefore = await usedMemory(state);
+    const rssBefore = rssBytes(running.system.pid);
+
+    // 300 documents of 900 KB (7 tokens each: the token limit does not see them) ...
+    const huge = 'x'.repeat(900 * 1024);
+    for (let i = 0; i < 300; i++) await register(`{ __type(name: "${huge}${i}") { name } }`);
+    // ... and 2,000 small distinct ones that are registered (a comment pads them to 15 KB).
+    const padding = `# ${'p'.repeat(15 * 1024)}`;
+    for (let i = 0; i < 2_000; i++) {
+      const answer = await register(`query Flood${i} { __typename }\n${padding}`);
+      expect(answer.status, answer.text).toBe(200);
+    }
+
+    // The Redis of REDIS_URL saw none of it: the same keys, and its memory within 1 MB.
+    expect(await longLived(state)).toEqual(stateKeys);
+    expect(await state.keys('apq:*')).toEqual([]);
+    const stateGrowth = (await usedMemory(state)) - stateBefore;
+    expect(stateGrowth).toBeLessThan(MB);
+    // The cache holds at most its slots (APQ_REDIS_SLOTS, 4096) and stays under its own maxmemory.
+    expect(await cache.dbsize()).toBeLessThanOrEqual(4_096);
+    const cacheUsed = await usedMemory(cache);
+    expect(cacheUsed).toBeLessThanOrEqual(48 * MB);
+    // The gateway process: documents are bounded before they are kept (b3f46fc grew by 1.1 GB).
+    const rssGrowth = rssBytes(running.system.pid) - rssBefore;
+    expect(rssGrowth).toBeLessThan(256 * MB);
+    // A small registered document is found again by its hash alone.
+    const query = 'query Flood1999 { __typename }\n' + padding;
+    const sha256Hash = createHash('sha256').update(query).digest('hex');
+    const byHash = await counted(
+      exchange(`${running.system.baseUrl}/graphql`, {
+        method: 'POST',
+        headers: headers(),
+        body: JSON.stringify({ extensions: { persistedQuery: { version: 1, sha256Hash } } }),
+      }),
+    );
+    expect(byHash.json?.data).toEqual({ __typename: 'Query' });
+    // Assists go on as before: the quota counters were never touched by the flood.
+    expect((await assist()).status).toBe(200);
+    tally.notes.push(
+      `APQ flood (300 × 900 KB + 2,000 × 15 KB registrations): REDIS_URL +${(stateGrowth / 1024).toFixed(0)} KB, keys unchanged; ` +
+        `cache Redis ${(cacheUsed / MB).toFixed(1)} MB in ${await cache.dbsize()} keys; gateway RSS +${(rssGrowth / MB).toFixed(0)} MB`,
+    );
+  });
+});
+
+describe.runIf(runs)('a REDIS_URL that would evict quota and Idempotency-Key records', () => {
+  let evicting: PrivateRedis;
+  let db: TestDatabase;
+  beforeAll(async () => {
+    evicting = await startPrivateRedis(['--maxmemory', '64mb', '--maxmemory-policy', 'allkeys-lru']);
+    db = await createTestDatabase('postgres');
+  });
+  afterAll(async () => {
+    await evicting?.destroy();
+    await db?.close();
+  });
+
+  it('stops the AI process at start with one line naming REDIS_URL and the policy', async () => {
+    const ai = spawnEntry('processes/ai.main.ts', {
+      REDIS_URL: evicting.url,
+      DATABASE_URL: db.url,
+      AI_PORT: '0',
+      OTEL_SDK_DISABLED: 'true',
+    });
+    // A process that does not refuse would serve on: give it a bound, then stop it and fail.
+    const code = await Promise.race([
+      ai.exited,
+      new Promise<'running'>((resolve) => setTimeout(() => resolve('running'), 90_000).unref()),
+    ]);
+    if (code === 'running') await ai.kill('SIGKILL');
+    expect(code, ai.output()).toBe(1);
+    const lines = ai
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('REDIS_URL'));
+    expect(lines, ai.output()).toHaveLength(1);
+    expect(lines[0]).toContain('maxmemory-policy allkeys-lru');
+    expect(ai.output()).not.toMatch(/^\s+at /m);
+    tally.notes.push('REDIS_URL with maxmemory-policy allkeys-lru: refused at start (exit 1, one line)');
+  });
+});
