@@ -1,10 +1,9 @@
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApolloGateway } from '@apollo/gateway';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
 import type { TokenVerifier } from '../platform/auth/verifier.js';
-import type { PlatformConfig } from '../platform/config/config.js';
+import type { ConnectionLimits, PlatformConfig } from '../platform/config/config.js';
 import { formatGraphQLError } from '../platform/graphql/format-error.js';
 import { graphqlEndpoints } from '../platform/graphql/graphql-endpoint.js';
 import type { LocalSubgraph } from '../platform/graphql/subgraph-server.js';
@@ -14,7 +13,7 @@ import { outageStatus } from '../platform/graphql/outage-status.js';
 import { queryLimitOptions, type QueryLimits } from '../platform/graphql/query-limits.js';
 import type { EndpointTable } from '../platform/http/pipeline.js';
 import { probeEndpoints, type ReadinessReport } from '../platform/http/probe-endpoints.js';
-import { drainBound, serve } from '../platform/http/serve.js';
+import { createHttpServer, drainBound, serve } from '../platform/http/serve.js';
 import type { CorsOrigins } from '../platform/http/stages/cors.js';
 import { graphqlKeyedWrite, unguardedMutationPlugin } from '../platform/idempotency/graphql-mutations.js';
 import type { IdempotencyStore } from '../platform/idempotency/store.js';
@@ -41,6 +40,8 @@ export interface GatewaySettings {
   drainMs: number;
   /** Connections kept to each subgraph at most; requests beyond wait in the gateway for a free one. */
   subgraphMaxConnections: number;
+  /** What clients may hold of the gateway's server (timeouts, connection cap). */
+  connections: ConnectionLimits;
 }
 
 export function gatewaySettings(config: PlatformConfig & GatewaySlice): GatewaySettings {
@@ -52,6 +53,7 @@ export function gatewaySettings(config: PlatformConfig & GatewaySlice): GatewayS
     graphiql: config.gateway.graphiql,
     drainMs: drainBound(config),
     subgraphMaxConnections: config.gateway.subgraphMaxConnections,
+    connections: config.ops.connections,
   };
 }
 
@@ -171,8 +173,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     endpoints,
   });
 
-  const server = http.createServer();
-  const served = serve(server, handler, { logger });
+  const server = createHttpServer(settings.connections);
+  const served = serve(server, handler, { logger, limits: settings.connections });
   await new Promise<void>((resolve) => server.listen(options.port, options.host, resolve));
   const port = (server.address() as AddressInfo).port;
   logger.info({ port }, 'gateway listening');

@@ -40,9 +40,11 @@ export function frontDoor(deps: FrontDoorDeps): Handler {
       cors(deps.corsOrigins),
       errorReplies(deps.logger),
       route(deps.endpoints),
-      readBody(deps.maxBodyBytes),
+      // The caller is known from its headers before a byte of its body is read: a client without
+      // a valid token cannot hold a connection open by sending its body slowly.
       authenticate(deps.verifier),
       tenantGuard(),
+      readBody(deps.maxBodyBytes),
       idempotencyKey(),
       prepare(),
       idempotency(deps.idempotency, deps.logger),

@@ -24,6 +24,8 @@ const STATUS_BY_CODE = {
   'request.payload_too_large': 413,
   'request.unsupported_media_type': 415,
   'request.precondition_required': 428,
+  // The client went away mid-request (nginx's 499): never seen by it, only in the access log.
+  'request.client_closed': 499,
   'request.not_implemented': 501,
   'lifecycle.illegal_transition': 409,
   'quota.exceeded': 429,

@@ -57,6 +57,17 @@ export interface AuthConfig {
 export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json', 'grpc'] as const;
 export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
 
+export interface ConnectionLimits {
+  /** A request's headers must arrive within this (slow-header clients). */
+  headersTimeoutMs: number;
+  /** A whole request, body included, must arrive within this (slow-body clients). */
+  requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveTimeoutMs: number;
+  /** Open connections per server at most; more are dropped at accept (file descriptors are finite). */
+  maxConnections: number;
+}
+
 export interface OpsConfig {
   /** Standard OTel variables; no endpoint means no exporter (spans are not recorded). */
   otel: {
@@ -71,6 +82,8 @@ export interface OpsConfig {
   shutdownTimeoutMs: number;
   /** GET /metrics of a process without an HTTP server of its own (the event worker). */
   metricsPort: number;
+  /** What one client may hold of every HTTP server (platform/http/serve.ts). */
+  connections: ConnectionLimits;
   /** What one GraphQL document may ask for, at the gateway and at each subgraph. */
   limits: QueryLimits;
 }
@@ -127,6 +140,13 @@ function loadOps(env: Env): OpsConfig {
     },
     shutdownTimeoutMs: envInt(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 1_000, 600_000),
     metricsPort: envInt(env, 'METRICS_PORT', 9464, 0, 65535),
+    connections: {
+      headersTimeoutMs: envInt(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 1_000, 600_000),
+      requestTimeoutMs: envInt(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 1_000, 3_600_000),
+      keepAliveTimeoutMs: envInt(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
+      // Three servers share one process's descriptors in `npm start`; a container's limit is often 1,048,576, a shell's 1,024.
+      maxConnections: envInt(env, 'HTTP_MAX_CONNECTIONS', 4_096, 16, 1_000_000),
+    },
     limits: loadQueryLimits(env),
   };
 }

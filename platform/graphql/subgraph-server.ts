@@ -1,14 +1,13 @@
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApolloServer, HeaderMap, type BaseContext } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import type { GraphQLSchema } from 'graphql';
 import type { Principal, TokenVerifier } from '../auth/verifier.js';
-import type { PlatformConfig } from '../config/config.js';
+import type { ConnectionLimits, PlatformConfig } from '../config/config.js';
 import { header } from '../http/http.js';
 import { pipeline, type EndpointTable, type Exchange } from '../http/pipeline.js';
 import { probeEndpoints, type ReadinessReport } from '../http/probe-endpoints.js';
-import { answerWithEndpoint, drainBound, serve } from '../http/serve.js';
+import { answerWithEndpoint, createHttpServer, drainBound, serve } from '../http/serve.js';
 import { accessLog } from '../http/stages/access-log.js';
 import { authenticate, tenantGuard } from '../http/stages/authenticate.js';
 import { readBody } from '../http/stages/body.js';
@@ -73,6 +72,7 @@ export interface SubgraphServerSettings {
   limits: QueryLimits;
   /** How long shutdown waits for in-flight requests before cutting connections. */
   drainMs: number;
+  connections: ConnectionLimits;
 }
 
 export function subgraphServerSettings(config: PlatformConfig): SubgraphServerSettings {
@@ -80,6 +80,7 @@ export function subgraphServerSettings(config: PlatformConfig): SubgraphServerSe
     maxBodyBytes: config.maxBodyBytes,
     limits: config.ops.limits,
     drainMs: drainBound(config),
+    connections: config.ops.connections,
   };
 }
 
@@ -150,14 +151,15 @@ export async function startSubgraphServer<TContext extends BaseContext>(
           context: (exchange) => options.context(exchangeCaller(exchange)),
         }),
       ]),
-      readBody(settings.maxBodyBytes),
+      // The caller is known from its headers before a byte of its body is read.
       authenticate(options.verifier),
       tenantGuard(),
+      readBody(settings.maxBodyBytes),
     ],
     answerWithEndpoint,
   );
-  const server = http.createServer();
-  const served = serve(server, handler, { logger });
+  const server = createHttpServer(settings.connections);
+  const served = serve(server, handler, { logger, limits: settings.connections });
   await new Promise<void>((resolve) => server.listen(options.port, options.host, resolve));
   const port = (server.address() as AddressInfo).port;
   logger.info({ port }, `${options.name} subgraph listening`);

@@ -1,10 +1,9 @@
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { pipeline } from './pipeline.js';
 import { probeEndpoints, type ReadinessReport } from './probe-endpoints.js';
-import { answerWithEndpoint, serve } from './serve.js';
+import { answerWithEndpoint, createHttpServer, serve } from './serve.js';
 import { errorReplies } from './stages/error-replies.js';
 import { requestId } from './stages/request-id.js';
 import { route } from './stages/route.js';
@@ -29,7 +28,7 @@ export async function startOpsServer(options: {
     ],
     answerWithEndpoint,
   );
-  const server = http.createServer();
+  const server = createHttpServer();
   const served = serve(server, handler, { logger: options.logger });
   await new Promise<void>((resolve) => server.listen(options.port, options.host, resolve));
   return {

@@ -1,5 +1,6 @@
-import type http from 'node:http';
-import type { PlatformConfig } from '../config/config.js';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { ConnectionLimits, PlatformConfig } from '../config/config.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { errorReply } from './stages/error-replies.js';
@@ -27,13 +28,41 @@ export function drainBound(config: PlatformConfig): number {
 /** The handler at the end of every pipeline: the endpoint `route()` chose answers. */
 export const answerWithEndpoint: Handler = (exchange) => endpointOf(exchange).handle(exchange);
 
+/** Without configuration: the same bounds as the configuration's defaults. */
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  maxConnections: 4_096,
+};
+
+/**
+ * A node:http server whose request timeouts are checked every second (Node checks every 30 s by
+ * default, so a slow client would outlive its timeout by up to half a minute).
+ */
+export function createHttpServer(limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS): http.Server {
+  return http.createServer({
+    connectionsCheckingInterval: 1_000,
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+  });
+}
+
 /**
  * Serves `handler` (a pipeline) on a node:http server: each request becomes an Exchange, the reply
  * the pipeline returns is written whole, and the server can be drained. The pipeline's first stages
- * name, trace and log the request; this function only owns the sockets.
+ * name, trace and log the request; this function only owns the sockets, and bounds them: Node's
+ * defaults (300 s to send a request, no connection cap) let 20,000 slow clients without a token
+ * take a process to its descriptor limit (issue #24).
  */
-export function serve(server: http.Server, handler: Handler, options: { logger: Logger }): ServedServer {
+export function serve(
+  server: http.Server,
+  handler: Handler,
+  options: { logger: Logger; limits?: ConnectionLimits },
+): ServedServer {
   const { logger } = options;
+  boundConnections(server, options.limits ?? DEFAULT_CONNECTION_LIMITS, logger);
   const active = new Set<http.ServerResponse>();
   let draining = false;
   let onIdle: (() => void) | undefined;
@@ -115,9 +144,39 @@ function newExchange(req: http.IncomingMessage, res: http.ServerResponse): Excha
   };
 }
 
+/**
+ * A cap on open connections that stays well under the process's descriptor limit, so the
+ * database, Redis and NATS always have descriptors left (the timeouts come with the server,
+ * createHttpServer). Connections over the cap are dropped at accept (logged at most once a minute).
+ */
+function boundConnections(server: http.Server, limits: ConnectionLimits, logger: Logger): void {
+  const descriptors = openFileLimit();
+  server.maxConnections = descriptors ? Math.min(limits.maxConnections, Math.floor(descriptors / 4)) : limits.maxConnections;
+  let lastDropLog = 0;
+  server.on('drop', () => {
+    if (Date.now() - lastDropLog < 60_000) return;
+    lastDropLog = Date.now();
+    logger.warn({ maxConnections: server.maxConnections }, 'connection cap reached; new connections are dropped');
+  });
+}
+
+/** The soft limit on open files (Linux), or undefined where it cannot be read. */
+function openFileLimit(): number | undefined {
+  try {
+    const limits = fs.readFileSync('/proc/self/limits', 'utf8');
+    const soft = Number(/^Max open files\s+(\d+)/m.exec(limits)?.[1]);
+    return Number.isFinite(soft) && soft > 0 ? soft : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function write(res: http.ServerResponse, answer: Reply): void {
   if (res.headersSent) return;
   const headers: Record<string, string | number> = { ...answer.headers };
+  // A refusal sent before the body was read (401 from the headers alone): closing the connection
+  // frees it at once, instead of reading a body nobody wants at whatever pace the client sends it.
+  if (!res.req.complete) headers.connection = 'close';
   // A 204/304 carries no body and no length (RFC 9110 §8.6).
   if (answer.status !== 204 && answer.status !== 304) headers['content-length'] = Buffer.byteLength(answer.body);
   res.writeHead(answer.status, headers);

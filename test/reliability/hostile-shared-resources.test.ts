@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId, newUlid } from '../../platform/ids.js';
@@ -18,6 +20,10 @@ import { realService } from '../support/services.js';
  *   registrations of 900 KB documents added 265 MB, and with an LRU policy the flood evicted the
  *   quota and idempotency keys. Now caches live on REDIS_CACHE_URL, every APQ store is bounded in
  *   bytes, and a REDIS_URL that evicts is refused at start.
+ * - 20,000 slow-body connections without a token took the process to its descriptor limit
+ *   (/healthz refused, Prisma EMFILE) and each aborted request logged a stack. Now the caller is
+ *   authenticated from its headers before the body is read, a refusal closes the connection, and
+ *   every server has request timeouts and a connection cap.
  */
 const runs = privateServicesAvailable('hostile shared resources', ['redis-server']) && Boolean(realService('DATABASE_URL'));
 const tally = { requests: 0, serverErrors: 0, notes: [] as string[] };
@@ -203,5 +209,107 @@ describe.runIf(runs)('a REDIS_URL that would evict quota and Idempotency-Key rec
     expect(lines[0]).toContain('maxmemory-policy allkeys-lru');
     expect(ai.output()).not.toMatch(/^\s+at /m);
     tally.notes.push('REDIS_URL with maxmemory-policy allkeys-lru: refused at start (exit 1, one line)');
+  });
+});
+
+function openDescriptors(pid: number): number {
+  return fs.readdirSync(`/proc/${pid}/fd`).length;
+}
+
+interface AttackTally {
+  opened: number;
+  failedToConnect: number;
+  answered: number;
+  status401: number;
+  closedByServer: number;
+  stillOpen: number;
+  statuses: Record<string, number>;
+}
+
+/**
+ * One attacker process (test/support/slow-clients.mjs), with descriptors and an event loop of its
+ * own: `count` slow-body connections opened at `rate` per second; it ends when the server has
+ * closed all of them (or after `maxSeconds`).
+ */
+function slowClients(port: number, count: number, rate: number, maxSeconds: number): Promise<AttackTally> {
+  const script = fileURLToPath(new URL('../support/slow-clients.mjs', import.meta.url));
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [script, String(port), String(count), String(rate), String(maxSeconds)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) =>
+      code === 0 ? resolve(JSON.parse(out) as AttackTally) : reject(new Error(`attacker exited ${code}`)),
+    );
+  });
+}
+
+describe.runIf(runs)('20,000 slow-body connections without a token', () => {
+  let running: ReliabilitySystem;
+  beforeAll(async () => {
+    running = await startReliabilitySystem({ LOG_LEVEL: 'info' });
+  });
+  afterAll(async () => running?.close());
+
+  it('are refused from their headers and closed: /healthz keeps answering, descriptors and memory stay bounded, no stack is logged', async () => {
+    const { pid, baseUrl } = running.system;
+    const port = Number(new URL(baseUrl).port);
+    const before = { fds: openDescriptors(pid), rss: rssBytes(pid) };
+    const peak = { fds: before.fds, rss: before.rss };
+    const health: number[] = [];
+    let attacking = true;
+    const watch = (async () => {
+      while (attacking) {
+        peak.fds = Math.max(peak.fds, openDescriptors(pid));
+        peak.rss = Math.max(peak.rss, rssBytes(pid));
+        const answer = await fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(10_000) }).then(
+          (r) => r.status,
+          () => 0,
+        );
+        health.push(answer);
+        tally.requests += 1;
+        // A probe every 100 ms, as an orchestrator's would be (every few seconds), only denser.
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    })();
+    const attackers = await Promise.all(Array.from({ length: 2 }, () => slowClients(port, 10_000, 500, 120)));
+    attacking = false;
+    await watch;
+
+    const total = { opened: 0, failedToConnect: 0, answered: 0, status401: 0, closedByServer: 0, stillOpen: 0 };
+    const statuses: Record<string, number> = {};
+    for (const one of attackers) {
+      for (const key of Object.keys(total) as Array<keyof typeof total>) total[key] += one[key];
+      for (const [status, n] of Object.entries(one.statuses)) statuses[status] = (statuses[status] ?? 0) + n;
+    }
+    tally.requests += total.opened;
+    const seen = JSON.stringify({ ...total, statuses });
+    // Every connection was refused from its headers (401; 408 if the machine was too slow even
+    // for that) and closed by the server; none was still held when the attackers stopped.
+    expect(total.opened + total.failedToConnect, seen).toBe(20_000);
+    expect(total.status401, seen).toBeGreaterThan(0);
+    expect(
+      Object.keys(statuses).every((status) => status === '401' || status === '408'),
+      seen,
+    ).toBe(true);
+    expect(total.closedByServer, seen).toBe(total.opened);
+    expect(total.stillOpen, seen).toBe(0);
+    // The process kept serving probes and stayed within its connection cap's descriptors.
+    expect(health.length).toBeGreaterThan(0);
+    expect(
+      health.every((status) => status === 200),
+      `health answers: ${health.join(',')}`,
+    ).toBe(true);
+    expect(peak.fds).toBeLessThan(4_096 + before.fds);
+    expect(peak.rss - before.rss).toBeLessThan(512 * MB);
+    // One access-log line per request, no stack traces.
+    expect(running.system.output()).not.toMatch(/^\s+at /m);
+    tally.notes.push(
+      `slow-body flood: 20,000 connections without a token (2 clients, 500/s each): ${total.status401} answered 401, ` +
+        `all closed by the server, none held; ` +
+        `/healthz ${health.length}/${health.length} 200; descriptors ${before.fds} → peak ${peak.fds}; RSS +${((peak.rss - before.rss) / MB).toFixed(0)} MB`,
+    );
   });
 });
