@@ -1,16 +1,14 @@
 import 'reflect-metadata';
-import { configOrExit, exitOnSignals, startOrExit } from './platform/entrypoint.js';
 import { loadSystemConfig } from './processes/config.js';
+import { runProcess } from './processes/run-process.js';
 import { startSystem } from './processes/system.js';
 import { DEMO_TENANT_ID } from './subgraphs/catalog/demo/demo-catalog.data.js';
-import { startTelemetry, telemetryOptions } from './platform/telemetry.js';
 
-const config = configOrExit(loadSystemConfig);
-// Before anything serves traffic, so the first request already has trace context.
-const telemetry = startTelemetry(telemetryOptions(config, 'main'));
-const system = await startOrExit(() => startSystem(config));
-const usesDevKey = !config.auth.jwksUrl && !config.auth.publicKey;
-console.log(`
+// `npm start`: every part in one process (processes/system.ts), drained and stopped on SIGTERM/SIGINT.
+await runProcess('main', loadSystemConfig, async (stack, config) => {
+  const system = await startSystem(config, stack);
+  const usesDevKey = !config.auth.jwksUrl && !config.auth.publicKey;
+  console.log(`
   Catalog + AI gateway federation is up.
     GraphQL (gateway):   ${system.gatewayUrl}/graphql   (open it in a browser: Apollo Sandbox)
     REST-compat:         ${system.gatewayUrl}/api/v1/courses, ${system.gatewayUrl}/v1/ai/assist, ...
@@ -29,11 +27,4 @@ console.log(`
       : 'Tokens are verified with AUTH_JWKS_URL / AUTH_PUBLIC_KEY: use tokens from your identity provider.'
   }
 `);
-exitOnSignals(
-  system.platform.logger,
-  async () => {
-    await system.stop();
-    await telemetry.shutdown();
-  },
-  config.ops.shutdownTimeoutMs,
-);
+});

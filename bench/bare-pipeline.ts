@@ -11,7 +11,7 @@ import { openPlatform } from '../platform/bootstrap.js';
 import { effectClaim } from '../platform/idempotency/effect.logic.js';
 import { connectRedis } from '../platform/redis.js';
 import { loadAiProcessConfig } from '../processes/config.js';
-import { applyMigrations } from '../prisma/migrate.js';
+import { databaseSchema } from '../prisma/migrate.js';
 import { seedBaseline } from '../subgraphs/ai/seed.js';
 import { createAiServices } from '../subgraphs/ai/services.js';
 
@@ -20,7 +20,7 @@ const TRACEPARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
 
 const config = loadAiProcessConfig();
 if (!config.redisUrl) throw new Error('bare-pipeline measures the quota in Redis: set REDIS_URL');
-const platform = await openPlatform(config, 'ai', { migrate: applyMigrations });
+const platform = await openPlatform(config, 'ai', { schema: databaseSchema });
 const redis = await connectRedis(config.redisUrl, platform.logger);
 const db = platform.database.prisma;
 await seedBaseline(db, { hostedModel: config.providers.openaiModel, logger: platform.logger });

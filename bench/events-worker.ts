@@ -6,13 +6,12 @@ import 'reflect-metadata';
 import { connectJetStreamBus } from '../events/bus/jetstream-bus.js';
 import { startEventWorker } from '../events/worker.js';
 import { feedWorkerMetrics } from '../events/worker-metrics.js';
-import { applyMigrations } from '../prisma/migrate.js';
-import { openPlatform } from '../platform/bootstrap.js';
-import { configOrExit, exitOnSignals } from '../platform/entrypoint.js';
+import { configOrExit } from '../platform/entrypoint.js';
 import { createMetrics } from '../platform/metrics.js';
-import { startOpsServer } from '../platform/http/ops-server.js';
 import { catalogConsumers } from '../subgraphs/catalog/consumers.js';
 import { loadWorkerProcessConfig } from '../processes/config.js';
+import { opsServerPart, platformPart } from '../processes/parts.js';
+import { runProcess } from '../processes/run-process.js';
 
 const config = configOrExit(loadWorkerProcessConfig);
 const subjectPrefix = process.env.BENCH_SUBJECT_PREFIX ?? '';
@@ -27,37 +26,35 @@ if (!subjectPrefix || shared.length) {
   );
   process.exit(2);
 }
-const platform = await openPlatform(config, 'bench-worker', { migrate: applyMigrations });
-const bus = await connectJetStreamBus(config.natsUrl!, { logger: platform.logger });
-const worker = await startEventWorker({
-  bus,
-  db: platform.database.prisma,
-  logger: platform.logger,
-  config,
-  streams: { subjectPrefix },
-  consumers: catalogConsumers({
-    events: config.events,
-    gdprZeroingRetentionClasses: config.gdprZeroingRetentionClasses,
-    subjectPrefix,
-  }),
-});
-const metrics = createMetrics();
-feedWorkerMetrics(metrics, worker, { db: platform.database.prisma, deadLetterStream: config.events.dlqStream });
-const metricsServer = await startOpsServer({
-  service: 'worker',
-  host: config.host,
-  port: config.ops.metricsPort,
-  logger: platform.logger,
-  metrics,
-  readiness: async () => ({ ready: true, checks: {} }),
-});
-exitOnSignals(
-  platform.logger,
-  async () => {
-    await worker.stop();
-    await bus.close();
-    await metricsServer.close();
-    await platform.database.close();
+await runProcess(
+  'bench-worker',
+  () => config,
+  async (stack) => {
+    const platform = await platformPart(stack, config, 'bench-worker');
+    const bus = await stack.start(
+      'bus',
+      () => connectJetStreamBus(config.natsUrl!, { logger: platform.logger }),
+      (b) => b.close(),
+    );
+    const worker = await stack.start(
+      'event worker',
+      () =>
+        startEventWorker({
+          bus,
+          db: platform.database.prisma,
+          logger: platform.logger,
+          config,
+          streams: { subjectPrefix },
+          consumers: catalogConsumers({
+            events: config.events,
+            gdprZeroingRetentionClasses: config.gdprZeroingRetentionClasses,
+            subjectPrefix,
+          }),
+        }),
+      (running) => running.stop(),
+    );
+    const metrics = createMetrics();
+    feedWorkerMetrics(metrics, worker, { db: platform.database.prisma, deadLetterStream: config.events.dlqStream });
+    await opsServerPart(stack, { config, logger: platform.logger, metrics, service: 'worker' });
   },
-  config.ops.shutdownTimeoutMs,
 );

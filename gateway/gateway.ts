@@ -83,6 +83,8 @@ export interface RunningGateway {
   url: string;
   port: number;
   execute: ExecuteOperation;
+  /** Shutdown's first step: keep serving, end each connection after its reply. */
+  closeConnectionsAfterReply(): void;
   close(): Promise<void>;
 }
 
@@ -182,6 +184,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     url: `http://${options.host === '0.0.0.0' ? '127.0.0.1' : options.host}:${port}`,
     port,
     execute,
+    closeConnectionsAfterReply: () => served.closeConnectionsAfterReply(),
     close: async () => {
       await served.drain(settings.drainMs);
       await apollo.stop();

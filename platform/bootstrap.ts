@@ -1,6 +1,7 @@
 import { createTokenVerifier, type TokenVerifier } from './auth/verifier.js';
 import { ensureDevKeyPair } from './auth/dev-keys.js';
 import type { PlatformConfig } from './config/config.js';
+import { ConfigError } from './config/env.js';
 import { openDatabase, type Database } from './db/database.js';
 import { createLogger, type Logger } from './logger.js';
 
@@ -18,6 +19,8 @@ export async function createVerifierFromConfig(config: PlatformConfig, logger: L
   if (config.auth.jwksUrl || config.auth.publicKey) {
     return createTokenVerifier({ ...common, jwksUrl: config.auth.jwksUrl, publicKey: config.auth.publicKey });
   }
+  // Defence in depth: the process loaders already refuse this combination (config/production.ts).
+  if (config.production) throw new ConfigError('AUTH_JWKS_URL', 'or AUTH_PUBLIC_KEY must be set when NODE_ENV=production');
   const keys = await ensureDevKeyPair(config.dataDir);
   logger.warn('AUTH_JWKS_URL / AUTH_PUBLIC_KEY not set: verifying tokens with the development key under DATA_DIR');
   return createTokenVerifier({ ...common, publicKey: JSON.stringify(keys.publicJwk) });
@@ -30,15 +33,36 @@ export interface Platform {
   verifier: TokenVerifier;
 }
 
-/** Brings a database up to the schema the code expects; answers the names of the steps it applied. */
-export type Migrate = (databaseUrl: string) => Promise<string[]>;
+/**
+ * What a process can do about its database's schema (prisma/migrate.ts, above this floor): `apply`
+ * the pending migrations (answers their names), or list those still `pending`.
+ */
+export interface SchemaSteps {
+  apply(databaseUrl: string): Promise<string[]>;
+  pending(databaseUrl: string): Promise<string[]>;
+}
+
+/** The schema is behind the code and this process does not migrate: it refuses to serve. */
+export class SchemaBehindError extends Error {
+  override name = 'SchemaBehindError';
+  constructor(pending: string[]) {
+    super(
+      `The database schema is behind this version: ${pending.length} migration(s) not applied (${pending.join(', ')}). ` +
+        "Run the migration step first (`npm run db:migrate`, or the image's `migrate` command), or set MIGRATE_ON_START=true.",
+    );
+  }
+}
 
 /**
- * Opens what every process needs: logger, database (migrated by the entry point's `migrate`: the
- * migrations belong to prisma/, above this floor), token verifier.
+ * Opens what every process needs: logger, database (migrated at start when MIGRATE_ON_START, else
+ * checked: a schema behind the code stops the start), token verifier.
  */
-export async function openPlatform(config: PlatformConfig, name: string, deps: { migrate: Migrate }): Promise<Platform> {
-  const logger = createLogger({ level: config.logLevel, name });
+export async function openPlatform(
+  config: PlatformConfig,
+  name: string,
+  deps: { schema: SchemaSteps; logger?: Logger },
+): Promise<Platform> {
+  const logger = deps.logger ?? createLogger({ level: config.logLevel, name });
   logger.info({ node: process.version, pid: process.pid }, `starting ${name} on Node ${process.version}`);
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
@@ -47,8 +71,22 @@ export async function openPlatform(config: PlatformConfig, name: string, deps: {
     preparedStatements: config.dbPreparedStatements,
     logger,
   });
-  const applied = await deps.migrate(database.url);
-  if (applied.length) logger.info({ applied }, 'database migrations applied');
+  try {
+    await bringSchemaUpToDate(config, database.url, deps.schema, logger);
+  } catch (error) {
+    await database.close().catch(() => undefined);
+    throw error;
+  }
   const verifier = await createVerifierFromConfig(config, logger);
   return { config, logger, database, verifier };
+}
+
+async function bringSchemaUpToDate(config: PlatformConfig, url: string, schema: SchemaSteps, logger: Logger): Promise<void> {
+  if (config.migrateOnStart) {
+    const applied = await schema.apply(url);
+    if (applied.length) logger.info({ applied }, 'database migrations applied');
+    return;
+  }
+  const pending = await schema.pending(url);
+  if (pending.length) throw new SchemaBehindError(pending);
 }

@@ -1,5 +1,7 @@
 import { ConfigError, type Env } from './config/env.js';
 import type { Logger } from './logger.js';
+import type { PartStack } from './parts.js';
+import { SchemaBehindError } from './bootstrap.js';
 import { DependencyMisconfiguredError, DependencyUnreachableError } from './reach-dependency.js';
 
 /** Loads the process's configuration with `load`, or exits with the message that names the bad variable. */
@@ -24,7 +26,11 @@ export async function startOrExit<T>(start: () => Promise<T>): Promise<T> {
   try {
     return await start();
   } catch (error) {
-    if (error instanceof DependencyUnreachableError || error instanceof DependencyMisconfiguredError) {
+    if (
+      error instanceof DependencyUnreachableError ||
+      error instanceof DependencyMisconfiguredError ||
+      error instanceof SchemaBehindError
+    ) {
       console.error(error.message);
       process.exit(1);
     }
@@ -33,22 +39,37 @@ export async function startOrExit<T>(start: () => Promise<T>): Promise<T> {
 }
 
 /**
- * SIGTERM/SIGINT: stop taking work, let what is in flight finish, release resources, exit 0; a
- * bound keeps a stuck dependency from holding the process forever.
+ * SIGTERM/SIGINT, the way an orchestrator expects (docs/operations.md, "Graceful shutdown"):
+ *
+ * 1. drain: /readyz answers 503 at once, and every server ends each connection after its reply,
+ *    while still serving, for `drainMs` (SHUTDOWN_DRAIN_MS), so the balancer takes this replica
+ *    out before it stops listening;
+ * 2. stop the parts in reverse order of start: servers stop accepting and finish what is in
+ *    flight, the worker finishes its messages and flushes the outbox, pools close, traces flush;
+ * 3. exit 0. A stuck dependency cannot hold the process past `boundMs` (exit 1).
+ *
+ * A second signal skips what is left of the drain period (a developer's second Ctrl-C).
  */
-export function exitOnSignals(logger: Logger, stop: () => Promise<void>, boundMs = 20_000): void {
+export function stopOnSignals(stack: PartStack, options: { logger: Logger; drainMs: number; boundMs: number }): void {
+  const { logger } = options;
+  let skipDrain: (() => void) | undefined;
   let stopping = false;
   const shutdown = async (signal: string) => {
-    if (stopping) return;
+    if (stopping) return skipDrain?.();
     stopping = true;
-    logger.info({ signal }, 'shutting down');
-    const timer = setTimeout(() => {
+    logger.info({ signal, drainMs: options.drainMs }, 'shutting down: draining');
+    const bound = setTimeout(() => {
       logger.error('shutdown exceeded its bound; exiting');
       process.exit(1);
-    }, boundMs);
-    timer.unref();
+    }, options.boundMs);
+    bound.unref();
+    stack.drain();
+    await new Promise<void>((resolve) => {
+      skipDrain = resolve;
+      setTimeout(resolve, options.drainMs).unref();
+    });
     try {
-      await stop();
+      await stack.stop();
       process.exit(0);
     } catch (error) {
       logger.error({ err: error }, 'shutdown failed');

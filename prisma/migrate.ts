@@ -91,3 +91,29 @@ export async function applyMigrations(databaseUrl: string, dir = MIGRATIONS_DIR)
     await client.end();
   }
 }
+
+/**
+ * The migrations of `dir` not yet applied to the database (none when it is up to date). Read
+ * without a lock or a write: a part that does not migrate at start only checks.
+ */
+export async function pendingMigrations(databaseUrl: string, dir = MIGRATIONS_DIR): Promise<string[]> {
+  const migrations = await readMigrations(dir);
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows: table } = await client.query<{ present: boolean }>(
+      `SELECT to_regclass('"_prisma_migrations"') IS NOT NULL AS present`,
+    );
+    if (!table[0]?.present) return migrations.map((m) => m.name);
+    const { rows } = await client.query<{ migration_name: string }>(
+      'SELECT migration_name FROM "_prisma_migrations" WHERE rolled_back_at IS NULL AND finished_at IS NOT NULL',
+    );
+    const applied = new Set(rows.map((r) => r.migration_name));
+    return migrations.filter((m) => !applied.has(m.name)).map((m) => m.name);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The two things a process can do about its schema at start: bring it up to date, or check it is. */
+export const databaseSchema = { apply: applyMigrations, pending: pendingMigrations };

@@ -2,6 +2,7 @@ import { loadEventsSlice, type EventsSlice } from '../events/config.js';
 import { loadGatewaySlice, type GatewaySlice } from '../gateway/config.js';
 import { loadPlatformConfig, type PlatformConfig } from '../platform/config/config.js';
 import type { Env } from '../platform/config/env.js';
+import { requireRealServices } from '../platform/config/production.js';
 import { loadAiSlice, type AiSlice } from '../subgraphs/ai/config.js';
 import { loadCatalogSlice, type CatalogSlice } from '../subgraphs/catalog/config.js';
 
@@ -20,20 +21,26 @@ export type SystemConfig = PlatformConfig & GatewaySlice & EventsSlice & Catalog
 
 export function loadCatalogProcessConfig(env: Env = process.env): CatalogProcessConfig {
   const platform = loadPlatformConfig(env);
+  // The catalog replays dead letters from the broker.
+  requireRealServices(platform, { bus: true });
   return { ...platform, ...loadEventsSlice(env, platform), ...loadCatalogSlice(env, platform) };
 }
 
 export function loadAiProcessConfig(env: Env = process.env): AiProcessConfig {
   const platform = loadPlatformConfig(env);
+  requireRealServices(platform, { redis: true });
   return { ...platform, ...loadEventsSlice(env, platform), ...loadAiSlice(env) };
 }
 
 export function loadWorkerProcessConfig(env: Env = process.env): WorkerProcessConfig {
-  return loadCatalogProcessConfig(env);
+  const platform = loadPlatformConfig(env);
+  requireRealServices(platform, { bus: true });
+  return { ...platform, ...loadEventsSlice(env, platform), ...loadCatalogSlice(env, platform) };
 }
 
 export function loadSystemConfig(env: Env = process.env): SystemConfig {
   const platform = loadPlatformConfig(env);
+  requireRealServices(platform, { bus: true, redis: true });
   return {
     ...platform,
     ...loadGatewaySlice(env, platform),

@@ -1,11 +1,14 @@
 import { loadGatewaySlice, type GatewaySlice } from '../gateway/config.js';
 import { loadPlatformConfig, type PlatformConfig } from '../platform/config/config.js';
 import type { Env } from '../platform/config/env.js';
+import { requireRealServices } from '../platform/config/production.js';
 
 /** The gateway process (with REST-compat): the shared platform slice and the gateway's. */
 export type GatewayProcessConfig = PlatformConfig & GatewaySlice;
 
 export function loadGatewayProcessConfig(env: Env = process.env): GatewayProcessConfig {
   const platform = loadPlatformConfig(env);
+  // Idempotency-Key records live in the database table without Redis, shared by every replica.
+  requireRealServices(platform);
   return { ...platform, ...loadGatewaySlice(env, platform) };
 }

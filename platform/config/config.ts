@@ -14,6 +14,14 @@ export { ConfigError, type Env } from './env.js';
  * Unset optional services select the embedded defaults (design notes §2).
  */
 export interface PlatformConfig {
+  /**
+   * NODE_ENV=production: no development fallback (embedded database, in-process bus, in-memory
+   * quotas, a development signing key) is ever used; a part that lacks one of its real services
+   * refuses to start, naming the variable (processes/config.ts).
+   */
+  production: boolean;
+  /** Apply pending migrations at start (development); off, a part whose schema is behind refuses to serve. */
+  migrateOnStart: boolean;
   host: string;
   /** The gateway's (and REST-compat's) port, and each subgraph's own. */
   port: number;
@@ -80,6 +88,8 @@ export interface OpsConfig {
   };
   /** SIGTERM/SIGINT: in-flight work gets this long before the process gives up and exits 1. */
   shutdownTimeoutMs: number;
+  /** After SIGTERM, how long the process reports not ready while still serving, before it stops accepting. */
+  shutdownDrainMs: number;
   /** GET /metrics of a process without an HTTP server of its own (the event worker). */
   metricsPort: number;
   /** What one client may hold of every HTTP server (platform/http/serve.ts). */
@@ -129,7 +139,7 @@ function loadQueryLimits(env: Env): QueryLimits {
   };
 }
 
-function loadOps(env: Env): OpsConfig {
+function loadOps(env: Env, production: boolean): OpsConfig {
   return {
     otel: {
       tracesUrl: otelTracesUrl(env),
@@ -139,6 +149,9 @@ function loadOps(env: Env): OpsConfig {
       sampleRatio: envRatio(env, 'OTEL_TRACES_SAMPLER_ARG', 1),
     },
     shutdownTimeoutMs: envInt(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 1_000, 600_000),
+    // Long enough for a balancer polling /readyz every 1-2 s to take the replica out; a developer's
+    // Ctrl-C should not wait.
+    shutdownDrainMs: envInt(env, 'SHUTDOWN_DRAIN_MS', production ? 5_000 : 0, 0, 300_000),
     metricsPort: envInt(env, 'METRICS_PORT', 9464, 0, 65535),
     connections: {
       headersTimeoutMs: envInt(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 1_000, 600_000),
@@ -152,7 +165,10 @@ function loadOps(env: Env): OpsConfig {
 }
 
 export function loadPlatformConfig(env: Env = process.env): PlatformConfig {
+  const production = env.NODE_ENV === 'production';
   return {
+    production,
+    migrateOnStart: envBool(env, 'MIGRATE_ON_START', !production),
     host: envString(env, 'HOST') ?? '127.0.0.1',
     port: envInt(env, 'PORT', 4000, 0, 65535),
     catalogPort: envInt(env, 'CATALOG_PORT', 4001, 0, 65535),
@@ -174,6 +190,6 @@ export function loadPlatformConfig(env: Env = process.env): PlatformConfig {
     maxBodyBytes: envInt(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     redisCacheUrl: envUrl(env, 'REDIS_CACHE_URL', ['redis:', 'rediss:']),
     redisAllowEviction: envBool(env, 'REDIS_ALLOW_EVICTION', false),
-    ops: loadOps(env),
+    ops: loadOps(env, production),
   };
 }

@@ -28,6 +28,9 @@ import { queryLimitOptions, type QueryLimits } from './query-limits.js';
 export interface RunningServer {
   url: string;
   port: number;
+  /** Shutdown's first step: keep serving, end each connection after its reply (serve.ts). */
+  closeConnectionsAfterReply(): void;
+  /** Stops accepting, finishes the requests in flight, then stops. */
   close(): Promise<void>;
 }
 
@@ -167,6 +170,7 @@ export async function startSubgraphServer<TContext extends BaseContext>(
     url: `http://${options.host === '0.0.0.0' ? '127.0.0.1' : options.host}:${port}/graphql`,
     port,
     local: localSubgraph(apollo, options.context),
+    closeConnectionsAfterReply: () => served.closeConnectionsAfterReply(),
     close: async () => {
       await served.drain(settings.drainMs);
       await apollo.stop();

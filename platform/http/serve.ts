@@ -12,6 +12,12 @@ export interface ServedServer {
   inFlight(): number;
   readonly draining: boolean;
   /**
+   * The first step of a shutdown: keep serving, but end every connection after its current reply
+   * (`Connection: close`), so clients and balancers reconnect elsewhere while the process still
+   * answers, and no idle keep-alive connection is left to race the listener's close.
+   */
+  closeConnectionsAfterReply(): void;
+  /**
    * Stops taking requests and waits for those in flight: the listener closes, idle keep-alive
    * connections are dropped, every response still to be written says `Connection: close`, and a
    * request that still arrives on an open connection gets 503. Resolves when the last response has
@@ -20,9 +26,12 @@ export interface ServedServer {
   drain(forceAfterMs?: number): Promise<void>;
 }
 
-/** Draining gets the shutdown bound minus a margin for stopping the worker, closing pools and flushing traces. */
+/**
+ * Finishing requests in flight gets the shutdown bound minus the drain period and a margin for
+ * stopping the worker, closing pools and flushing traces.
+ */
 export function drainBound(config: PlatformConfig): number {
-  return Math.max(1_000, config.ops.shutdownTimeoutMs - 5_000);
+  return Math.max(1_000, config.ops.shutdownTimeoutMs - config.ops.shutdownDrainMs - 5_000);
 }
 
 /** The handler at the end of every pipeline: the endpoint `route()` chose answers. */
@@ -65,6 +74,7 @@ export function serve(
   boundConnections(server, options.limits ?? DEFAULT_CONNECTION_LIMITS, logger);
   const active = new Set<http.ServerResponse>();
   let draining = false;
+  let closingConnections = false;
   let onIdle: (() => void) | undefined;
 
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
@@ -86,7 +96,11 @@ export function serve(
     Promise.resolve()
       .then(() => handler(exchange))
       .then(
-        (answer) => write(res, { ...answer, headers: { ...exchange.replyHeaders, ...answer.headers } }),
+        (answer) =>
+          write(res, {
+            ...answer,
+            headers: { ...exchange.replyHeaders, ...answer.headers, ...(closingConnections ? { connection: 'close' } : {}) },
+          }),
         (error) => {
           // The pipeline renders every error it knows; reaching here is a bug in a stage.
           logger.error({ err: error }, 'request pipeline failed');
@@ -99,6 +113,10 @@ export function serve(
     inFlight: () => active.size,
     get draining() {
       return draining;
+    },
+    closeConnectionsAfterReply: () => {
+      closingConnections = true;
+      server.closeIdleConnections();
     },
     drain: async (forceAfterMs = 20_000) => {
       draining = true;

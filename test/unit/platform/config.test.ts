@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../platform/config/env.js';
 import {
   loadAiProcessConfig,
+  loadCatalogProcessConfig,
   loadGatewayProcessConfig,
   loadSystemConfig,
   loadWorkerProcessConfig,
@@ -61,6 +62,53 @@ describe('process configurations', () => {
     expect(loadGatewayProcessConfig({ MOCK_FAULT_INJECTION: 'maybe' }).gateway.graphiql).toBe(true);
     expect(() => loadWorkerProcessConfig({ CATALOG_DLQ_STREAM: 'CATALOG.dlq' })).toThrow(/CATALOG_DLQ_STREAM/);
     expect(loadGatewayProcessConfig({ CATALOG_DLQ_STREAM: 'CATALOG.dlq' }).catalogUrl).toBe('http://127.0.0.1:4001/graphql');
+  });
+});
+
+describe('production mode (NODE_ENV=production)', () => {
+  const real = {
+    NODE_ENV: 'production',
+    DATABASE_URL: 'postgresql://app@db:5432/catalog',
+    NATS_URL: 'nats://nats:4222',
+    REDIS_URL: 'redis://redis:6379',
+    AUTH_JWKS_URL: 'https://idp.example.org/jwks.json',
+  };
+  const loaders = {
+    gateway: loadGatewayProcessConfig,
+    catalog: loadCatalogProcessConfig,
+    ai: loadAiProcessConfig,
+    worker: loadWorkerProcessConfig,
+    system: loadSystemConfig,
+  };
+
+  it.each(Object.keys(loaders))('%s: refuses to start without a verification key, naming the variable', (part) => {
+    const { AUTH_JWKS_URL: _key, ...withoutKey } = real;
+    const load = () => loaders[part as keyof typeof loaders](withoutKey);
+    expect(load).toThrow(ConfigError);
+    expect(load).toThrow(/AUTH_JWKS_URL or AUTH_PUBLIC_KEY must be set when NODE_ENV=production/);
+  });
+
+  it.each([
+    ['gateway', 'DATABASE_URL', /DATABASE_URL must be set when NODE_ENV=production/],
+    ['catalog', 'NATS_URL', /NATS_URL must be set/],
+    ['worker', 'NATS_URL', /NATS_URL must be set/],
+    ['ai', 'REDIS_URL', /REDIS_URL must be set/],
+    ['system', 'REDIS_URL', /REDIS_URL must be set/],
+  ])('%s: refuses to fall back from %s', (part, variable, message) => {
+    const env: Record<string, string> = { ...real };
+    delete env[variable];
+    expect(() => loaders[part as keyof typeof loaders](env)).toThrow(message);
+  });
+
+  it('starts with every real service, does not migrate at start and drains for 5 s; development does the opposite', () => {
+    for (const load of Object.values(loaders)) {
+      const config = load(real);
+      expect(config).toMatchObject({ production: true, migrateOnStart: false });
+      expect(config.ops.shutdownDrainMs).toBe(5_000);
+    }
+    expect(loadSystemConfig({})).toMatchObject({ production: false, migrateOnStart: true });
+    expect(loadSystemConfig({}).ops.shutdownDrainMs).toBe(0);
+    expect(loadGatewayProcessConfig({ ...real, MIGRATE_ON_START: 'true' }).migrateOnStart).toBe(true);
   });
 });
 

@@ -1,0 +1,239 @@
+import type { Redis } from 'ioredis';
+import { createEventBus } from '../events/bus/create-bus.js';
+import type { EventBus } from '../events/bus/event-bus.js';
+import { startEventWorker, type EventWorker } from '../events/worker.js';
+import { feedWorkerMetrics } from '../events/worker-metrics.js';
+import { subgraphChecks } from '../gateway/readiness.js';
+import type { SubgraphName } from '../gateway/supergraph.js';
+import { openPlatform, type Platform } from '../platform/bootstrap.js';
+import type { PlatformConfig } from '../platform/config/config.js';
+import type { LocalSubgraph } from '../platform/graphql/subgraph-server.js';
+import { startOpsServer } from '../platform/http/ops-server.js';
+import { idempotencyCheck } from '../platform/idempotency/readiness.js';
+import type { Logger } from '../platform/logger.js';
+import type { Metrics } from '../platform/metrics.js';
+import type { PartStack } from '../platform/parts.js';
+import { databaseCheck, redisCheck } from '../platform/readiness.js';
+import { DependencyMisconfiguredError, redactUrl } from '../platform/reach-dependency.js';
+import { isAppError } from '../platform/errors.js';
+import { connectRedis, connectStateRedis } from '../platform/redis.js';
+import { flushTelemetry, startTelemetry, telemetryOptions } from '../platform/telemetry.js';
+import { databaseSchema } from '../prisma/migrate.js';
+import { REST_OPERATION_NAMES } from '../rest-compat/route-table.js';
+import { feedAiMetrics } from '../subgraphs/ai/metrics.js';
+import { QUOTA_DEGRADED_DETAIL } from '../subgraphs/ai/quota/quota.service.js';
+import { seedBaseline } from '../subgraphs/ai/seed.js';
+import { startAiSubgraph } from '../subgraphs/ai/server.js';
+import { catalogConsumers } from '../subgraphs/catalog/consumers.js';
+import { startCatalogSubgraph } from '../subgraphs/catalog/server.js';
+import type { AiProcessConfig, CatalogProcessConfig, GatewayProcessConfig, WorkerProcessConfig } from './config.js';
+import { startFrontDoor } from './front-door.js';
+import { busCheck, eventWorkerCheck } from './readiness-checks.js';
+
+/*
+ * The parts every process is made of, each started on a PartStack (platform/parts.ts) with its
+ * stop and its readiness checks next to it. A process entry lists the parts it runs; `npm start`
+ * (processes/system.ts) lists them all.
+ */
+
+/** Traces first, so the first request has trace context; flushed last, bounded (never a failed shutdown). */
+export function telemetryPart(stack: PartStack, config: PlatformConfig, name: string) {
+  return stack.start(
+    'telemetry',
+    async () => startTelemetry(telemetryOptions(config, name)),
+    (telemetry) => flushTelemetry(telemetry, stack.logger),
+  );
+}
+
+/** The database (migrated at start, or checked), and the token verifier. */
+export function platformPart(stack: PartStack, config: PlatformConfig, name: string): Promise<Platform> {
+  return stack.start(
+    'database',
+    () => openPlatform(config, name, { schema: databaseSchema, logger: stack.logger }),
+    (opened) => opened.database.close(),
+  );
+}
+
+/** The Redis of REDIS_URL (state: quotas, Idempotency-Key records) and of REDIS_CACHE_URL (caches). */
+export async function redisPart(
+  stack: PartStack,
+  config: PlatformConfig,
+  logger: Logger,
+): Promise<{ redis?: Redis; cacheRedis?: Redis }> {
+  const { redisUrl, redisCacheUrl } = config;
+  const redis = redisUrl
+    ? await stack.start(
+        'redis',
+        () => connectStateRedis(redisUrl, { allowEviction: config.redisAllowEviction, logger }),
+        (r) => r.disconnect(),
+      )
+    : undefined;
+  const cacheRedis = redisCacheUrl
+    ? await stack.start(
+        'cache redis',
+        () => connectRedis(redisCacheUrl, logger, 'REDIS_CACHE_URL'),
+        (r) => r.disconnect(),
+      )
+    : undefined;
+  return { redis, cacheRedis };
+}
+
+/** JetStream at NATS_URL, or the in-process bus (embedded mode). */
+export function busPart(stack: PartStack, config: PlatformConfig, logger: Logger): Promise<EventBus> {
+  return stack.start(
+    'bus',
+    () => createEventBus(config, logger),
+    (bus) => bus.close(),
+  );
+}
+
+/** The event worker: outbox relay, consumers, DLQ monitor. Stopping lets in-flight messages finish, then flushes the outbox. */
+export async function workerPart(
+  stack: PartStack,
+  deps: { config: WorkerProcessConfig; platform: Platform; bus: EventBus; metrics: Metrics },
+): Promise<EventWorker> {
+  const { config, platform, bus } = deps;
+  const db = platform.database.prisma;
+  const worker = await stack.start(
+    'event worker',
+    () =>
+      startEventWorker({
+        bus,
+        db,
+        logger: platform.logger,
+        config,
+        consumers: catalogConsumers({ events: config.events, gdprZeroingRetentionClasses: config.gdprZeroingRetentionClasses }),
+      }).catch((error: unknown) => {
+        // A producer's stream not there yet is an operator's matter, not a crash: one line naming it.
+        if (!isAppError(error) || error.code !== 'events.stream_missing') throw error;
+        throw new DependencyMisconfiguredError('NATS_URL', redactUrl(config.natsUrl ?? ''), error.message);
+      }),
+    (running) => running.stop(),
+  );
+  feedWorkerMetrics(deps.metrics, worker, { db, deadLetterStream: config.events.dlqStream });
+  stack.check('database', databaseCheck(db));
+  stack.check('bus', busCheck(bus, config.events.dlqStream, true));
+  stack.check(
+    'events',
+    eventWorkerCheck(() => worker),
+  );
+  return worker;
+}
+
+/** The worker's probes and /metrics, on METRICS_PORT (it has no HTTP door of its own). */
+export function opsServerPart(
+  stack: PartStack,
+  deps: { config: PlatformConfig; logger: Logger; metrics: Metrics; service: string },
+) {
+  return stack.start(
+    'ops server',
+    () =>
+      startOpsServer({
+        service: deps.service,
+        host: deps.config.host,
+        port: deps.config.ops.metricsPort,
+        logger: deps.logger,
+        metrics: deps.metrics,
+        readiness: stack.readiness,
+      }),
+    (server) => server.close(),
+  );
+}
+
+/** The catalog subgraph on CATALOG_PORT; the bus is needed only to replay dead letters. */
+export async function catalogPart(
+  stack: PartStack,
+  deps: { config: CatalogProcessConfig; platform: Platform; metrics: Metrics; bus?: EventBus; afterEventsCommitted?: () => void },
+) {
+  const { config, platform, bus } = deps;
+  const db = platform.database.prisma;
+  const server = await stack.start(
+    'catalog subgraph',
+    () =>
+      startCatalogSubgraph({
+        config,
+        db,
+        verifier: platform.verifier,
+        logger: platform.logger,
+        metrics: deps.metrics,
+        knownOperations: REST_OPERATION_NAMES,
+        bus,
+        afterEventsCommitted: deps.afterEventsCommitted,
+        readiness: stack.readiness,
+      }),
+    (running) => running.close(),
+    (running) => running.closeConnectionsAfterReply(),
+  );
+  stack.check('database', databaseCheck(db));
+  // Alone, the catalog needs the broker only to replay dead letters; beside the worker, the worker's check says more.
+  if (bus?.kind === 'jetstream' && !stack.hasCheck('bus')) stack.check('bus', busCheck(bus, config.events.dlqStream, false));
+  return server;
+}
+
+/** The AI subgraph on AI_PORT, its baseline seeded; Redis holds quotas (a local cap without it). */
+export async function aiPart(
+  stack: PartStack,
+  deps: { config: AiProcessConfig; platform: Platform; metrics: Metrics; redis?: Redis },
+) {
+  const { config, platform, redis } = deps;
+  const db = platform.database.prisma;
+  await seedBaseline(db, { hostedModel: config.providers.openaiModel, logger: platform.logger });
+  const server = await stack.start(
+    'ai subgraph',
+    () =>
+      startAiSubgraph({
+        config,
+        db,
+        verifier: platform.verifier,
+        logger: platform.logger,
+        redis,
+        metrics: deps.metrics,
+        knownOperations: REST_OPERATION_NAMES,
+        readiness: stack.readiness,
+      }),
+    (running) => running.close(),
+    (running) => running.closeConnectionsAfterReply(),
+  );
+  feedAiMetrics(deps.metrics, server.services, db, { clock: server.services.clock });
+  stack.check('database', databaseCheck(db));
+  if (redis) stack.check('quota', redisCheck(redis, { status: 'degraded', detail: QUOTA_DEGRADED_DETAIL }));
+  return server;
+}
+
+/** The gateway with REST-compat on PORT; keyed writes need a store for their records. */
+export async function gatewayPart(
+  stack: PartStack,
+  deps: {
+    config: GatewayProcessConfig;
+    platform: Platform;
+    metrics: Metrics;
+    redis?: Redis;
+    cacheRedis?: Redis;
+    subgraphUrls: Record<SubgraphName, string>;
+    localSubgraphs?: Partial<Record<SubgraphName, LocalSubgraph>>;
+  },
+) {
+  const { platform } = deps;
+  const db = platform.database.prisma;
+  stack.check('idempotency', idempotencyCheck(db, deps.redis));
+  // Reported, not required: with one subgraph down the gateway still answers what the other serves.
+  stack.checkGroup(() => subgraphChecks(deps.subgraphUrls));
+  return stack.start(
+    'gateway',
+    () =>
+      startFrontDoor({
+        config: deps.config,
+        subgraphUrls: deps.subgraphUrls,
+        verifier: platform.verifier,
+        logger: platform.logger,
+        db,
+        redis: deps.redis,
+        cacheRedis: deps.cacheRedis,
+        metrics: deps.metrics,
+        readiness: stack.readiness,
+        localSubgraphs: deps.localSubgraphs,
+      }),
+    (running) => running.close(),
+    (running) => running.closeConnectionsAfterReply(),
+  );
+}

@@ -1,0 +1,29 @@
+import { configOrExit, startOrExit, stopOnSignals } from '../platform/entrypoint.js';
+import type { PlatformConfig } from '../platform/config/config.js';
+import type { Env } from '../platform/config/env.js';
+import { createLogger } from '../platform/logger.js';
+import { buildParts, PartStack } from '../platform/parts.js';
+import { telemetryPart } from './parts.js';
+
+/**
+ * Every process entry, one shape: the configuration parsed once (a bad value exits 2 naming its
+ * variable), telemetry, then the parts `build` starts on the stack (an unreachable dependency exits
+ * 1 with one line), then SIGTERM/SIGINT drain and stop them in reverse (platform/entrypoint.ts).
+ */
+export async function runProcess<C extends PlatformConfig>(
+  name: string,
+  load: (env: Env) => C,
+  build: (stack: PartStack, config: C) => Promise<void>,
+): Promise<{ config: C; stack: PartStack }> {
+  const config = configOrExit(load);
+  const stack = new PartStack();
+  stack.useLogger(createLogger({ level: config.logLevel, name }));
+  await startOrExit(() =>
+    buildParts(stack, async (parts) => {
+      await telemetryPart(parts, config, name);
+      await build(parts, config);
+    }),
+  );
+  stopOnSignals(stack, { logger: stack.logger, drainMs: config.ops.shutdownDrainMs, boundMs: config.ops.shutdownTimeoutMs });
+  return { config, stack };
+}
