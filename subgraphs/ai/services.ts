@@ -21,6 +21,7 @@ import { providersFromConfig, type ProviderRegistry } from './providers/registry
 import { purgeExpiredHeldText } from './provenance/provenance.repo.js';
 import { createRedisQuotaStore } from './quota/quota.redis.js';
 import { createRedisReplicaCensus, noReplicaCensus, type ReplicaCensus } from './quota/quota.replicas.js';
+import { createQuotaSettingsAdmin, type QuotaSettingsAdmin } from './quota/quota-settings.admin.js';
 import { createQuotaService, type QuotaService } from './quota/quota.service.js';
 import { createMemoryQuotaStore, type QuotaStore } from './quota/quota.store.js';
 import { createReviewService, type ReviewService } from './review/review.service.js';
@@ -67,6 +68,8 @@ export interface AiServices {
   shadow: ShadowService;
   backfill: BackfillService;
   quota: QuotaService;
+  /** Per-tenant quota settings (enabled, amounts), read and written by ai.admin. */
+  quotaSettings: QuotaSettingsAdmin;
   /** The AI replicas alive, as Redis last counted them; the server beats it (server.ts). */
   replicaCensus: ReplicaCensus;
   secrets: CachedSecrets;
@@ -188,6 +191,7 @@ export function createAiServices(deps: AiServiceDeps): AiServices {
     }),
     templateAdmin: createTemplateAdmin({ ...store, maxChars: config.ai.maxPromptChars, onChange, logger }),
     flags: createFeatureFlagAdmin({ ...store, onChange, logger }),
+    quotaSettings: createQuotaSettingsAdmin({ ...store, onChange, logger }),
     assessments: createAssessmentAdmin(store),
     review: createReviewService({
       ...store,
