@@ -61,6 +61,12 @@ const ROUTING_RULE = `query RestRoutingRule($ruleId: ID!) {
   }
 }`;
 
+const QUOTA_FIELDS = 'enabled requestsPerMinute tokensPerDay etag updatedAt';
+const QUOTA_SETTINGS = `query RestQuotaSettings { quotaSettings { ${QUOTA_FIELDS} } }`;
+const SET_QUOTA_SETTINGS = `mutation RestSetQuotaSettings($input: QuotaSettingsInput!) {
+  setQuotaSettings(input: $input) { ${QUOTA_FIELDS} }
+}`;
+
 const REPLAY_DEAD_LETTERS = `mutation RestReplayDeadLetters($filter: DeadLetterFilterInput!) {
   replayDeadLetters(filter: $filter) { matched replayed }
 }`;
@@ -72,6 +78,8 @@ export const REST_DOCUMENTS: readonly string[] = [
   UPDATE_COURSE_METADATA,
   ASSIST,
   PROVENANCE,
+  QUOTA_SETTINGS,
+  SET_QUOTA_SETTINGS,
   CREATE_ROUTING_RULE,
   ROUTING_RULE,
   REPLAY_DEAD_LETTERS,
@@ -136,6 +144,11 @@ function assistResult(result: AssistData & Record<string, unknown>) {
     details,
     headers: { 'retry-after': '1' },
   });
+}
+
+/** The settings with their tag as the ETag header, for If-None-Match here and If-Match on PUT. */
+function quotaResult(settings: { etag: string } & Record<string, unknown>) {
+  return { status: 200, body: settings, headers: { etag: settings.etag } };
 }
 
 type RoutingRuleData = { ruleId: string; activeVersion: number | null } & Record<string, unknown>;
@@ -265,6 +278,48 @@ export const ROUTES: Route[] = [
       const data = await ctx.graphql(PROVENANCE, { provenanceId: params.provenanceId });
       if (!data.provenance) throw notFound('Provenance record');
       return { status: 200, body: data.provenance };
+    },
+  },
+  {
+    id: 'ai.quota.get',
+    method: 'GET',
+    path: '/v1/admin/quota',
+    summary: "The tenant's quota settings",
+    description: "The `ETag` is the settings' tag, for `If-Match` on PUT and `If-None-Match` here.",
+    scopes: AI_ADMIN,
+    // No parameters; declared so the document lists the 400 an unknown one gets.
+    query: schema.emptyQuery,
+    responses: {
+      200: {
+        description: 'The settings in force (the defaults until they are first set)',
+        schema: schema.quotaSettings,
+        headers: { etag: true },
+      },
+    },
+    async run(_request, ctx) {
+      const data = await ctx.graphql(QUOTA_SETTINGS, {});
+      return quotaResult(data.quotaSettings as { etag: string });
+    },
+  },
+  {
+    id: 'ai.quota.put',
+    method: 'PUT',
+    path: '/v1/admin/quota',
+    summary: "Replace the tenant's quota settings",
+    description: [
+      'Every member (0 = no limit). Needs `If-Match` with the settings `ETag` (missing: 428, stale: 412 naming the current `etag`).',
+      'Audited (`audit.ai.quota_settings_changed` with the previous values); in force at once.',
+    ].join(' '),
+    scopes: AI_ADMIN,
+    ifMatch: true,
+    body: schema.quotaSettingsBody,
+    responses: {
+      200: { description: 'The settings as changed, with their new ETag', schema: schema.quotaSettings, headers: { etag: true } },
+    },
+    errors: { 400: ['BAD_USER_INPUT'] },
+    async run({ body }, ctx) {
+      const data = await ctx.graphql(SET_QUOTA_SETTINGS, { input: body });
+      return quotaResult(data.setQuotaSettings as { etag: string });
     },
   },
   {

@@ -114,6 +114,16 @@ export const createRoutingRuleBody = closed(
   ['primary', 'fallbacks'],
 );
 
+/** PUT /v1/admin/quota: the settings replaced whole (0 = no limit). */
+export const quotaSettingsBody = closed(
+  {
+    enabled: { type: 'boolean' },
+    requestsPerMinute: { type: 'integer', minimum: 0, maximum: 1_000_000 },
+    tokensPerDay: { type: 'integer', minimum: 0, maximum: 2_000_000_000 },
+  },
+  ['enabled', 'requestsPerMinute', 'tokensPerDay'],
+);
+
 export const replayDeadLettersBody = closed({
   subject: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[A-Za-z0-9_.*>-]+$' },
   eventType: { type: 'string', minLength: 1, maxLength: 200, pattern: '^[a-z0-9_.]+$' },
@@ -236,6 +246,15 @@ export const routingRule = record({
       createdAt: dateTime,
     }),
   },
+});
+
+/** A tenant's quota settings; `etag` repeats the ETag header (If-Match of the PUT). */
+export const quotaSettings = record({
+  enabled: { type: 'boolean' },
+  requestsPerMinute: { type: 'integer', minimum: 0 },
+  tokensPerDay: { type: 'integer', minimum: 0 },
+  etag: string,
+  updatedAt: { ...orNull(dateTime), description: 'null while the tenant runs on the defaults' },
 });
 
 export const deadLetterReplay = record({ matched: { type: 'integer', minimum: 0 }, replayed: { type: 'integer', minimum: 0 } });

@@ -79,8 +79,10 @@ export interface AiConfig {
   assessmentResidencies: string[];
   /** Lets a request drive the mock provider's faults (tests, demos); off in production. */
   mockFaultInjection: boolean;
-  /** While Redis is down, each replica admits at most this percentage of a tenant's requests per minute. */
+  /** While Redis is down, all replicas together admit at most this percentage of a tenant's requests per minute (0: refuse). */
   quotaFallbackRpmPercent: number;
+  /** The replica count that percentage is divided by, at least (replicas seen alive in Redis raise it). */
+  quotaFallbackReplicas: number;
   /** Vault KV path of the openai-compatible provider's secret (field api_key). */
   openaiKeyPath: string;
   /** Vault KV paths: Azure (field api_key), Bedrock (access_key_id, secret_access_key, session_token), on-prem (api_key; none = no key). */
@@ -194,7 +196,8 @@ function loadAiPipeline(env: Env, moderation: ModerationConfig): AiConfig {
     },
     assessmentResidencies: residencyList(env, 'AI_ASSESSMENT_RESIDENCIES', ['AF']),
     mockFaultInjection: envBool(env, 'MOCK_FAULT_INJECTION', false),
-    quotaFallbackRpmPercent: envInt(env, 'QUOTA_FALLBACK_RPM_PERCENT', 25, 1, 100),
+    quotaFallbackRpmPercent: envInt(env, 'QUOTA_FALLBACK_RPM_PERCENT', 25, 0, 100),
+    quotaFallbackReplicas: envInt(env, 'QUOTA_FALLBACK_REPLICAS', 1, 1, 1000),
     openaiKeyPath: envString(env, 'OPENAI_KEY_PATH') ?? 'ai/providers/openai-compatible',
     azureKeyPath: envString(env, 'AZURE_OPENAI_KEY_PATH') ?? 'ai/providers/azure-openai',
     bedrockKeyPath: envString(env, 'BEDROCK_KEY_PATH') ?? 'ai/providers/bedrock',

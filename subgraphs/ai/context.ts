@@ -3,7 +3,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import type { RequestInfo } from '../shared/request-context.js';
 import type { AdminCaller } from './admin-caller.js';
-import { AI_ADMIN } from './scopes.js';
+import { AI_ADMIN, PLATFORM_ADMIN } from './scopes.js';
 import type { AiServices } from './services.js';
 
 export interface AiContext extends RequestInfo {
@@ -25,5 +25,11 @@ export function callerOf(ctx: AiContext): AdminCaller {
 
 export function adminCaller(ctx: AiContext): AdminCaller {
   requireAnyScope(ctx.principal, AI_ADMIN);
+  return callerOf(ctx);
+}
+
+/** A platform operator acting on the global configuration (scope platform.admin). */
+export function platformCaller(ctx: AiContext): AdminCaller {
+  requireAnyScope(ctx.principal, PLATFORM_ADMIN);
   return callerOf(ctx);
 }

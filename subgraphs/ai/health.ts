@@ -6,7 +6,7 @@ export interface AiHealthReport {
   service: 'ai';
   dependencies: {
     database: { status: 'up' | 'down' };
-    quota: { status: 'up' | 'degraded'; store: string; detail?: string };
+    quota: { status: 'up' | 'degraded'; store: string; fallbackReplicas?: number; detail?: string };
     vault: { status: 'up' | 'down' | 'unknown'; kind: string; lastCheckedAt?: string; detail?: string };
     providers: Array<{ name: string; residencies: readonly string[]; circuit: 'closed' | 'open' | 'half_open' }>;
   };

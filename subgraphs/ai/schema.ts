@@ -6,6 +6,7 @@ import { AssistResolver } from './assist/assist.resolver.js';
 import { BackfillResolver } from './backfill/backfill.resolver.js';
 import { FeatureFlagResolver } from './flags/feature-flag.resolver.js';
 import { KeyRetentionResolver } from './keys/key-retention.resolver.js';
+import { QuotaSettingsResolver } from './quota/quota-settings.resolver.js';
 import { ReviewResolver } from './review/review.resolver.js';
 import { ShadowResolver } from './shadow/shadow.resolver.js';
 import type { AiContext } from './context.js';
@@ -16,12 +17,14 @@ import {
   resolveProvenanceReference,
 } from './provenance/provenance.resolver.js';
 import { HitlPolicyResolver, resolveHitlPolicyReference } from './review/hitl-policy.resolver.js';
+import { GlobalRoutingRuleResolver } from './routing/global-rule.resolver.js';
 import { resolveRoutingRuleReference, RoutingRuleResolver } from './routing/routing-rule.resolver.js';
 import { PromptTemplateResolver, resolvePromptTemplateReference } from './templates/prompt-template.resolver.js';
 
 export const aiResolvers = [
   AssistResolver,
   RoutingRuleResolver,
+  GlobalRoutingRuleResolver,
   PromptTemplateResolver,
   ProvenanceResolver,
   CourseProvenanceResolver,
@@ -32,6 +35,7 @@ export const aiResolvers = [
   KeyRetentionResolver,
   ShadowResolver,
   BackfillResolver,
+  QuotaSettingsResolver,
 ] as const;
 
 export function buildAiSchema(): Promise<GraphQLSchema> {

@@ -8,6 +8,12 @@
  * reviews it (ai.review) or governs the gateway (ai.admin).
  */
 export const AI_ADMIN = ['ai.admin'] as const;
+/**
+ * The platform operator's scope: the global routing rules every tenant inherits. Not a tenant
+ * admin's: a tenant's ai.admin changes its own overrides only, and platform.admin opens nothing of
+ * a tenant's (its token still names a tenant, where its changes are audited).
+ */
+export const PLATFORM_ADMIN = ['platform.admin'] as const;
 export const AI_ASSIST = ['ai.assist'] as const;
 export const AI_REVIEW = ['ai.review'] as const;
 export const PROVENANCE_READ = ['ai.assist', 'ai.review', 'ai.admin'] as const;

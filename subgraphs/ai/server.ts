@@ -10,6 +10,7 @@ import type { ReadinessReport } from '../../platform/http/probe-endpoints.js';
 import { requestInfo } from '../shared/request-context.js';
 import type { AiContext } from './context.js';
 import { aiHealth } from './health.js';
+import { REPLICA_BEAT_MS } from './quota/quota.replicas.js';
 import { buildAiSchema } from './schema.js';
 import { createAiServices, type AiServiceDeps, type AiServices } from './services.js';
 
@@ -77,11 +78,16 @@ export async function startAiSubgraph(
     );
   }, PURGE_INTERVAL_MS);
   purge.unref();
+  // The quota fallback divides its share by the replicas alive; counting them needs Redis up.
+  void services.replicaCensus.beat();
+  const census = setInterval(() => void services.replicaCensus.beat(), REPLICA_BEAT_MS);
+  census.unref();
   return {
     ...server,
     services,
     close: async () => {
       clearInterval(purge);
+      clearInterval(census);
       await server.close();
     },
   };

@@ -20,6 +20,8 @@ import type { CallEngineDeps } from './providers/call-engine.js';
 import { providersFromConfig, type ProviderRegistry } from './providers/registry.js';
 import { purgeExpiredHeldText } from './provenance/provenance.repo.js';
 import { createRedisQuotaStore } from './quota/quota.redis.js';
+import { createRedisReplicaCensus, noReplicaCensus, type ReplicaCensus } from './quota/quota.replicas.js';
+import { createQuotaSettingsAdmin, type QuotaSettingsAdmin } from './quota/quota-settings.admin.js';
 import { createQuotaService, type QuotaService } from './quota/quota.service.js';
 import { createMemoryQuotaStore, type QuotaStore } from './quota/quota.store.js';
 import { createReviewService, type ReviewService } from './review/review.service.js';
@@ -66,6 +68,10 @@ export interface AiServices {
   shadow: ShadowService;
   backfill: BackfillService;
   quota: QuotaService;
+  /** Per-tenant quota settings (enabled, amounts), read and written by ai.admin. */
+  quotaSettings: QuotaSettingsAdmin;
+  /** The AI replicas alive, as Redis last counted them; the server beats it (server.ts). */
+  replicaCensus: ReplicaCensus;
   secrets: CachedSecrets;
   registry: ProviderRegistry;
   breakers: Breakers;
@@ -88,6 +94,7 @@ interface SharedParts {
   registry: ProviderRegistry;
   breakers: Breakers;
   quota: QuotaService;
+  census: ReplicaCensus;
   events: EventProducer;
   audit: AuditSink;
   snapshots: SnapshotCache;
@@ -102,8 +109,16 @@ function sharedParts(deps: AiServiceDeps, clock: Clock): SharedParts {
   const registry = observeProviders((deps.providers ?? ((s) => providersFromConfig(config, s)))(secrets), deps.metrics);
   const breakers = new Breakers({ failureThreshold: config.ai.breakerFailures, cooldownMs: config.ai.breakerCooldownMs }, clock);
   const quotaStore = deps.quotaStore ?? (deps.redis ? createRedisQuotaStore(deps.redis) : createMemoryQuotaStore());
+  const census = deps.redis ? createRedisReplicaCensus(deps.redis, config.service.instance, logger) : noReplicaCensus;
   const quota = countQuotaRejections(
-    createQuotaService({ store: quotaStore, fallbackRpmPercent: config.ai.quotaFallbackRpmPercent, clock, logger }),
+    createQuotaService({
+      store: quotaStore,
+      fallbackRpmPercent: config.ai.quotaFallbackRpmPercent,
+      fallbackReplicas: config.ai.quotaFallbackReplicas,
+      census,
+      clock,
+      logger,
+    }),
     deps.metrics,
   );
   const events =
@@ -121,6 +136,7 @@ function sharedParts(deps: AiServiceDeps, clock: Clock): SharedParts {
     registry,
     breakers,
     quota,
+    census,
     events,
     audit,
     snapshots: new SnapshotCache(config.ai.configCacheMs, clock),
@@ -148,6 +164,7 @@ export function createAiServices(deps: AiServiceDeps): AiServices {
   return {
     clock,
     quota: parts.quota,
+    replicaCensus: parts.census,
     secrets: parts.secrets,
     registry,
     breakers: parts.breakers,
@@ -174,6 +191,7 @@ export function createAiServices(deps: AiServiceDeps): AiServices {
     }),
     templateAdmin: createTemplateAdmin({ ...store, maxChars: config.ai.maxPromptChars, onChange, logger }),
     flags: createFeatureFlagAdmin({ ...store, onChange, logger }),
+    quotaSettings: createQuotaSettingsAdmin({ ...store, onChange, logger }),
     assessments: createAssessmentAdmin(store),
     review: createReviewService({
       ...store,

@@ -79,6 +79,8 @@ const ASSIST = {
   variables: { message: 'A headache since Monday' },
   context: { facilityId: 'fac-1', specialty: 'general' },
 };
+const QUOTA_PATH = '/v1/admin/quota';
+const QUOTA = { enabled: false, requestsPerMinute: 60, tokensPerDay: 0 };
 const RULE = { residency: 'CONTRACT', primary: { provider: 'mock', model: 'contract' }, fallbacks: [] };
 
 /** What a client can get wrong on any non-public route, and what it answers. */
@@ -295,6 +297,41 @@ const CASES: Record<string, () => Case[]> = {
     { label: 'an absent record', status: 404, send: () => request(`/v1/ai/provenance/${newId('provenance')}`) },
     { label: 'a malformed id', status: 400, send: () => request('/v1/ai/provenance/prv_nope') },
     ...requestRuleCases(`/v1/ai/provenance/${newId('provenance')}`),
+  ],
+  'ai.quota.get': () => [
+    { label: 'the settings', status: 200, send: () => request(QUOTA_PATH) },
+    {
+      label: 'If-None-Match with the ETag',
+      status: 304,
+      send: async () => request(QUOTA_PATH, { headers: { 'if-none-match': (await request(QUOTA_PATH)).headers.get('etag')! } }),
+    },
+    { label: 'an unknown parameter', status: 400, send: () => request(`${QUOTA_PATH}?tenant=x`) },
+    ...requestRuleCases(QUOTA_PATH),
+  ],
+  'ai.quota.put': () => [
+    {
+      label: 'the settings with the current ETag',
+      status: 200,
+      send: async () =>
+        request(QUOTA_PATH, {
+          method: 'PUT',
+          body: QUOTA,
+          headers: { 'if-match': (await request(QUOTA_PATH)).headers.get('etag')! },
+        }),
+    },
+    { label: 'no If-Match', status: 428, send: () => request(QUOTA_PATH, { method: 'PUT', body: QUOTA }) },
+    {
+      label: 'a stale If-Match',
+      status: 412,
+      send: () => request(QUOTA_PATH, { method: 'PUT', body: QUOTA, headers: { 'if-match': '"stale"' } }),
+    },
+    {
+      label: 'a missing member',
+      status: 400,
+      send: () => request(QUOTA_PATH, { method: 'PUT', body: { enabled: true }, headers: { 'if-match': '*' } }),
+    },
+    ...keyedWriteCases(QUOTA_PATH, 'PUT', QUOTA, { ...QUOTA, tokensPerDay: 2 }, { 'if-match': '*' }),
+    ...requestRuleCases(QUOTA_PATH, 'PUT', QUOTA),
   ],
   'ai.routing-rules.create': () => [
     {

@@ -75,6 +75,10 @@ const fx = {
   },
 };
 
+/** B's quota settings (set through the API as B) and the ones A writes for itself. */
+const B_QUOTA = { enabled: false, requestsPerMinute: 4321, tokensPerDay: 4_321_000 };
+const A_QUOTA = { enabled: false, requestsPerMinute: 77, tokensPerDay: 0 };
+
 // ------------------------------------------------------------------------------ helpers
 
 async function counted(answer: Promise<HttpAnswer>): Promise<HttpAnswer> {
@@ -205,6 +209,7 @@ async function snapshotOfB(): Promise<string> {
     queues: await p.reviewQueue.findMany({ where: { tenantId: B }, orderBy: { id: 'asc' } }),
     tasks: await p.reviewTask.findMany({ where: { tenantId: B }, orderBy: { id: 'asc' } }),
     latencySamples: await p.shadowLatencySample.count({ where: { tenantId: B } }),
+    settings: await p.tenantSettings.findMany({ where: { tenantId: B } }),
     letters: letters.map((l) => l.seq),
   });
 }
@@ -649,6 +654,68 @@ const OPERATIONS: Record<string, () => Case> = {
       expect(answer.json.data?.recordLegacyLatencySamples, answer.text).toBe(1);
     },
   }),
+  'Query.quotaSettings': () => ({
+    run: (as) => gql('{ quotaSettings { enabled requestsPerMinute tokensPerDay etag } }', {}, as),
+    check: (answer, what) => {
+      noLeak(answer, what);
+      expect(answer.json.data?.quotaSettings?.requestsPerMinute, answer.text).not.toBe(B_QUOTA.requestsPerMinute);
+    },
+  }),
+  'Mutation.setQuotaSettings': () => ({
+    run: (as) =>
+      counted(
+        graphqlRequest(
+          `${running.system.baseUrl}/graphql`,
+          {
+            query:
+              'mutation($input: QuotaSettingsInput!) { setQuotaSettings(input: $input) { enabled requestsPerMinute tokensPerDay } }',
+            variables: { input: A_QUOTA },
+          },
+          { ...authHeaders(as), 'idempotency-key': newUlid(), 'if-match': '*' },
+        ),
+      ),
+    check: (answer, what) => {
+      noLeak(answer, what);
+      expect(answer.json.data?.setQuotaSettings, answer.text).toEqual(A_QUOTA);
+    },
+  }),
+  // The platform's own rules: A runs them with platform.admin (the strongest token) and still
+  // reaches nothing of B's: the global mutations find global rules only.
+  'Query.globalRoutingRules': () => ({
+    run: async (as) =>
+      gql('{ globalRoutingRules { ruleId tenantId versions { primary { model } } } }', {}, as ?? (await platformA())),
+    check: listWithout('globalRoutingRules', 'ruleId', () => [fx.b.ruleId]),
+  }),
+  'Mutation.createGlobalRoutingRule': () => ({
+    run: async (as) =>
+      gql(
+        'mutation($input: CreateRoutingRuleInput!) { createGlobalRoutingRule(input: $input) { ruleId tenantId } }',
+        { input: { featureKey: 'iso.platform_probe', primary: { provider: 'mock', model: 'platform' }, fallbacks: [] } },
+        as ?? (await platformA()),
+      ),
+    check: (answer, what) => {
+      noLeak(answer, what);
+      expect(answer.json.data?.createGlobalRoutingRule, answer.text).toMatchObject({ tenantId: null });
+    },
+  }),
+  'Mutation.updateGlobalRoutingRule': () => ({
+    run: async (as) =>
+      gql(
+        'mutation($id: ID!, $input: UpdateRoutingRuleInput!) { updateGlobalRoutingRule(ruleId: $id, input: $input) { ruleId } }',
+        { id: fx.b.ruleId, input: { primary: { provider: 'mock', model: 'hijack' }, fallbacks: [] } },
+        as ?? (await platformA()),
+      ),
+    check: refused,
+  }),
+  'Mutation.activateGlobalRoutingRuleVersion': () => ({
+    run: async (as) =>
+      gql(
+        'mutation($id: ID!) { activateGlobalRoutingRuleVersion(ruleId: $id, version: 1) { ruleId } }',
+        { id: fx.b.ruleId },
+        as ?? (await platformA()),
+      ),
+    check: refused,
+  }),
   'Mutation.publishTaxonomy': () => ({
     run: (as) =>
       gql(
@@ -709,6 +776,22 @@ const REST: Record<string, () => Case> = {
   'ai.provenance.get': () => ({
     run: (as) => rest('GET', `/v1/ai/provenance/${fx.b.provenanceId}`, undefined, as),
     check: restNotFound,
+  }),
+  'ai.quota.get': () => ({
+    run: (as) => rest('GET', '/v1/admin/quota', undefined, as),
+    check: (answer, what) => {
+      noLeak(answer, what);
+      expect(answer.status, answer.text).toBe(200);
+      expect(answer.json.requestsPerMinute).not.toBe(B_QUOTA.requestsPerMinute);
+    },
+  }),
+  'ai.quota.put': () => ({
+    run: (as) => rest('PUT', '/v1/admin/quota', A_QUOTA, as, { 'if-match': '*' }),
+    check: (answer, what) => {
+      noLeak(answer, what);
+      expect(answer.status, answer.text).toBe(200);
+      expect(answer.json).toMatchObject(A_QUOTA);
+    },
   }),
   'ai.routing-rules.create': () => ({
     run: (as) =>
@@ -855,7 +938,7 @@ const CONSUMERS: Record<string, () => Promise<void>> = {
 
 // ------------------------------------------------------------------------------ the scope matrix
 
-const ALL_SCOPES = ['catalog.read', 'catalog.admin', 'ai.assist', 'ai.review', 'ai.admin'];
+const ALL_SCOPES = ['catalog.read', 'catalog.admin', 'ai.assist', 'ai.review', 'ai.admin', 'platform.admin'];
 const CATALOG_READ = ['catalog.read', 'catalog.admin'];
 const CATALOG_ADMIN = ['catalog.admin'];
 const AI_ADMIN = ['ai.admin'];
@@ -863,6 +946,7 @@ const AI_ASSIST = ['ai.assist'];
 const AI_REVIEW = ['ai.review'];
 const REVIEW_READ = ['ai.review', 'ai.admin'];
 const PROVENANCE_READ = ['ai.assist', 'ai.review', 'ai.admin'];
+const PLATFORM_ADMIN = ['platform.admin'];
 
 /**
  * Query.<field> and Mutation.<field> → the scopes any one of which opens it: the decision table of
@@ -918,6 +1002,12 @@ const OPERATION_SCOPES: Record<string, string[]> = {
   'Mutation.createReviewQueue': AI_ADMIN,
   'Mutation.updateReviewQueue': AI_ADMIN,
   'Mutation.routeReviewTask': AI_ADMIN,
+  'Query.quotaSettings': AI_ADMIN,
+  'Mutation.setQuotaSettings': AI_ADMIN,
+  'Query.globalRoutingRules': PLATFORM_ADMIN,
+  'Mutation.createGlobalRoutingRule': PLATFORM_ADMIN,
+  'Mutation.updateGlobalRoutingRule': PLATFORM_ADMIN,
+  'Mutation.activateGlobalRoutingRuleVersion': PLATFORM_ADMIN,
 };
 
 /** REST route id → the scopes of the one operation it runs ('public': no token at all). */
@@ -929,6 +1019,8 @@ const REST_SCOPES: Record<string, string[] | 'public'> = {
   'ai.provenance.get': PROVENANCE_READ,
   'ai.routing-rules.create': AI_ADMIN,
   'ai.routing-rules.get': AI_ADMIN,
+  'ai.quota.get': AI_ADMIN,
+  'ai.quota.put': AI_ADMIN,
   'catalog.dlq.replay': CATALOG_ADMIN,
   'ai.health': 'public',
 };
@@ -953,6 +1045,11 @@ function callerWith(scopes: string[]): Promise<Caller> {
   const key = [...scopes].sort().join(' ');
   if (!scopedTokens.has(key)) scopedTokens.set(key, running.system.mintToken(A, key, { subject: 'svc:a' }));
   return scopedTokens.get(key)!.then((token) => ({ token, tenantId: A }));
+}
+
+/** A caller of tenant A with every scope, platform.admin included: the platform operator at its strongest. */
+function platformA(): Promise<Caller> {
+  return callerWith(ALL_SCOPES);
 }
 
 /** Every scope but the accepted ones: the strongest token that must still be refused. */
@@ -1159,6 +1256,8 @@ describe.runIf(runs)('tenant isolation: A with B’s ids', () => {
       ),
     ];
     for (const answer of setup) expect(answer.json.errors, answer.text).toBeUndefined();
+    const quota = await rest('PUT', '/v1/admin/quota', B_QUOTA, 'B', { 'if-match': '*' });
+    expect(quota.status, quota.text).toBe(200);
 
     // B's dead letter: a built event with a label that is not major.minor.patch.
     const invalid = consumedEnvelope('built', builtPayload(B, fx.b.slug, '1.0.0'));

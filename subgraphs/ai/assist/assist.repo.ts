@@ -23,7 +23,7 @@ export interface AssistSnapshot {
 }
 
 /** Defaults of the TenantSettings columns, for tenants that have no settings row. */
-const DEFAULT_TENANT: TenantProfile = {
+export const DEFAULT_TENANT: TenantProfile = {
   quota: { enabled: false, requestsPerMinute: 600, tokensPerDay: 2_000_000 },
   retentionClass: 'operational',
   dataResidency: 'EU',

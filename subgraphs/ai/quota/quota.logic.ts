@@ -63,13 +63,32 @@ export function estimateTokens(inputChars: number, maxOutputTokens: number): num
 }
 
 /** While the shared store is down: only the request rate may degrade to a local cap. */
-export type DegradedDecision = { mode: 'local_cap'; cap: number } | { mode: 'fail_closed' };
+export type DegradedDecision =
+  { mode: 'local_cap'; cap: number } | { mode: 'fail_closed'; reason: 'token_budget' | 'share_below_one' };
 
-export function degradedPolicy(limits: QuotaLimits, fallbackPercent: number): DegradedDecision {
+/**
+ * The local cap of one replica while the shared store is down: the deployment as a whole may admit
+ * `fallbackPercent` of the tenant's requests per minute, shared evenly by `replicas`, so N replicas
+ * together stay within the documented share instead of admitting N times it. A share that rounds
+ * to less than one request per replica (a small limit, many replicas, or 0 %) refuses instead:
+ * rounding it up to one would let the replicas together pass the share.
+ */
+export function degradedPolicy(limits: QuotaLimits, fallbackPercent: number, replicas: number): DegradedDecision {
   // A token budget is a money limit: without the shared counter no replica can know what was spent.
-  if (limits.tokensPerDay > 0) return { mode: 'fail_closed' };
+  if (limits.tokensPerDay > 0) return { mode: 'fail_closed', reason: 'token_budget' };
   if (limits.requestsPerMinute <= 0) return { mode: 'local_cap', cap: Number.POSITIVE_INFINITY };
-  return { mode: 'local_cap', cap: Math.max(1, Math.floor((limits.requestsPerMinute * fallbackPercent) / 100)) };
+  // Integer arithmetic: the cap must never round above the share.
+  const cap = Math.floor((limits.requestsPerMinute * fallbackPercent) / (100 * Math.max(1, replicas)));
+  return cap >= 1 ? { mode: 'local_cap', cap } : { mode: 'fail_closed', reason: 'share_below_one' };
+}
+
+/**
+ * How many replicas share the fallback: the configured count (QUOTA_FALLBACK_REPLICAS, the most
+ * that can run at once) or the count last seen in the shared store, whichever is larger. Counting
+ * too many only lowers each cap; counting too few is what lets the replicas pass the share.
+ */
+export function fallbackReplicas(configured: number, discovered: number | undefined): number {
+  return Math.max(1, configured, discovered ?? 0);
 }
 
 /** The token correction after the call; never negative overall (the store clamps at zero). */

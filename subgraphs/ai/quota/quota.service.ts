@@ -1,7 +1,15 @@
 import type { Clock } from '../../../platform/clock.js';
 import { AppError } from '../../../platform/errors.js';
 import type { Logger } from '../../../platform/logger.js';
-import { degradedPolicy, tokenCorrection, windowKeys, type QuotaLimitName, type QuotaLimits } from './quota.logic.js';
+import {
+  degradedPolicy,
+  fallbackReplicas,
+  tokenCorrection,
+  windowKeys,
+  type QuotaLimitName,
+  type QuotaLimits,
+} from './quota.logic.js';
+import type { ReplicaCensus } from './quota.replicas.js';
 import { QuotaStoreUnavailableError, type QuotaStore } from './quota.store.js';
 
 export interface TenantQuota extends QuotaLimits {
@@ -20,6 +28,8 @@ export interface QuotaReservation {
 export interface QuotaHealth {
   status: 'up' | 'degraded';
   store: 'redis' | 'memory';
+  /** How many replicas the fallback's share is divided by, were the store down now. */
+  fallbackReplicas?: number;
   detail?: string;
 }
 
@@ -30,7 +40,15 @@ export interface QuotaService {
 }
 
 export const QUOTA_DEGRADED_DETAIL =
-  'shared quota store unreachable: request rate falls back to a local cap per replica; token budgets fail closed';
+  'shared quota store unreachable: request rate falls back to a local cap per replica (the fallback share divided by the replica count); token budgets fail closed';
+
+function quotaUnavailable(): AppError {
+  return new AppError('quota.unavailable', 'The quota cannot be checked right now; retry shortly', {
+    status: 503,
+    details: { retryAfterSeconds: 5 },
+    headers: { 'retry-after': '5' },
+  });
+}
 
 export function quotaExceeded(limit: QuotaLimitName, retryAfterSeconds: number): AppError {
   return new AppError('quota.exceeded', `The tenant's ${limit.replaceAll('_', ' ')} quota is used up`, {
@@ -39,14 +57,22 @@ export function quotaExceeded(limit: QuotaLimitName, retryAfterSeconds: number):
   });
 }
 
-export function createQuotaService(deps: {
+export interface QuotaServiceDeps {
   store: QuotaStore;
+  /** QUOTA_FALLBACK_RPM_PERCENT: the share of a tenant's request rate all replicas together admit while the store is down. */
   fallbackRpmPercent: number;
+  /** QUOTA_FALLBACK_REPLICAS: the replica count the share is divided by, at least. */
+  fallbackReplicas: number;
+  /** The replicas seen alive while the store was up (a larger count wins over the configured one). */
+  census?: ReplicaCensus;
   clock: Clock;
   logger: Logger;
-}): QuotaService {
+}
+
+export function createQuotaService(deps: QuotaServiceDeps): QuotaService {
   const { store, logger } = deps;
   const nowMs = () => deps.clock.now().getTime();
+  const replicasNow = () => fallbackReplicas(deps.fallbackReplicas, deps.census?.lastCount());
   // Per-replica request counters used only while the shared store is down.
   const local = new Map<string, number>();
   let localMinute = -1;
@@ -55,18 +81,13 @@ export function createQuotaService(deps: {
   const admitLocally = (tenantId: string, quota: TenantQuota, tokens: number): QuotaReservation => {
     const atMs = nowMs();
     const keys = windowKeys(tenantId, atMs);
-    const decision = degradedPolicy(quota, deps.fallbackRpmPercent);
+    const replicas = replicasNow();
+    const decision = degradedPolicy(quota, deps.fallbackRpmPercent, replicas);
     if (atMs - lastDegradedLog > 10_000) {
       lastDegradedLog = atMs;
-      logger.warn({ tenantId, mode: decision.mode }, 'quota store unreachable; degraded admission');
+      logger.warn({ tenantId, mode: decision.mode, replicas }, 'quota store unreachable; degraded admission');
     }
-    if (decision.mode === 'fail_closed') {
-      throw new AppError('quota.unavailable', 'Token budgets cannot be checked right now; retry shortly', {
-        status: 503,
-        details: { retryAfterSeconds: 5 },
-        headers: { 'retry-after': '5' },
-      });
-    }
+    if (decision.mode === 'fail_closed') throw quotaUnavailable();
     const minute = Math.floor(atMs / 60_000);
     if (minute !== localMinute) {
       local.clear();
@@ -105,9 +126,9 @@ export function createQuotaService(deps: {
     async health() {
       try {
         await store.ping();
-        return { status: 'up', store: store.kind };
+        return { status: 'up', store: store.kind, fallbackReplicas: replicasNow() };
       } catch {
-        return { status: 'degraded', store: store.kind, detail: QUOTA_DEGRADED_DETAIL };
+        return { status: 'degraded', store: store.kind, fallbackReplicas: replicasNow(), detail: QUOTA_DEGRADED_DETAIL };
       }
     },
   };

@@ -3,7 +3,16 @@ import type { ReviewTask as TaskRow } from '../../../prisma/generated/client.js'
 import { onClock } from '../audit/audited-change.js';
 import type { Reviewer, ReviewDeps } from './review.deps.js';
 import { claimExpiry, holdsLiveClaim, refusal, requireQueueMember, taskQueueScope } from './review.logic.js';
-import { currentTask, listTasks, loadTaskWithQueue, markClaimed, markReleased, memberQueueIds } from './review.repo.js';
+import {
+  currentTask,
+  listTasks,
+  loadTaskWithQueue,
+  markClaimed,
+  markReleased,
+  memberQueueIds,
+  requesterOf,
+} from './review.repo.js';
+import { requireIndependentReviewer } from './separation.logic.js';
 
 /** What reviewers see of the tasks, and their claims on them. */
 
@@ -38,7 +47,10 @@ export async function taskFor(
   return { task, text: provenance?.heldText ?? null };
 }
 
-/** Claims a task for claimMinutes; claiming one's own claim renews it, an expired claim may be taken over. */
+/**
+ * Claims a task for claimMinutes; claiming one's own claim renews it, an expired claim may be taken
+ * over. Its requester, and an admin who steered it while it waited, may not claim it.
+ */
 export function claim(deps: ReviewDeps, reviewer: Reviewer, taskId: string): Promise<TaskRow> {
   return keyedTransaction(
     deps.db,
@@ -47,6 +59,8 @@ export function claim(deps: ReviewDeps, reviewer: Reviewer, taskId: string): Pro
       const now = deps.clock.now();
       const { task, queue } = await loadTaskWithQueue(tx, reviewer.tenantId, taskId);
       requireQueueMember(reviewer.subject, queue);
+      const requester = await requesterOf(tx, reviewer.tenantId, task.provenanceId);
+      requireIndependentReviewer(reviewer.subject, { requester, steeredBy: task.steeredBy });
       const won = await markClaimed(tx, task, {
         subject: reviewer.subject,
         at: now,

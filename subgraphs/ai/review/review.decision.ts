@@ -14,6 +14,7 @@ import {
   type ReviewDecision,
 } from './review.logic.js';
 import { currentTask, loadTaskWithQueue, lockHeldOutput, markDecided } from './review.repo.js';
+import { requireIndependentReviewer } from './separation.logic.js';
 
 /** What a decision is about, once the reviewer may make it: the task and its output, locked. */
 interface DecisionSubject {
@@ -68,7 +69,7 @@ export async function decide(
   return result;
 }
 
-/** The task (the reviewer a member of its queue) and its output, locked for the decision. */
+/** The task (the reviewer a member of its queue, neither its requester nor its steerer) and its output, locked for the decision. */
 async function lockSubject(
   tx: Tx,
   reviewer: Reviewer,
@@ -80,6 +81,8 @@ async function lockSubject(
   const { task, queue } = await loadTaskWithQueue(tx, reviewer.tenantId, taskId);
   requireQueueMember(reviewer.subject, queue);
   const provenance = await lockHeldOutput(tx, reviewer.tenantId, task.provenanceId);
+  // Checked again at the decision: the claim may predate the change that barred the reviewer.
+  requireIndependentReviewer(reviewer.subject, { requester: provenance.actorId, steeredBy: task.steeredBy });
   return { reviewer, task, provenance, decision, decidedAt, profile };
 }
 

@@ -1,3 +1,4 @@
+import type { Tx } from '../../../platform/db/database.js';
 import { notFound, AppError } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
 import type { ReviewQueue as QueueRow, ReviewTask as TaskRow } from '../../../prisma/generated/client.js';
@@ -5,14 +6,23 @@ import { auditedChange } from '../audit/audited-change.js';
 import type { AdminCaller } from '../admin-caller.js';
 import type { ReviewDeps } from './review.deps.js';
 import { routingAfterUpdate, validateQueueInput, type QueueInput } from './review.logic.js';
-import { lockQueues, requireQueueNameFree, requireQueueRoutingFree, rerouteOpenTasks } from './review.repo.js';
+import {
+  barSteeringAdmin,
+  currentTask,
+  lockQueues,
+  requireQueueNameFree,
+  requireQueueRoutingFree,
+  rerouteOpenTasks,
+} from './review.repo.js';
+import { queueChangeSteers } from './separation.logic.js';
 
 /**
  * Reviewer queues (scope ai.admin): created and changed under the tenant's queue lock, refusing a
- * second queue with the same name or routing; open tasks follow the new routing at once.
+ * second queue with the same name or routing; open tasks follow the new routing at once. A change
+ * of members or routing bars its author from the waiting tasks it steered (separation.logic.ts).
  */
 
-type QueueChange = { queue: QueueRow; moved: number };
+type QueueChange = { queue: QueueRow; moved: number; barred: number };
 
 const queueDetails = (v: QueueChange) => ({
   queueId: v.queue.id,
@@ -21,7 +31,15 @@ const queueDetails = (v: QueueChange) => ({
   specialty: v.queue.specialty,
   members: v.queue.members.length,
   tasksRerouted: v.moved,
+  waitingTasksBarredForAuthor: v.barred,
 });
+
+/** Open tasks follow the queue's new routing; the author of a steering change is barred from what it steered. */
+async function settleTasks(tx: Tx, caller: AdminCaller, queue: QueueRow, steers: boolean): Promise<QueueChange> {
+  const moved = await rerouteOpenTasks(tx, caller.tenantId);
+  const barred = steers ? await barSteeringAdmin(tx, caller.tenantId, caller.subject, { queueId: queue.id, taskIds: moved }) : 0;
+  return { queue, moved: moved.length, barred };
+}
 
 export async function createQueue(
   deps: ReviewDeps,
@@ -45,7 +63,7 @@ export async function createQueue(
           members: valid.members ?? [],
         },
       });
-      return { queue: created, moved: await rerouteOpenTasks(tx, caller.tenantId) };
+      return settleTasks(tx, caller, created, true);
     },
     target: (v) => ({ type: 'review_queue', id: v.queue.id }),
     details: queueDetails,
@@ -72,7 +90,7 @@ export async function updateQueue(deps: ReviewDeps, caller: AdminCaller, queueId
           ...(valid.members ? { members: valid.members } : {}),
         },
       });
-      return { queue: updated, moved: await rerouteOpenTasks(tx, caller.tenantId) };
+      return settleTasks(tx, caller, updated, queueChangeSteers(valid));
     },
     target: (v) => ({ type: 'review_queue', id: v.queue.id }),
     details: queueDetails,
@@ -96,7 +114,9 @@ export function routeTask(deps: ReviewDeps, caller: AdminCaller, taskId: string,
       if (moved.count !== 1) {
         throw new AppError('review.not_open', 'Only an open (unclaimed) task can be moved to another queue', { status: 409 });
       }
-      return task;
+      // Routing one waiting task by hand is the plainest way to choose who reviews it.
+      await barSteeringAdmin(tx, caller.tenantId, caller.subject, { taskIds: [task.id] });
+      return currentTask(tx, task.id);
     },
     target: (task) => ({ type: 'review_task', id: task.id }),
     details: (task) => ({ taskId: task.id, queueId: task.queueId, provenanceId: task.provenanceId }),

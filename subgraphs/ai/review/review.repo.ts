@@ -83,18 +83,56 @@ export async function requireQueueNameFree(tx: Tx, tenantId: string, name: strin
   if (same) throw new AppError('request.conflict', `A queue named ${name} exists`, { details: { queueId: same.id } });
 }
 
-/** Moves every open task of the tenant to its most specific queue (after a queue was created or re-routed). */
-export async function rerouteOpenTasks(tx: Tx, tenantId: string): Promise<number> {
+/** Moves every open task of the tenant to its most specific queue (after a queue was created or re-routed); the ids moved. */
+export async function rerouteOpenTasks(tx: Tx, tenantId: string): Promise<string[]> {
   const queues = await tx.reviewQueue.findMany({ where: { tenantId }, select: { id: true, facilityId: true, specialty: true } });
   const open = await tx.reviewTask.findMany({
     where: { tenantId, state: 'open' },
     select: { id: true, queueId: true, facilityId: true, specialty: true },
   });
-  let moved = 0;
+  const moved: string[] = [];
   for (const [queueId, ids] of reroutePlan(queues, open)) {
-    moved += (await tx.reviewTask.updateMany({ where: { id: { in: ids }, state: 'open' }, data: { queueId } })).count;
+    await tx.reviewTask.updateMany({ where: { id: { in: ids }, state: 'open' }, data: { queueId } });
+    moved.push(...ids);
   }
   return moved;
+}
+
+const PENDING = { in: ['open', 'claimed'] };
+
+/**
+ * Bars `subject` from the waiting tasks its change steered: those in `queueId` now and those in
+ * `taskIds` (moved by the change). A claim the subject held on one of them goes back to the queue.
+ * Returns how many tasks were newly barred.
+ */
+export async function barSteeringAdmin(
+  tx: Tx,
+  tenantId: string,
+  subject: string,
+  steered: { queueId?: string; taskIds?: readonly string[] },
+): Promise<number> {
+  const which = [
+    ...(steered.queueId ? [{ queueId: steered.queueId }] : []),
+    ...(steered.taskIds?.length ? [{ id: { in: [...steered.taskIds] } }] : []),
+  ];
+  if (which.length === 0) return 0;
+  const where = { tenantId, state: PENDING, OR: which };
+  const barred = await tx.reviewTask.updateMany({
+    where: { ...where, NOT: { steeredBy: { has: subject } } },
+    data: { steeredBy: { push: subject } },
+  });
+  await tx.reviewTask.updateMany({
+    where: { ...where, state: 'claimed', claimedBy: subject },
+    data: { state: 'open', claimedBy: null, claimExpiresAt: null, version: { increment: 1 } },
+  });
+  return barred.count;
+}
+
+/** Who asked for the task's output: the token subject recorded on its provenance row. */
+export async function requesterOf(client: Client, tenantId: string, provenanceId: string): Promise<string> {
+  const row = await client.aIProvenance.findFirst({ where: { id: provenanceId, tenantId }, select: { actorId: true } });
+  if (!row) throw notFound('Provenance of the task');
+  return row.actorId;
 }
 
 /** The tenant's task with its queue (null while unrouted). */

@@ -4,7 +4,7 @@ import { AppError } from '../../../platform/errors.js';
 import type { Logger } from '../../../platform/logger.js';
 import { hasSignedAssessment } from '../assist/assist.repo.js';
 import { auditedChange, type ChangeStore } from '../audit/audited-change.js';
-import { insertRuleVersion, insertTenantRule, setActiveVersion, type RuleWithVersions } from './routing-rule.repo.js';
+import { insertRule, insertRuleVersion, setActiveVersion, type RuleWithVersions } from './routing-rule.repo.js';
 import {
   assessmentRequired,
   requiresAssessment,
@@ -14,20 +14,33 @@ import {
   type Target,
 } from './routing.logic.js';
 
+/**
+ * Whose rules a change is about: the caller's tenant (ai.admin) or the platform's global rules
+ * (platform.admin; the resolvers check the scope). Global changes are versioned and audited like
+ * tenant ones, under actions prefixed `global_`.
+ */
+export type RuleOwner = 'tenant' | 'global';
+
 export interface RoutingAdmin {
   create(
     caller: AdminCaller,
     input: { featureKey?: string | null; residency?: string | null; primary: Target; fallbacks: Target[] },
+    owner?: RuleOwner,
   ): Promise<RuleWithVersions>;
   update(
     caller: AdminCaller,
     ruleId: string,
     input: { primary: Target; fallbacks: Target[]; expectedActiveVersion?: number | null },
+    owner?: RuleOwner,
   ): Promise<RuleWithVersions>;
-  activate(caller: AdminCaller, ruleId: string, version: number): Promise<RuleWithVersions>;
+  activate(caller: AdminCaller, ruleId: string, version: number, owner?: RuleOwner): Promise<RuleWithVersions>;
   /** Tenant notes: maps the caller's tenant to the on-prem provider for requests with residency ON_PREM. */
   assignOnPrem(caller: AdminCaller, input: { model?: string | null }): Promise<RuleWithVersions>;
 }
+
+/** The rules' owner column for a change: the caller's tenant, or null for a global rule. */
+const ownerTenant = (caller: AdminCaller, owner: RuleOwner): string | null => (owner === 'global' ? null : caller.tenantId);
+const auditAction = (owner: RuleOwner, action: string): string => (owner === 'global' ? `global_${action}` : action);
 
 export const ON_PREM_RESIDENCY = 'ON_PREM';
 export const ON_PREM_PROVIDER = 'on-prem';
@@ -76,7 +89,9 @@ async function auditedRuleChange<T extends { rule: RuleWithVersions }>(
     change: async (tx) => {
       const value = await change(tx);
       const { rule } = value;
+      // An assessment is a tenant's: a global rule of such a residency is checked per request instead.
       if (
+        rule.tenantId !== null &&
         rule.activeVersion !== null &&
         rule.residency !== null &&
         requiresAssessment(rule.residency, deps.assessmentResidencies)
@@ -88,6 +103,7 @@ async function auditedRuleChange<T extends { rule: RuleWithVersions }>(
     target: (value) => ({ type: 'routing_rule', id: value.rule.id }),
     details: (value) => ({
       ruleId: value.rule.id,
+      scope: value.rule.tenantId === null ? 'global' : 'tenant',
       featureKey: value.rule.featureKey,
       residency: value.rule.residency,
       activeVersion: value.rule.activeVersion,
@@ -115,7 +131,7 @@ async function mapToOnPrem(
     include: { versions: true },
   });
   if (!existing) {
-    const rule = await insertTenantRule(tx, {
+    const rule = await insertRule(tx, {
       tenantId: caller.tenantId,
       featureKey: null,
       residency: ON_PREM_RESIDENCY,
@@ -144,23 +160,24 @@ async function mapToOnPrem(
 }
 
 /**
- * Tenant overrides of the routing rules. Every change is a new immutable version (or a switch of
- * the active one), written with its audit event in one transaction; the process's routing cache
- * is dropped afterwards so the change applies to the next request here.
+ * Tenant overrides of the routing rules, and the global rules every tenant inherits. Every change
+ * is a new immutable version (or a switch of the active one), written with its audit event in one
+ * transaction; the process's routing cache is dropped afterwards so the change applies to the next
+ * request here (other replicas within AI_CONFIG_CACHE_MS).
  */
 export function createRoutingAdmin(deps: RoutingAdminDeps): RoutingAdmin {
   return {
-    create(caller, input) {
+    create(caller, input, owner = 'tenant') {
       const featureKey = input.featureKey == null ? null : validateFeatureKey(input.featureKey);
       const residency = input.residency == null ? null : validateResidency(input.residency);
       const { primary, fallbacks } = validTargets(input, deps.knownProviders());
       return auditedRuleChange(
         deps,
         caller,
-        'routing_rule_created',
+        auditAction(owner, 'routing_rule_created'),
         async (tx) => ({
-          rule: await insertTenantRule(tx, {
-            tenantId: caller.tenantId,
+          rule: await insertRule(tx, {
+            tenantId: ownerTenant(caller, owner),
             featureKey,
             residency,
             primary,
@@ -171,15 +188,15 @@ export function createRoutingAdmin(deps: RoutingAdminDeps): RoutingAdmin {
         () => ({ version: 1, primary, fallbacks }),
       );
     },
-    update(caller, ruleId, input) {
+    update(caller, ruleId, input, owner = 'tenant') {
       const { primary, fallbacks } = validTargets(input, deps.knownProviders());
       return auditedRuleChange(
         deps,
         caller,
-        'routing_rule_updated',
+        auditAction(owner, 'routing_rule_updated'),
         (tx) =>
           insertRuleVersion(tx, {
-            tenantId: caller.tenantId,
+            tenantId: ownerTenant(caller, owner),
             ruleId,
             primary,
             fallbacks,
@@ -189,12 +206,12 @@ export function createRoutingAdmin(deps: RoutingAdminDeps): RoutingAdmin {
         (r) => ({ previousVersion: r.previousVersion, primary, fallbacks }),
       );
     },
-    activate(caller, ruleId, version) {
+    activate(caller, ruleId, version, owner = 'tenant') {
       return auditedRuleChange(
         deps,
         caller,
-        'routing_rule_version_activated',
-        (tx) => setActiveVersion(tx, { tenantId: caller.tenantId, ruleId, version }),
+        auditAction(owner, 'routing_rule_version_activated'),
+        (tx) => setActiveVersion(tx, { tenantId: ownerTenant(caller, owner), ruleId, version }),
         (r) => ({ previousVersion: r.previousVersion }),
       );
     },

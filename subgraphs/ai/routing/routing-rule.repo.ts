@@ -78,24 +78,33 @@ async function lock(tx: Tx, key: string): Promise<void> {
   await tx.$executeRawUnsafe('SELECT pg_advisory_xact_lock(hashtext($1))', key);
 }
 
-/** A tenant override, version 1 active. One rule per scope: a second one is a conflict, not a tie. */
-export async function insertTenantRule(
+/** The rules of nobody's tenant: the platform's defaults every tenant inherits. */
+export function listGlobalRules(db: Db): Promise<RuleWithVersions[]> {
+  return db.providerRoutingRule.findMany({
+    where: { tenantId: null },
+    include: { versions: { orderBy: { version: 'asc' } } },
+    orderBy: { createdAt: 'asc' },
+  });
+}
+
+/**
+ * A new rule at version 1, active: a tenant override, or a global rule when `tenantId` is null
+ * (platform.admin). One rule per owner, feature and residency: a second one is a conflict, not a tie.
+ */
+export async function insertRule(
   tx: Tx,
-  input: RuleScope & { tenantId: string; primary: Target; fallbacks: Target[]; createdBy: string },
+  input: RuleScope & { tenantId: string | null; primary: Target; fallbacks: Target[]; createdBy: string },
 ): Promise<RuleWithVersions> {
-  await lock(tx, `ai.rules:${input.tenantId}`);
+  await lock(tx, `ai.rules:${input.tenantId ?? '*global*'}`);
   const existing = await tx.providerRoutingRule.findFirst({
     where: { tenantId: input.tenantId, featureKey: input.featureKey, residency: input.residency },
     select: { id: true },
   });
   if (existing) {
-    throw new AppError(
-      'request.conflict',
-      'The tenant already has a routing rule for this feature and residency; update it instead',
-      {
-        details: { ruleId: existing.id },
-      },
-    );
+    const owner = input.tenantId === null ? 'There is already a global' : 'The tenant already has a';
+    throw new AppError('request.conflict', `${owner} routing rule for this feature and residency; update it instead`, {
+      details: { ruleId: existing.id },
+    });
   }
   const id = newId('routingRule');
   return tx.providerRoutingRule.create({
@@ -113,20 +122,33 @@ export async function insertTenantRule(
   });
 }
 
-/** Loads a rule for a change by `tenantId`: another tenant's rule is not found, a global one is read-only. */
-async function ownRuleForChange(tx: Tx, tenantId: string, ruleId: string): Promise<RuleWithVersions> {
+/**
+ * Loads a rule for a change by its owner: `tenantId` changes only its own rules (another tenant's
+ * is not found, a global one is 403 routing.global_rule_forbidden); null (platform.admin) changes
+ * only global rules (a tenant's rule is not found: the platform scope does not reach into tenants).
+ */
+async function ruleForChange(tx: Tx, tenantId: string | null, ruleId: string): Promise<RuleWithVersions> {
   await lock(tx, `ai.rule:${ruleId}`);
-  const rule = await findVisibleRule(tx, tenantId, ruleId);
+  const rule = await tx.providerRoutingRule.findFirst({
+    where: { id: ruleId, OR: [{ tenantId: null }, ...(tenantId === null ? [] : [{ tenantId }])] },
+    include: { versions: { orderBy: { version: 'asc' } } },
+  });
   if (!rule) throw notFound('Routing rule');
-  if (rule.tenantId === null)
-    throw new AppError('FORBIDDEN', 'Global routing rules cannot be changed by a tenant; create a tenant override');
+  if (tenantId !== null && rule.tenantId === null) {
+    throw new AppError(
+      'routing.global_rule_forbidden',
+      'Global routing rules are changed with the platform.admin scope (updateGlobalRoutingRule); create a tenant override instead',
+      { status: 403 },
+    );
+  }
   return rule;
 }
 
 export async function insertRuleVersion(
   tx: Tx,
   input: {
-    tenantId: string;
+    /** The rule's owner; null for a global rule. */
+    tenantId: string | null;
     ruleId: string;
     primary: Target;
     fallbacks: Target[];
@@ -134,7 +156,7 @@ export async function insertRuleVersion(
     expectedActiveVersion?: number | null;
   },
 ): Promise<{ rule: RuleWithVersions; previousVersion: number | null }> {
-  const rule = await ownRuleForChange(tx, input.tenantId, input.ruleId);
+  const rule = await ruleForChange(tx, input.tenantId, input.ruleId);
   if (input.expectedActiveVersion != null && input.expectedActiveVersion !== rule.activeVersion) {
     throw new AppError('request.precondition_failed', 'The rule changed since it was read', {
       details: { activeVersion: rule.activeVersion },
@@ -160,9 +182,9 @@ export async function insertRuleVersion(
 
 export async function setActiveVersion(
   tx: Tx,
-  input: { tenantId: string; ruleId: string; version: number },
+  input: { tenantId: string | null; ruleId: string; version: number },
 ): Promise<{ rule: RuleWithVersions; previousVersion: number | null }> {
-  const rule = await ownRuleForChange(tx, input.tenantId, input.ruleId);
+  const rule = await ruleForChange(tx, input.tenantId, input.ruleId);
   if (!rule.versions.some((v) => v.version === input.version)) {
     throw new AppError('request.not_found', `The rule has no version ${input.version}`, {
       details: { versions: rule.versions.map((v) => v.version) },

@@ -13,6 +13,11 @@ export function requireRuleId(value: string): string {
   return value;
 }
 
+export function requireVersion(version: number): number {
+  if (!Number.isInteger(version) || version < 1) throw badInput('version must be a positive integer', { argument: 'version' });
+  return version;
+}
+
 /** Who is calling, for a service: tenant, subject, request, trace and the Idempotency-Key claim. */
 @Resolver(() => ProviderRoutingRule)
 export class RoutingRuleResolver {
@@ -67,8 +72,7 @@ export class RoutingRuleResolver {
     @Ctx() ctx: AiContext,
   ): Promise<ProviderRoutingRule> {
     const caller = adminCaller(ctx);
-    if (!Number.isInteger(version) || version < 1) throw badInput('version must be a positive integer', { argument: 'version' });
-    return toRoutingRule(await ctx.services.routingAdmin.activate(caller, requireRuleId(ruleId), version));
+    return toRoutingRule(await ctx.services.routingAdmin.activate(caller, requireRuleId(ruleId), requireVersion(version)));
   }
 
   @Mutation(() => ProviderRoutingRule, {

@@ -399,7 +399,7 @@ describe.each(databaseKinds())('assist pipeline on %s', (kind) => {
         `mutation($id: ID!) { updateRoutingRule(ruleId: $id, input: { primary: { provider: "mock", model: "m" }, fallbacks: [] }) { ruleId } }`,
         { id: global.ruleId },
       );
-      expect(forbidden.errors![0].extensions!.code).toBe('FORBIDDEN');
+      expect(forbidden.errors![0].extensions).toMatchObject({ code: 'routing.global_rule_forbidden', status: 403 });
 
       const crossTenant = await ai.gql(
         `mutation($id: ID!) { activateRoutingRuleVersion(ruleId: $id, version: 1) { ruleId } }`,

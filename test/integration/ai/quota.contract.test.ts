@@ -132,6 +132,7 @@ describe('quota with Redis down', () => {
     const service = createQuotaService({
       store: createRedisQuotaStore(redis),
       fallbackRpmPercent: 50,
+      fallbackReplicas: 1,
       clock: { now: () => new Date(NOW) },
       logger: silentLogger,
     });

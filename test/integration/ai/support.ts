@@ -156,8 +156,8 @@ export interface AiHarness {
   gql<T = Record<string, unknown>>(
     query: string,
     variables?: Record<string, unknown>,
-    /** `idempotencyKey` replaces the fresh key a mutation gets, to send a retry. */
-    as?: { tenantId?: string; scope?: string; sub?: string; idempotencyKey?: string },
+    /** `idempotencyKey` replaces the fresh key a mutation gets, to send a retry; `headers` are added (If-Match, ...). */
+    as?: { tenantId?: string; scope?: string; sub?: string; idempotencyKey?: string; headers?: Record<string, string> },
   ): Promise<{
     status: number;
     data?: T;
@@ -220,6 +220,7 @@ export async function startAiHarness(
           'x-tenant-id': tenantId,
           // The subgraph's door refuses a mutation without a key, as the gateway's does.
           ...(/^\s*mutation\b/.test(query) ? { 'idempotency-key': as.idempotencyKey ?? newUlid() } : {}),
+          ...as.headers,
         },
         body: JSON.stringify({ query, variables }),
       });

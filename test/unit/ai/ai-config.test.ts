@@ -14,6 +14,21 @@ describe('AI governance and rollout configuration', () => {
     expect(config.events.aiStream).toBe('AI');
   });
 
+  it('reads the quota fallback: a share of the limit for the whole deployment, divided by at least QUOTA_FALLBACK_REPLICAS', () => {
+    expect(loadSystemConfig({}).ai).toMatchObject({ quotaFallbackRpmPercent: 25, quotaFallbackReplicas: 1 });
+    const config = loadSystemConfig({ QUOTA_FALLBACK_RPM_PERCENT: '0', QUOTA_FALLBACK_REPLICAS: '6' });
+    expect(config.ai).toMatchObject({ quotaFallbackRpmPercent: 0, quotaFallbackReplicas: 6 });
+    for (const [name, value] of [
+      ['QUOTA_FALLBACK_REPLICAS', '0'],
+      ['QUOTA_FALLBACK_REPLICAS', 'two'],
+      ['QUOTA_FALLBACK_REPLICAS', '1001'],
+      ['QUOTA_FALLBACK_RPM_PERCENT', '101'],
+    ]) {
+      expect(() => loadSystemConfig({ [name]: value }), `${name}=${value}`).toThrow(ConfigError);
+      expect(() => loadSystemConfig({ [name]: value }), `${name}=${value}`).toThrow(name);
+    }
+  });
+
   it('reads the provider endpoints and the remote moderation classifier', () => {
     const config = loadSystemConfig({
       AZURE_OPENAI_ENDPOINT: 'https://clinic-za.openai.azure.com',

@@ -27,6 +27,7 @@ describe('quota service', () => {
     const service = createQuotaService({
       store: downStore,
       fallbackRpmPercent: 25,
+      fallbackReplicas: 1,
       clock: manualClock(NOW),
       logger: silentLogger,
     });
@@ -39,6 +40,7 @@ describe('quota service', () => {
     const service = createQuotaService({
       store: createMemoryQuotaStore(),
       fallbackRpmPercent: 25,
+      fallbackReplicas: 1,
       clock: manualClock(NOW),
       logger: silentLogger,
     });
@@ -55,6 +57,7 @@ describe('quota service', () => {
     const service = createQuotaService({
       store: createMemoryQuotaStore(),
       fallbackRpmPercent: 25,
+      fallbackReplicas: 1,
       clock: manualClock(NOW),
       logger: silentLogger,
     });
@@ -70,6 +73,7 @@ describe('quota service', () => {
       const service = createQuotaService({
         store: downStore,
         fallbackRpmPercent: 25,
+        fallbackReplicas: 1,
         clock: manualClock(NOW),
         logger: silentLogger,
       });
@@ -84,7 +88,13 @@ describe('quota service', () => {
 
     it('caps the request rate locally at the configured share of the limit', async () => {
       const clock = manualClock(NOW);
-      const service = createQuotaService({ store: downStore, fallbackRpmPercent: 25, clock, logger: silentLogger });
+      const service = createQuotaService({
+        store: downStore,
+        fallbackRpmPercent: 25,
+        fallbackReplicas: 1,
+        clock,
+        logger: silentLogger,
+      });
       const quota: TenantQuota = { enabled: true, requestsPerMinute: 8, tokensPerDay: 0 };
       await expect(service.reserve(T, quota, 1)).resolves.toMatchObject({ mode: 'local_cap' });
       await expect(service.reserve(T, quota, 1)).resolves.toMatchObject({ mode: 'local_cap' });
@@ -97,6 +107,7 @@ describe('quota service', () => {
       const service = createQuotaService({
         store: downStore,
         fallbackRpmPercent: 25,
+        fallbackReplicas: 1,
         clock: manualClock(NOW),
         logger: silentLogger,
       });

@@ -36,6 +36,8 @@ describe('the route table documents', () => {
         'RestUpdateCourseMetadata',
         'RestAssist',
         'RestProvenance',
+        'RestQuotaSettings',
+        'RestSetQuotaSettings',
         'RestCreateRoutingRule',
         'RestRoutingRule',
         'RestReplayDeadLetters',
