@@ -10,7 +10,7 @@ import { configOrExit } from '../platform/entrypoint.js';
 import { createMetrics } from '../platform/metrics.js';
 import { catalogConsumers } from '../subgraphs/catalog/consumers.js';
 import { loadWorkerProcessConfig } from '../processes/config.js';
-import { opsServerPart, platformPart } from '../processes/parts.js';
+import { opsServerPart, platformPart, WORKER_OPS_PORT } from '../processes/parts.js';
 import { runProcess } from '../processes/run-process.js';
 
 const config = configOrExit(loadWorkerProcessConfig);
@@ -55,6 +55,6 @@ await runProcess(
     );
     const metrics = createMetrics();
     feedWorkerMetrics(metrics, worker, { db: platform.database.prisma, deadLetterStream: config.events.dlqStream });
-    await opsServerPart(stack, { config, logger: platform.logger, metrics, service: 'worker' });
+    await opsServerPart(stack, { config, logger: platform.logger, metrics, service: 'worker', defaultPort: WORKER_OPS_PORT });
   },
 );

@@ -42,6 +42,8 @@ export interface GatewaySettings {
   subgraphMaxConnections: number;
   /** What clients may hold of the gateway's server (timeouts, connection cap). */
   connections: ConnectionLimits;
+  /** Serve GET /metrics on the public port; off when the process has an ops port for it (METRICS_PORT). */
+  metricsOnThisPort: boolean;
 }
 
 export function gatewaySettings(config: PlatformConfig & GatewaySlice): GatewaySettings {
@@ -54,6 +56,7 @@ export function gatewaySettings(config: PlatformConfig & GatewaySlice): GatewayS
     drainMs: drainBound(config),
     subgraphMaxConnections: config.gateway.subgraphMaxConnections,
     connections: config.ops.connections,
+    metricsOnThisPort: config.ops.metricsPort === undefined,
   };
 }
 
@@ -160,7 +163,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     keyedWrite: (exchange) => graphqlKeyedWrite(exchange.body, settings.limits.maxTokens),
   });
   const endpoints = [
-    probeEndpoints({ service: 'gateway', readiness: options.readiness, metrics }),
+    probeEndpoints({ service: 'gateway', readiness: options.readiness, metrics: settings.metricsOnThisPort ? metrics : undefined }),
     ...(settings.graphiql ? [graphiqlEndpoints()] : []),
     graphql,
     ...(options.endpoints ? [options.endpoints(execute)] : []),

@@ -69,6 +69,7 @@ export async function openPlatform(
     dataDir: config.dataDir,
     poolSize: config.dbPoolSize,
     preparedStatements: config.dbPreparedStatements,
+    applicationName: `catalog-ai-${name}`,
     logger,
   });
   try {

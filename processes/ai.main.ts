@@ -3,11 +3,14 @@
 import 'reflect-metadata';
 import { createMetrics } from '../platform/metrics.js';
 import { loadAiProcessConfig } from './config.js';
-import { aiPart, platformPart, redisPart } from './parts.js';
+import { aiPart, opsServerPart, platformPart, redisPart } from './parts.js';
 import { runProcess } from './run-process.js';
 
 await runProcess('ai', loadAiProcessConfig, async (stack, config) => {
   const platform = await platformPart(stack, config, 'ai');
+  const metrics = createMetrics();
   const { redis } = await redisPart(stack, config, platform.logger);
-  await aiPart(stack, { config, platform, metrics: createMetrics(), redis });
+  await aiPart(stack, { config, platform, metrics, redis });
+  // With METRICS_PORT, probes and /metrics are served there (and /metrics no longer on the door).
+  await opsServerPart(stack, { config, logger: platform.logger, metrics, service: 'ai' });
 });

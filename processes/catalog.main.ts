@@ -3,11 +3,12 @@ import 'reflect-metadata';
 import { connectNats } from '../events/bus/create-bus.js';
 import { createMetrics } from '../platform/metrics.js';
 import { loadCatalogProcessConfig } from './config.js';
-import { catalogPart, platformPart } from './parts.js';
+import { catalogPart, opsServerPart, platformPart } from './parts.js';
 import { runProcess } from './run-process.js';
 
 await runProcess('catalog', loadCatalogProcessConfig, async (stack, config) => {
   const platform = await platformPart(stack, config, 'catalog');
+  const metrics = createMetrics();
   // Only replayDeadLetters needs the broker; the embedded in-process bus lives in the worker's
   // process, so a separate catalog process without NATS_URL answers that mutation 503.
   const { natsUrl } = config;
@@ -18,5 +19,7 @@ await runProcess('catalog', loadCatalogProcessConfig, async (stack, config) => {
         (b) => b.close(),
       )
     : undefined;
-  await catalogPart(stack, { config, platform, metrics: createMetrics(), bus });
+  await catalogPart(stack, { config, platform, metrics, bus });
+  // With METRICS_PORT, probes and /metrics are served there (and /metrics no longer on the door).
+  await opsServerPart(stack, { config, logger: platform.logger, metrics, service: 'catalog' });
 });

@@ -120,18 +120,26 @@ export async function workerPart(
   return worker;
 }
 
-/** The worker's probes and /metrics, on METRICS_PORT (it has no HTTP door of its own). */
-export function opsServerPart(
+/** The event worker has no HTTP door of its own: its ops port is always open, 9464 unless METRICS_PORT says. */
+export const WORKER_OPS_PORT = 9464;
+
+/**
+ * Probes and /metrics on the ops port (METRICS_PORT; the worker's default otherwise), which no
+ * ingress routes to. Undefined when the process has no ops port: its door serves them.
+ */
+export async function opsServerPart(
   stack: PartStack,
-  deps: { config: PlatformConfig; logger: Logger; metrics: Metrics; service: string },
+  deps: { config: PlatformConfig; logger: Logger; metrics: Metrics; service: string; defaultPort?: number },
 ) {
+  const port = deps.config.ops.metricsPort ?? deps.defaultPort;
+  if (port === undefined) return undefined;
   return stack.start(
     'ops server',
     () =>
       startOpsServer({
         service: deps.service,
         host: deps.config.host,
-        port: deps.config.ops.metricsPort,
+        port,
         logger: deps.logger,
         metrics: deps.metrics,
         readiness: stack.readiness,

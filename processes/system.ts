@@ -5,7 +5,7 @@ import { createMetrics } from '../platform/metrics.js';
 import { buildParts, PartStack } from '../platform/parts.js';
 import { publishDemoCatalog } from '../subgraphs/catalog/demo/demo-catalog.js';
 import type { SystemConfig } from './config.js';
-import { aiPart, busPart, catalogPart, gatewayPart, platformPart, redisPart, workerPart } from './parts.js';
+import { aiPart, busPart, catalogPart, gatewayPart, opsServerPart, platformPart, redisPart, workerPart } from './parts.js';
 
 export interface System {
   platform: Platform;
@@ -60,6 +60,7 @@ export async function startSystem(config: SystemConfig, onStack?: PartStack): Pr
       // whoever calls them directly (the REST health relay, tests, other tools).
       localSubgraphs: { catalog: catalog.local, ai: ai.local },
     });
+    await opsServerPart(stack, { config, logger, metrics, service: 'main' });
     return { platform, gatewayUrl: gateway.url, catalogUrl: catalog.url, aiUrl: ai.url };
   });
   return { ...system, stack, stop: () => stack.stop() };

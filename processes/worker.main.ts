@@ -5,7 +5,7 @@
 import 'reflect-metadata';
 import { createMetrics } from '../platform/metrics.js';
 import { loadWorkerProcessConfig } from './config.js';
-import { busPart, opsServerPart, platformPart, workerPart } from './parts.js';
+import { busPart, opsServerPart, platformPart, WORKER_OPS_PORT, workerPart } from './parts.js';
 import { runProcess } from './run-process.js';
 
 await runProcess('worker', loadWorkerProcessConfig, async (stack, config) => {
@@ -14,5 +14,5 @@ await runProcess('worker', loadWorkerProcessConfig, async (stack, config) => {
   const bus = await busPart(stack, config, platform.logger);
   const metrics = createMetrics();
   await workerPart(stack, { config, platform, bus, metrics });
-  await opsServerPart(stack, { config, logger: platform.logger, metrics, service: 'worker' });
+  await opsServerPart(stack, { config, logger: platform.logger, metrics, service: 'worker', defaultPort: WORKER_OPS_PORT });
 });

@@ -90,8 +90,12 @@ export interface OpsConfig {
   shutdownTimeoutMs: number;
   /** After SIGTERM, how long the process reports not ready while still serving, before it stops accepting. */
   shutdownDrainMs: number;
-  /** GET /metrics of a process without an HTTP server of its own (the event worker). */
-  metricsPort: number;
+  /**
+   * The ops port: probes and GET /metrics on a port of their own, kept off any ingress. Set, the
+   * gateway and subgraph processes serve /metrics only there; the event worker always has one
+   * (default 9464), having no other HTTP server.
+   */
+  metricsPort?: number;
   /** What one client may hold of every HTTP server (platform/http/serve.ts). */
   connections: ConnectionLimits;
   /** What one GraphQL document may ask for, at the gateway and at each subgraph. */
@@ -152,7 +156,7 @@ function loadOps(env: Env, production: boolean): OpsConfig {
     // Long enough for a balancer polling /readyz every 1-2 s to take the replica out; a developer's
     // Ctrl-C should not wait.
     shutdownDrainMs: envInt(env, 'SHUTDOWN_DRAIN_MS', production ? 5_000 : 0, 0, 300_000),
-    metricsPort: envInt(env, 'METRICS_PORT', 9464, 0, 65535),
+    metricsPort: envString(env, 'METRICS_PORT') === undefined ? undefined : envInt(env, 'METRICS_PORT', 9464, 0, 65535),
     connections: {
       headersTimeoutMs: envInt(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 1_000, 600_000),
       requestTimeoutMs: envInt(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 1_000, 3_600_000),

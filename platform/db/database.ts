@@ -28,12 +28,14 @@ export interface Database {
 export function createPrismaClient(
   connectionString: string,
   max: number,
-  options: { preparedStatements?: boolean } = {},
+  options: { preparedStatements?: boolean; applicationName?: string } = {},
 ): PrismaClient {
   // The adapter types its generator as always naming; undefined (unnamed) is what it sends without one.
   const statementNameGenerator = (query: { sql: string }): string => statementName(query.sql) as string;
+  // application_name tells the parts apart in pg_stat_activity (a URL's own ?application_name wins).
+  const pool = { connectionString, max, ...(options.applicationName ? { application_name: options.applicationName } : {}) };
   return new PrismaClient({
-    adapter: new PrismaPg({ connectionString, max }, options.preparedStatements === false ? {} : { statementNameGenerator }),
+    adapter: new PrismaPg(pool, options.preparedStatements === false ? {} : { statementNameGenerator }),
   });
 }
 
@@ -48,8 +50,10 @@ export async function openDatabase(options: {
   logger: Logger;
   /** Marked statements (platform/db/prepared.ts) as named prepared statements; default on. */
   preparedStatements?: boolean;
+  /** How this process's connections are named in pg_stat_activity (e.g. catalog-ai-gateway). */
+  applicationName?: string;
 }): Promise<Database> {
-  const prepared = { preparedStatements: options.preparedStatements };
+  const prepared = { preparedStatements: options.preparedStatements, applicationName: options.applicationName };
   if (options.databaseUrl) {
     await reachDatabase(options.databaseUrl);
     const prisma = createPrismaClient(options.databaseUrl, options.poolSize, prepared);

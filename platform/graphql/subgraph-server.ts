@@ -76,6 +76,8 @@ export interface SubgraphServerSettings {
   /** How long shutdown waits for in-flight requests before cutting connections. */
   drainMs: number;
   connections: ConnectionLimits;
+  /** Serve GET /metrics here; off when the process has an ops port for it (METRICS_PORT). */
+  metricsOnThisPort: boolean;
 }
 
 export function subgraphServerSettings(config: PlatformConfig): SubgraphServerSettings {
@@ -84,6 +86,7 @@ export function subgraphServerSettings(config: PlatformConfig): SubgraphServerSe
     limits: config.ops.limits,
     drainMs: drainBound(config),
     connections: config.ops.connections,
+    metricsOnThisPort: config.ops.metricsPort === undefined,
   };
 }
 
@@ -146,7 +149,11 @@ export async function startSubgraphServer<TContext extends BaseContext>(
       accessLog({ service: options.name, logger, metrics }),
       errorReplies(logger),
       route([
-        probeEndpoints({ service: options.name, metrics, readiness: options.readiness }),
+        probeEndpoints({
+          service: options.name,
+          metrics: settings.metricsOnThisPort ? metrics : undefined,
+          readiness: options.readiness,
+        }),
         ...(options.endpoints ?? []),
         graphqlEndpoints<TContext>({
           apollo,

@@ -114,9 +114,10 @@ export function serve(
     get draining() {
       return draining;
     },
+    // Idle keep-alive connections stay open here: closing one races a request the balancer is
+    // sending on it. The balancer stops sending once /readyz says 503; the drain closes them after.
     closeConnectionsAfterReply: () => {
       closingConnections = true;
-      server.closeIdleConnections();
     },
     drain: async (forceAfterMs = 20_000) => {
       draining = true;

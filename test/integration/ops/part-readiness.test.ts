@@ -133,6 +133,18 @@ describe.runIf(runs)('/readyz of each part, as its own process', () => {
     });
   });
 
+  it('names the database connections of each part in pg_stat_activity', async () => {
+    const names = await eventually(async () => {
+      const rows = await db.prisma.$queryRawUnsafe<Array<{ name: string }>>(
+        'SELECT DISTINCT application_name AS name FROM pg_stat_activity WHERE datname = current_database()',
+      );
+      const found = rows.map((row) => row.name).filter((name) => name.startsWith('catalog-ai-'));
+      expect(found.sort()).toEqual(['catalog-ai-ai', 'catalog-ai-catalog', 'catalog-ai-gateway', 'catalog-ai-worker']);
+      return found;
+    }, 'every part to hold a named connection');
+    expect(names).toHaveLength(4);
+  });
+
   it('takes the catalog, AI and worker out of rotation while their database is down, and back when it returns', async () => {
     dbProxy.cut();
     for (const part of ['catalog', 'ai', 'worker']) {
