@@ -163,7 +163,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     keyedWrite: (exchange) => graphqlKeyedWrite(exchange.body, settings.limits.maxTokens),
   });
   const endpoints = [
-    probeEndpoints({ service: 'gateway', readiness: options.readiness, metrics: settings.metricsOnThisPort ? metrics : undefined }),
+    probeEndpoints({
+      service: 'gateway',
+      readiness: options.readiness,
+      metrics: settings.metricsOnThisPort ? metrics : undefined,
+    }),
     ...(settings.graphiql ? [graphiqlEndpoints()] : []),
     graphql,
     ...(options.endpoints ? [options.endpoints(execute)] : []),
