@@ -1,4 +1,12 @@
-import { connect, headers as natsHeaders, nanos, nuid, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
+import {
+  connect,
+  headers as natsHeaders,
+  nanos,
+  nuid,
+  TimeoutError,
+  type MsgHdrs,
+  type NatsConnection,
+} from '@nats-io/transport-node';
 import {
   AckPolicy,
   DeliverPolicy,
@@ -12,6 +20,7 @@ import {
   type JetStreamManager,
   type JsMsg,
 } from '@nats-io/jetstream';
+import { natsServers } from '../../platform/config/config.js';
 import type { Logger } from '../../platform/logger.js';
 import {
   DEFAULT_DUPLICATE_WINDOW_MS,
@@ -49,10 +58,14 @@ function toHeaders(h: MsgHdrs | undefined): Headers {
   return out;
 }
 
-/** Connects to NATS and returns the JetStream bus; `close()` drains the connection it opened. */
-export async function connectJetStreamBus(url: string, options: JetStreamBusOptions): Promise<EventBus> {
+/**
+ * Connects to NATS and returns the JetStream bus; `close()` drains the connection it opened.
+ * `natsUrl` is one server or a comma-separated list: the first reachable one is used, and the
+ * client learns the rest of the cluster from it.
+ */
+export async function connectJetStreamBus(natsUrl: string, options: JetStreamBusOptions): Promise<EventBus> {
   const nc = await connect({
-    servers: url,
+    servers: natsServers(natsUrl),
     name: 'catalog-events',
     maxReconnectAttempts: -1,
     // Without this the client builds an Error (a stack trace) for every publish and request in
@@ -187,6 +200,21 @@ interface PullContext {
   subscriptions: Set<Subscription>;
 }
 
+/**
+ * upsertConsumer, tried again when the API does not answer in time: a consumer made on a
+ * replicated stream while a node is down may wait out a leader election (seconds) before it
+ * answers, and creating it again is harmless (the same durable, the same settings).
+ */
+async function ensureConsumer(jsm: JetStreamManager, spec: DurableConsumerSpec, attempts = 3): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await upsertConsumer(jsm, spec);
+    } catch (error) {
+      if (!(error instanceof TimeoutError) || attempt >= attempts) throw error;
+    }
+  }
+}
+
 /** Creates the durable consumer, or updates its delivery settings; its filter never changes. */
 async function upsertConsumer(jsm: JetStreamManager, spec: DurableConsumerSpec): Promise<void> {
   const settings = {
@@ -236,7 +264,7 @@ function wrap(m: JsMsg, termTakesReason: boolean): BusMessage {
  */
 async function consume(pulls: PullContext, spec: DurableConsumerSpec, handler: MessageHandler): Promise<Subscription> {
   const { js, logger, prefetch, pullExpiresMs, retryDelayMs, subscriptions } = pulls;
-  await upsertConsumer(pulls.jsm, spec);
+  await ensureConsumer(pulls.jsm, spec);
   const consumer = await js.consumers.get(spec.stream, spec.durable);
   const concurrency = Math.max(1, spec.concurrency ?? 1);
   const running = new Set<Promise<void>>();
