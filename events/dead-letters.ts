@@ -1,10 +1,7 @@
 import { AppError } from '../platform/errors.js';
 import { newUlid } from '../platform/ids.js';
-import type { Logger } from '../platform/logger.js';
 import type { EventBus, StoredMessage } from './bus/event-bus.js';
-import { systemClock, type Clock } from '../platform/clock.js';
 import { DEAD_LETTER_HEADERS } from './dead-letter.logic.js';
-import { initialDeadLetterAlertState, nextDeadLetterAlertState, type DeadLetterAlertState } from './dead-letter-monitor.logic.js';
 import { oneLine } from './outbox-relay.js';
 
 // "Dead letters" is the code's one name for them. Names on the wire keep saying "dlq" because
@@ -155,56 +152,4 @@ export async function replaySelected(
 
 export async function deadLetterDepth(bus: EventBus, deadLetterStream: Pick<DeadLetterLocation, 'stream'>): Promise<number> {
   return (await bus.streamState(deadLetterStream.stream)).messages;
-}
-
-export interface DeadLetterMonitor {
-  /** Samples the depth once and applies the alert rule. */
-  check(): Promise<DeadLetterAlertState>;
-  start(intervalMs?: number): void;
-  stop(): void;
-  state(): DeadLetterAlertState;
-  readonly alerting: boolean;
-}
-
-export function createDeadLetterMonitor(options: {
-  depth: () => Promise<number>;
-  alertAfterMs: number;
-  logger: Logger;
-  clock?: Clock;
-}): DeadLetterMonitor {
-  const clock = options.clock ?? systemClock;
-  let state: DeadLetterAlertState = initialDeadLetterAlertState;
-  let timer: NodeJS.Timeout | undefined;
-  const monitor: DeadLetterMonitor = {
-    async check() {
-      const depth = await options.depth();
-      const next = nextDeadLetterAlertState(state, depth, clock.now(), options.alertAfterMs);
-      state = next.state;
-      if (next.transition === 'raised') {
-        options.logger.error(
-          { alert: 'dlq_depth', depth, nonZeroSince: state.nonZeroSince, thresholdMinutes: options.alertAfterMs / 60_000 },
-          'DLQ depth has been above 0 for longer than the alert threshold',
-        );
-      } else if (next.transition === 'cleared') {
-        options.logger.info({ alert: 'dlq_depth' }, 'DLQ is empty again; alert cleared');
-      }
-      return state;
-    },
-    start(intervalMs = 30_000) {
-      if (timer) return;
-      timer = setInterval(() => {
-        monitor.check().catch((error: unknown) => options.logger.warn({ err: oneLine(error) }, 'DLQ depth check failed'));
-      }, intervalMs);
-      timer.unref?.();
-    },
-    stop() {
-      clearInterval(timer);
-      timer = undefined;
-    },
-    state: () => ({ ...state }),
-    get alerting() {
-      return state.alerting;
-    },
-  };
-  return monitor;
 }

@@ -6,7 +6,7 @@ import type { EventBus } from './bus/event-bus.js';
 import { systemClock, type Clock } from '../platform/clock.js';
 import { startConsumer } from './consumer-runner.js';
 import type { ConsumerHandle, ConsumerSpec, ConsumerStats } from './consumer-spec.js';
-import { createDeadLetterMonitor, deadLetterDepth, type DeadLetterMonitor } from './dead-letters.js';
+import { createDeadLetterMonitor, sampleDeadLetters, type DeadLetterMonitor } from './dead-letter-monitor.js';
 import type { DeadLetterAlertState } from './dead-letter-monitor.logic.js';
 import { createEventProducer, type EventProducer } from './outbox.js';
 import { createRetentionJob, type RetentionJob } from './retention.js';
@@ -72,7 +72,7 @@ export async function startEventWorker(options: EventWorkerOptions): Promise<Eve
   const relay = createOutboxRelay({ db, bus, logger, clock, subjectPrefix: options.streams?.subjectPrefix, ...options.relay });
   relay.start();
   const deadLetterMonitor = createDeadLetterMonitor({
-    depth: () => deadLetterDepth(bus, deadLetterStream),
+    sample: () => sampleDeadLetters(bus, deadLetterStream),
     alertAfterMs: config.events.dlqAlertMinutes * 60_000,
     logger,
     clock,

@@ -94,6 +94,8 @@ export interface StreamState {
   messages: number;
   firstSeq: number;
   lastSeq: number;
+  /** When the first message still stored was stored; undefined when the stream is empty. */
+  firstTime?: Date;
 }
 
 export interface MaxDeliveriesAdvisory {

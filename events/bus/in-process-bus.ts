@@ -90,7 +90,13 @@ export function createInProcessBus(options: { clock?: Clock } = {}): EventBus {
     async streamState(name): Promise<StreamState> {
       const stream = streamOf(bus, name);
       const seqs = [...stream.messages.keys()];
-      return { messages: seqs.length, firstSeq: seqs[0] ?? stream.lastSeq + 1, lastSeq: stream.lastSeq };
+      const first = seqs.length ? stream.messages.get(seqs[0]) : undefined;
+      return {
+        messages: seqs.length,
+        firstSeq: seqs[0] ?? stream.lastSeq + 1,
+        lastSeq: stream.lastSeq,
+        ...(first ? { firstTime: new Date(first.time) } : {}),
+      };
     },
     publish: (subject, data, opts: PublishOptions = {}) => publish(bus, subject, data, opts),
     consume: (spec, handler) => consume(bus, spec, handler),

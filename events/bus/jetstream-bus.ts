@@ -135,7 +135,13 @@ export async function createJetStreamBus(
     },
     async streamState(name) {
       const { state } = await jsm.streams.info(name);
-      return { messages: state.messages, firstSeq: state.first_seq, lastSeq: state.last_seq };
+      return {
+        messages: state.messages,
+        firstSeq: state.first_seq,
+        lastSeq: state.last_seq,
+        // An empty stream reports the zero time (0001-01-01) as its first.
+        ...(state.messages > 0 ? { firstTime: new Date(state.first_ts) } : {}),
+      };
     },
     async publish(subject, data, opts = {}) {
       const h = natsHeaders();

@@ -101,7 +101,20 @@ describe.each(busFactories())('EventBus contract: $name', (factory) => {
       'Content-Type': 'application/json',
       'x-extra': 'e1',
     });
-    expect(await bus.streamState(name)).toEqual({ messages: 3, firstSeq: 1, lastSeq: 3 });
+    expect(await bus.streamState(name)).toMatchObject({ messages: 3, firstSeq: 1, lastSeq: 3 });
+  });
+
+  it("tells when the stream's first stored message was stored, and nothing when it is empty", async () => {
+    const { name, prefix } = await fixture();
+    expect((await bus.streamState(name)).firstTime).toBeUndefined();
+    await bus.publish(`${prefix}.a`, bytes('1'));
+    await bus.publish(`${prefix}.a`, bytes('2'));
+    const [first, second] = await bus.readStream(name);
+    expect((await bus.streamState(name)).firstTime).toEqual(first.time);
+    await bus.deleteMessage(name, first.seq);
+    expect(await bus.streamState(name)).toMatchObject({ messages: 1, firstSeq: second.seq, firstTime: second.time });
+    await bus.deleteMessage(name, second.seq);
+    expect((await bus.streamState(name)).firstTime).toBeUndefined();
   });
 
   it('drops a repeated Nats-Msg-Id within the duplicate window and reports it as a duplicate', async () => {
