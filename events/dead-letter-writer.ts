@@ -66,6 +66,7 @@ export function createDeadLetterWriter(options: DeadLetterWriterOptions): DeadLe
         now: options.clock.now(),
         eventId,
         eventType: typeof envelope?.eventType === 'string' ? envelope.eventType : undefined,
+        tenantId: typeof envelope?.tenantId === 'string' ? envelope.tenantId : undefined,
         traceparent: message.headers.traceparent,
         projectRoot: PROJECT_ROOT,
       }),
