@@ -8,7 +8,7 @@ import {
   type DeadLetterAlertState,
   type DeadLetterSample,
 } from './dead-letter-monitor.logic.js';
-import { oneLine } from './outbox-relay.js';
+import { oneLine } from './error-text.logic.js';
 
 /** The DLQ's depth and its oldest letter's storage time, as the stream (shared by every replica) says. */
 export async function sampleDeadLetters(bus: EventBus, deadLetterStream: { stream: string }): Promise<DeadLetterSample> {

@@ -22,6 +22,11 @@ const DLQ_OLDEST_AGE = {
   help: 'Age of the oldest letter in the dead-letter stream, from its stream timestamp (0 when empty): the same on every replica.',
   labelNames: ['stream'],
 };
+const RELAY_LEADER = {
+  name: 'outbox_relay_leader',
+  help: 'Whether this worker holds the outbox relay lease (1) or not (0): sum over replicas is 1 while publishing works.',
+  labelNames: [],
+};
 const CONSUMER_REDELIVERIES = {
   name: 'consumer_redeliveries_total',
   help: 'Messages delivered again to a durable consumer (delivery count above 1).',
@@ -68,6 +73,7 @@ export function feedWorkerMetrics(
   const removers = [
     metrics.feed(OUTBOX_BACKLOG, async () => (await outbox()).backlog),
     metrics.feed(OUTBOX_LAG, async () => (await outbox()).lag),
+    metrics.feed(RELAY_LEADER, () => (worker.health().relay.leader ? 1 : 0)),
     // dlq_depth / dlq_alert are the metrics' wire names (dashboards and alerts query them).
     metrics.feed(DLQ_DEPTH, () => [{ labels: { stream: deps.deadLetterStream }, value: worker.health().deadLetters.depth }]),
     metrics.feed(DLQ_ALERT, () => [

@@ -69,13 +69,24 @@ export async function startEventWorker(options: EventWorkerOptions): Promise<Eve
   };
 
   await ensureStreams(bus, config, options.streams);
-  const relay = createOutboxRelay({ db, bus, logger, clock, subjectPrefix: options.streams?.subjectPrefix, ...options.relay });
+  const relay = createOutboxRelay({
+    db,
+    bus,
+    logger,
+    clock,
+    subjectPrefix: options.streams?.subjectPrefix,
+    leaseMs: config.events.relayLeaseSeconds * 1000,
+    instance: config.service.instance,
+    ...options.relay,
+  });
   relay.start();
   const deadLetterMonitor = createDeadLetterMonitor({
     sample: () => sampleDeadLetters(bus, deadLetterStream),
     alertAfterMs: config.events.dlqAlertMinutes * 60_000,
     logger,
     clock,
+    // One replica announces the alert in its log: the one leading the relay.
+    announces: () => relay.status().leader,
   });
   await deadLetterMonitor.check();
   deadLetterMonitor.start(options.deadLetterCheckIntervalMs);

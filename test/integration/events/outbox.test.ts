@@ -8,7 +8,8 @@ import type { EventBus } from '../../../events/bus/event-bus.js';
 import { createInProcessBus } from '../../../events/bus/in-process-bus.js';
 import { manualClock } from '../../../platform/clock.js';
 import { createEventProducer, type EventProducer } from '../../../events/outbox.js';
-import { createOutboxRelay, purgeArchive, replayFromArchive } from '../../../events/outbox-relay.js';
+import { purgeArchive, replayFromArchive } from '../../../events/outbox-archive.js';
+import { createOutboxRelay } from '../../../events/outbox-relay.js';
 import { loadSchemaRegistry } from '../../../events/schemas/registry.js';
 import { ensureStreams } from '../../../events/streams.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../../support/database.js';
@@ -70,6 +71,8 @@ describe.each(databaseKinds())('outbox and relay on %s', (kind) => {
   afterAll(async () => db?.close());
   beforeEach(async () => {
     await db.prisma.outboxEvent.deleteMany({});
+    // Each test's relays start without a leader: an earlier test's relay never gave its lease back.
+    await db.prisma.outboxRelayLease.deleteMany({});
   });
 
   async function openBus() {
