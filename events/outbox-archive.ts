@@ -1,7 +1,6 @@
 import { deleteInBatches } from '../platform/db/batched-delete.js';
-import type { Db } from '../platform/db/database.js';
+import { Prisma, type Db } from '../platform/db/database.js';
 import { AppError } from '../platform/errors.js';
-import { newUlid } from '../platform/ids.js';
 import type { EventBus } from './bus/event-bus.js';
 import { oneLine } from './error-text.logic.js';
 
@@ -29,58 +28,97 @@ export async function purgeArchive(db: Db, now: Date, months: number, batchSize 
   );
 }
 
-export interface ArchiveFilter {
-  eventType?: string;
+export interface ArchiveReplayFilter {
+  /** On `createdAt` (when the event was written to the outbox): at or after `since`, before `until`. */
+  since: Date;
+  until: Date;
   tenantId?: string;
-  partitionKey?: string;
-  eventIds?: string[];
-  /** On `createdAt`: when the event was written to the outbox. */
-  from?: Date;
-  to?: Date;
-  maxCount?: number;
+  eventType?: string;
+}
+
+export interface ArchiveReplayOptions {
+  /** Count what would be replayed; publish nothing. */
+  dryRun?: boolean;
+  /** Prepended to each row's subject, as the relay's `subjectPrefix`. */
+  subjectPrefix?: string;
+  /** Rows read per statement: what the replay holds at once. */
+  pageSize?: number;
+}
+
+export interface ArchiveReplayOutcome {
+  matched: number;
+  /** Stored on their streams by this run. */
+  published: number;
+  /** Already on their streams within the duplicate window (the original, or an earlier run's copy). */
+  duplicates: number;
+  firstEventId?: string;
+  lastEventId?: string;
+}
+
+interface ArchivedRow {
+  id: bigint;
+  eventId: string;
+  subject: string;
+  envelope: unknown;
+  headers: Record<string, string> | null;
+}
+
+/** One page of the archive after `afterId`, in id (commit-safe publish) order. */
+function archivePage(db: Db, filter: ArchiveReplayFilter, afterId: bigint, pageSize: number): Promise<ArchivedRow[]> {
+  return db.$queryRaw<ArchivedRow[]>`
+    SELECT id, "eventId", subject, envelope, headers FROM "OutboxEvent"
+    WHERE "publishedAt" IS NOT NULL AND "createdAt" >= ${filter.since} AND "createdAt" < ${filter.until}
+      AND id > ${afterId}
+      ${filter.tenantId ? Prisma.sql`AND "tenantId" = ${filter.tenantId}` : Prisma.empty}
+      ${filter.eventType ? Prisma.sql`AND "eventType" = ${filter.eventType}` : Prisma.empty}
+    ORDER BY id LIMIT ${pageSize}`;
 }
 
 /**
- * Admin operation: re-publishes archived (already published) events to their subjects, in
- * original order. Each gets a NEW Nats-Msg-Id, or the stream would drop it as a duplicate while
- * the window lasts; the envelope and its eventId are unchanged, so consumers that already
- * processed an event skip it through their inbox and only new or rebuilt projections act on it.
+ * Operator command (`npm run events:replay-archive`, events/replay-archive.cli.ts): re-publishes
+ * archived (already published) events to their subjects, in their original order, reading the
+ * archive a page at a time, so memory does not grow with the range. Message ids follow the
+ * relay's rule, Nats-Msg-Id = eventId: an event still on its stream within the duplicate window
+ * (or sent by an earlier run of the same command) is dropped there and counted as a duplicate, so
+ * a run that stopped half-way can simply be run again. The envelope and its eventId are unchanged,
+ * so consumers that already processed an event skip it through their inbox and only new or rebuilt
+ * projections act on it. Stops at the first event that cannot be published (503, with how far it got).
  */
 export async function replayFromArchive(
   db: Db,
   bus: EventBus,
-  filter: ArchiveFilter,
-  options: { subjectPrefix?: string } = {},
-): Promise<{ matched: number; replayed: number; eventIds: string[] }> {
-  const rows = await db.outboxEvent.findMany({
-    where: {
-      publishedAt: { not: null },
-      ...(filter.eventType ? { eventType: filter.eventType } : {}),
-      ...(filter.tenantId ? { tenantId: filter.tenantId } : {}),
-      ...(filter.partitionKey ? { partitionKey: filter.partitionKey } : {}),
-      ...(filter.eventIds ? { eventId: { in: filter.eventIds } } : {}),
-      ...(filter.from || filter.to
-        ? { createdAt: { ...(filter.from ? { gte: filter.from } : {}), ...(filter.to ? { lt: filter.to } : {}) } }
-        : {}),
-    },
-    orderBy: { id: 'asc' },
-    take: filter.maxCount ?? 1_000,
-  });
-  const eventIds: string[] = [];
-  for (const row of rows) {
-    try {
-      await bus.publish(`${options.subjectPrefix ?? ''}${row.subject}`, Buffer.from(JSON.stringify(row.envelope)), {
-        msgId: `${row.eventId}.replay.${newUlid()}`,
-        headers: { ...((row.headers as Record<string, string> | null) ?? {}), 'x-replayed-from': 'archive' },
-      });
-    } catch (error) {
-      throw new AppError('events.replay_failed', `Replay stopped at ${row.eventId}: ${oneLine(error)}`, {
-        status: 503,
-        details: { replayed: eventIds.length, stoppedAt: row.eventId },
-        cause: error,
-      });
+  filter: ArchiveReplayFilter,
+  options: ArchiveReplayOptions = {},
+): Promise<ArchiveReplayOutcome> {
+  const outcome: ArchiveReplayOutcome = { matched: 0, published: 0, duplicates: 0 };
+  const pageSize = options.pageSize ?? 500;
+  let afterId = 0n;
+  for (;;) {
+    const page = await archivePage(db, filter, afterId, pageSize);
+    for (const row of page) {
+      outcome.matched += 1;
+      outcome.firstEventId ??= row.eventId;
+      outcome.lastEventId = row.eventId;
+      if (!options.dryRun) await republish(bus, row, outcome, options.subjectPrefix);
     }
-    eventIds.push(row.eventId);
+    if (page.length < pageSize) return outcome;
+    afterId = page[page.length - 1].id;
   }
-  return { matched: rows.length, replayed: eventIds.length, eventIds };
+}
+
+async function republish(bus: EventBus, row: ArchivedRow, outcome: ArchiveReplayOutcome, subjectPrefix = ''): Promise<void> {
+  try {
+    const ack = await bus.publish(`${subjectPrefix}${row.subject}`, Buffer.from(JSON.stringify(row.envelope)), {
+      msgId: row.eventId,
+      headers: { ...(row.headers ?? {}), 'x-replayed-from': 'archive' },
+    });
+    if (ack.duplicate) outcome.duplicates += 1;
+    else outcome.published += 1;
+  } catch (error) {
+    throw new AppError('events.replay_failed', `Archive replay stopped at ${row.eventId}: ${oneLine(error)}`, {
+      status: 503,
+      details: { matched: outcome.matched, published: outcome.published, duplicates: outcome.duplicates, stoppedAt: row.eventId },
+      cause: error,
+    });
+  }
 }
