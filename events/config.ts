@@ -16,6 +16,12 @@ export interface EventsConfig {
   /** How often each event worker purges outbox and inbox rows past the archive retention. */
   retentionIntervalMinutes: number;
   dlqAlertMinutes: number;
+  /**
+   * The outbox relay's leadership lease: a leader that stops renewing it (paused, cut off) loses it
+   * after this long, and another worker takes over; also how long a frozen leader's transaction
+   * may stay idle before Postgres ends it.
+   */
+  relayLeaseSeconds: number;
   maxDeliver: number;
   ackWaitSeconds: number;
   /** Messages (batches, where a consumer batches) each catalog consumer handles at once (1 = in stream order). */
@@ -59,6 +65,7 @@ export function loadEventsSlice(env: Env, platform: Pick<PlatformConfig, 'natsUr
       archiveMonths: envInt(env, 'OUTBOX_ARCHIVE_MONTHS', 13, 1, 120),
       retentionIntervalMinutes: envInt(env, 'EVENT_RETENTION_INTERVAL_MINUTES', 60, 1, 1440),
       dlqAlertMinutes: envInt(env, 'DLQ_ALERT_MINUTES', 10, 1, 1440),
+      relayLeaseSeconds: envInt(env, 'OUTBOX_RELAY_LEASE_SECONDS', 10, 2, 600),
       maxDeliver: envInt(env, 'CONSUMER_MAX_DELIVER', 6, 1, 100),
       ackWaitSeconds: envInt(env, 'CONSUMER_ACK_WAIT_SECONDS', 30, 1, 3600),
       consumerConcurrency: envInt(env, 'CONSUMER_CONCURRENCY', 1, 1, 64),

@@ -11,7 +11,7 @@ import { databaseReturned, StopSignal } from './database-wait.js';
 import { createDeadLetterWriter, type DeadLetterWriter } from './dead-letter-writer.js';
 import type { ConsumedEnvelope, EventEnvelope } from './envelope.js';
 import { MessageOrder } from './message-order.js';
-import { oneLine } from './outbox-relay.js';
+import { oneLine } from './error-text.logic.js';
 import { retryDelayMs } from './retry.logic.js';
 import type { SchemaRegistry } from './schemas/registry.js';
 import { verdictFor, type VerdictPolicy } from './verdict.logic.js';

@@ -5,7 +5,7 @@ import type { ConsumerHandle, StartConsumerOptions } from './consumer-spec.js';
 import type { DeadLetterWriter } from './dead-letter-writer.js';
 import type { EventEnvelope } from './envelope.js';
 import { inboxHas } from './inbox.js';
-import { oneLine } from './outbox-relay.js';
+import { oneLine } from './error-text.logic.js';
 
 /**
  * Runs one consumer: its messages go through the pipeline (consumer-pipeline.ts: admit, apply,

@@ -7,7 +7,7 @@ import { deadLetterHeaders, deadLetterMsgId, deadLetterSubject } from './dead-le
 import type { EventEnvelope } from './envelope.js';
 import { recordDeadLetterMark } from './inbox.js';
 import { deadLetterMark } from './order-hold.logic.js';
-import { oneLine } from './outbox-relay.js';
+import { oneLine } from './error-text.logic.js';
 
 /** Where the code is installed: dead letters name stack frames relative to it. */
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -66,6 +66,7 @@ export function createDeadLetterWriter(options: DeadLetterWriterOptions): DeadLe
         now: options.clock.now(),
         eventId,
         eventType: typeof envelope?.eventType === 'string' ? envelope.eventType : undefined,
+        tenantId: typeof envelope?.tenantId === 'string' ? envelope.tenantId : undefined,
         traceparent: message.headers.traceparent,
         projectRoot: PROJECT_ROOT,
       }),

@@ -12,6 +12,8 @@ export const DEAD_LETTER_HEADERS = {
   consumer: 'x-consumer',
   originalStream: 'x-original-stream',
   originalSeq: 'x-original-seq',
+  /** The envelope's tenant; empty when the body names none. Replay selects by it without the body. */
+  tenantId: 'x-tenant-id',
 } as const;
 
 const ERROR_MAX = 500;
@@ -36,6 +38,7 @@ export interface DeadLetterInput {
   now: Date;
   eventId?: string;
   eventType?: string;
+  tenantId?: string;
   traceparent?: string;
   /**
    * The install directory: stack frames under it are written relative to it, so a dead letter
@@ -54,7 +57,7 @@ export function relativeStack(stack: string, root: string | undefined): string {
 
 /**
  * Headers of a dead letter (spec: x-original-subject, x-error, x-stack, x-retries, plus what an
- * operator needs to find and replay it). x-retries counts redeliveries, i.e. deliveries - 1: 5
+ * operator needs to find and replay it, selecting by headers alone). x-retries counts redeliveries, i.e. deliveries - 1: 5
  * after the sixth and last delivery, 0 for a message dead-lettered on sight (unparseable or
  * invalid). x-deliveries carries the raw count.
  */
@@ -76,6 +79,9 @@ export function deadLetterHeaders(input: DeadLetterInput): Headers {
     [DEAD_LETTER_HEADERS.originalSeq]: String(input.originalSeq),
     'Content-Type': 'application/json',
   };
+  // Always written, empty when unknown, so a reader can tell "no tenant" from a letter written
+  // before the header existed (whose body it must then read).
+  headers[DEAD_LETTER_HEADERS.tenantId] = input.tenantId ?? '';
   if (input.eventId) headers[DEAD_LETTER_HEADERS.eventId] = input.eventId;
   if (input.eventType) headers[DEAD_LETTER_HEADERS.eventType] = input.eventType;
   if (input.traceparent) headers.traceparent = input.traceparent;
@@ -94,4 +100,14 @@ export function deadLetterMsgId(consumer: string, stream: string, seq: number): 
   // A wire name (Nats-Msg-Id): changing it would let a dead letter written before the change and
   // its retry after it both land.
   return `dlq.${stream}.${consumer}.${seq}`;
+}
+
+/**
+ * The Nats-Msg-Id of a dead letter's replay: new relative to the original event's (design §4: the
+ * original may still be inside its stream's duplicate window), and the same for every replay of
+ * this letter, so replays running at once publish it once; the first one stored moved it.
+ */
+export function deadLetterReplayMsgId(deadLetterStream: string, seq: number): string {
+  // A wire name (Nats-Msg-Id), like deadLetterMsgId.
+  return `dlq-replay.${deadLetterStream}.${seq}`;
 }

@@ -1,11 +1,7 @@
 import { AppError } from '../platform/errors.js';
-import { newUlid } from '../platform/ids.js';
-import type { Logger } from '../platform/logger.js';
 import type { EventBus, StoredMessage } from './bus/event-bus.js';
-import { systemClock, type Clock } from '../platform/clock.js';
-import { DEAD_LETTER_HEADERS } from './dead-letter.logic.js';
-import { initialDeadLetterAlertState, nextDeadLetterAlertState, type DeadLetterAlertState } from './dead-letter-monitor.logic.js';
-import { oneLine } from './outbox-relay.js';
+import { DEAD_LETTER_HEADERS, deadLetterReplayMsgId } from './dead-letter.logic.js';
+import { oneLine } from './error-text.logic.js';
 
 // "Dead letters" is the code's one name for them. Names on the wire keep saying "dlq" because
 // they are contracts: the CATALOG_DLQ stream and its CATALOG.dlq subjects, the x-dlq-* headers,
@@ -27,6 +23,8 @@ export interface DeadLetterFilter {
   from?: Date;
   to?: Date;
   eventIds?: string[];
+  /** Only letters whose event names this tenant (and so only letters with an event id). */
+  tenantId?: string;
   maxCount?: number;
   /** List what would be replayed, change nothing. */
   dryRun?: boolean;
@@ -57,33 +55,65 @@ function toDeadLetter(message: StoredMessage, deadLetterStream: DeadLetterLocati
   };
 }
 
-/** A dead letter as stored in the DLQ stream, with what its headers say. */
-export interface SelectedDeadLetter {
-  message: StoredMessage;
-  letter: DeadLetter;
+function matchesHeaders(letter: DeadLetter, filter: DeadLetterFilter): boolean {
+  const at = new Date(letter.deadLetteredAt).getTime();
+  if (filter.eventType && letter.eventType !== filter.eventType) return false;
+  if (filter.eventIds && (!letter.eventId || !filter.eventIds.includes(letter.eventId))) return false;
+  if (filter.tenantId && !letter.eventId) return false;
+  if (filter.from && at < filter.from.getTime()) return false;
+  if (filter.to && at >= filter.to.getTime()) return false;
+  return true;
 }
 
-/** The dead letters matching `filter`, oldest first (at most `filter.maxCount`). */
+function tenantOfBody(data: Uint8Array): string {
+  try {
+    const envelope = JSON.parse(Buffer.from(data).toString('utf8')) as { tenantId?: unknown };
+    return typeof envelope.tenantId === 'string' ? envelope.tenantId : '';
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * The tenant a letter's event names: its x-tenant-id header (empty: none). A letter written before
+ * that header existed has no such header; its body is read once to learn it. Those letters age out
+ * with the DLQ stream's retention (90 days), after which every scan is headers only.
+ */
+async function tenantOf(bus: EventBus, stream: string, message: StoredMessage): Promise<string> {
+  const header = message.headers[DEAD_LETTER_HEADERS.tenantId];
+  if (header !== undefined) return header;
+  const stored = await bus.getMessage(stream, message.seq);
+  return stored ? tenantOfBody(stored.data) : '';
+}
+
+/**
+ * The dead letters matching `filter`, oldest first, at most `filter.maxCount`: a scan of the DLQ's
+ * headers a page at a time (the subject filtered by the server), deciding from headers alone and
+ * stopping once it has enough. No body is read (but a legacy letter's, see tenantOf), so what a
+ * scan holds is one page of headers and the letters chosen, whatever the DLQ holds.
+ */
 export async function selectDeadLetters(
   bus: EventBus,
   deadLetterStream: DeadLetterLocation,
   filter: DeadLetterFilter,
-): Promise<SelectedDeadLetter[]> {
-  const stored = await bus.readStream(deadLetterStream.stream, {
+): Promise<DeadLetter[]> {
+  const chosen: DeadLetter[] = [];
+  const limit = filter.maxCount ?? Number.POSITIVE_INFINITY;
+  if (limit <= 0) return chosen;
+  const pages = bus.readPages(deadLetterStream.stream, {
     filterSubject: `${deadLetterStream.subjectPrefix}.${filter.subject ?? '>'}`,
+    headersOnly: true,
   });
-  const out: SelectedDeadLetter[] = [];
-  for (const message of stored) {
-    if (filter.maxCount !== undefined && out.length >= filter.maxCount) break;
-    const letter = toDeadLetter(message, deadLetterStream);
-    const at = new Date(letter.deadLetteredAt).getTime();
-    if (filter.eventType && letter.eventType !== filter.eventType) continue;
-    if (filter.eventIds && (!letter.eventId || !filter.eventIds.includes(letter.eventId))) continue;
-    if (filter.from && at < filter.from.getTime()) continue;
-    if (filter.to && at >= filter.to.getTime()) continue;
-    out.push({ message, letter });
+  for await (const page of pages) {
+    for (const message of page) {
+      const letter = toDeadLetter(message, deadLetterStream);
+      if (!matchesHeaders(letter, filter)) continue;
+      if (filter.tenantId && (await tenantOf(bus, deadLetterStream.stream, message)) !== filter.tenantId) continue;
+      chosen.push(letter);
+      if (chosen.length >= limit) return chosen;
+    }
   }
-  return out;
+  return chosen;
 }
 
 export async function listDeadLetters(
@@ -91,120 +121,77 @@ export async function listDeadLetters(
   deadLetterStream: DeadLetterLocation,
   filter: DeadLetterFilter = {},
 ): Promise<DeadLetter[]> {
-  return (await selectDeadLetters(bus, deadLetterStream, filter)).map((m) => m.letter);
+  return selectDeadLetters(bus, deadLetterStream, filter);
 }
 
-/**
- * Sends matching dead letters back to their original subjects, oldest first, then removes each
- * from the DLQ (see replaySelected).
- */
+export interface DeadLetterReplay {
+  matched: number;
+  /** Letters this call moved back to their subjects; one another replay moved first is not counted. */
+  replayed: number;
+  letters: DeadLetter[];
+}
+
+/** Selects the matching dead letters (see selectDeadLetters) and, unless a dry run, replays them. */
 export async function replayDeadLetters(
   bus: EventBus,
   deadLetterStream: DeadLetterLocation,
   filter: DeadLetterFilter,
-): Promise<{ matched: number; replayed: number; letters: DeadLetter[] }> {
-  const found = await selectDeadLetters(bus, deadLetterStream, filter);
-  if (filter.dryRun) return { matched: found.length, replayed: 0, letters: found.map((f) => f.letter) };
-  return {
-    matched: found.length,
-    replayed: await replaySelected(bus, deadLetterStream, found),
-    letters: found.map((f) => f.letter),
-  };
+): Promise<DeadLetterReplay> {
+  const letters = await selectDeadLetters(bus, deadLetterStream, filter);
+  const replayed = filter.dryRun || !letters.length ? 0 : await replaySelected(bus, deadLetterStream, letters);
+  return { matched: letters.length, replayed, letters };
 }
 
 /**
- * Replays exactly the selected dead letters, by their DLQ sequence (never by event id: producers
- * choose event ids, and two tenants' letters may share one). Each goes back to its original
- * subject with a NEW Nats-Msg-Id (design §4: the original id may still be inside the stream's
- * duplicate window and would be dropped), then is deleted from the DLQ. The body and its eventId
- * are unchanged, so a consumer that already handled the event (another durable on the same
- * subject) skips it through its inbox, and the consumer that failed, which has no inbox row,
- * handles it. Returns how many were replayed; stops at the first that cannot be.
+ * Replays exactly the selected dead letters, oldest first, by their DLQ sequence (never by event id:
+ * producers choose event ids, and two tenants' letters may share one). Each is fetched, published
+ * back to its original subject, then deleted from the DLQ. Its message id is deadLetterReplayMsgId:
+ * new relative to the original event's, and the same for every replay of this letter, so the
+ * publish is the claim: of replays running at once, one stores the copy and the others are told
+ * "duplicate" and count nothing; a letter already gone was replayed by another. The body and its
+ * eventId are unchanged, so a consumer that already handled the event (another durable on the same
+ * subject) skips it through its inbox, and the consumer that failed it handles it. Returns how many
+ * this call moved; stops at the first letter that cannot be replayed.
  */
 export async function replaySelected(
   bus: EventBus,
   deadLetterStream: DeadLetterLocation,
-  selected: readonly SelectedDeadLetter[],
+  selected: readonly DeadLetter[],
 ): Promise<number> {
   let replayed = 0;
-  for (const { message, letter } of selected) {
+  for (const letter of selected) {
     try {
-      // Header values and the message id are wire names (see the top of the file).
-      const headers: Record<string, string> = {
-        'Content-Type': 'application/json',
-        'x-replayed-from': 'dlq',
-        'x-dlq-seq': String(message.seq),
-      };
-      if (message.headers.traceparent) headers.traceparent = message.headers.traceparent;
-      await bus.publish(letter.originalSubject, message.data, {
-        msgId: `${letter.eventId ?? 'unknown'}.dlq-replay.${newUlid()}`,
-        headers,
+      const message = await bus.getMessage(deadLetterStream.stream, letter.seq);
+      if (!message) continue;
+      const ack = await bus.publish(letter.originalSubject, message.data, {
+        msgId: deadLetterReplayMsgId(deadLetterStream.stream, letter.seq),
+        headers: replayHeaders(message),
       });
-      await bus.deleteMessage(deadLetterStream.stream, message.seq);
+      // Whoever stored the copy, the letter is back on its subject: it leaves the DLQ.
+      await bus.deleteMessage(deadLetterStream.stream, letter.seq);
+      if (!ack.duplicate) replayed += 1;
     } catch (error) {
-      throw new AppError('events.replay_failed', `DLQ replay stopped at sequence ${message.seq}: ${oneLine(error)}`, {
+      throw new AppError('events.replay_failed', `DLQ replay stopped at sequence ${letter.seq}: ${oneLine(error)}`, {
         status: 503,
-        details: { matched: selected.length, replayed, stoppedAt: message.seq },
+        details: { matched: selected.length, replayed, stoppedAt: letter.seq },
         cause: error,
       });
     }
-    replayed += 1;
   }
   return replayed;
 }
 
+function replayHeaders(message: StoredMessage): Record<string, string> {
+  // Header values are wire names (see the top of the file).
+  const headers: Record<string, string> = {
+    'Content-Type': 'application/json',
+    'x-replayed-from': 'dlq',
+    'x-dlq-seq': String(message.seq),
+  };
+  if (message.headers.traceparent) headers.traceparent = message.headers.traceparent;
+  return headers;
+}
+
 export async function deadLetterDepth(bus: EventBus, deadLetterStream: Pick<DeadLetterLocation, 'stream'>): Promise<number> {
   return (await bus.streamState(deadLetterStream.stream)).messages;
-}
-
-export interface DeadLetterMonitor {
-  /** Samples the depth once and applies the alert rule. */
-  check(): Promise<DeadLetterAlertState>;
-  start(intervalMs?: number): void;
-  stop(): void;
-  state(): DeadLetterAlertState;
-  readonly alerting: boolean;
-}
-
-export function createDeadLetterMonitor(options: {
-  depth: () => Promise<number>;
-  alertAfterMs: number;
-  logger: Logger;
-  clock?: Clock;
-}): DeadLetterMonitor {
-  const clock = options.clock ?? systemClock;
-  let state: DeadLetterAlertState = initialDeadLetterAlertState;
-  let timer: NodeJS.Timeout | undefined;
-  const monitor: DeadLetterMonitor = {
-    async check() {
-      const depth = await options.depth();
-      const next = nextDeadLetterAlertState(state, depth, clock.now(), options.alertAfterMs);
-      state = next.state;
-      if (next.transition === 'raised') {
-        options.logger.error(
-          { alert: 'dlq_depth', depth, nonZeroSince: state.nonZeroSince, thresholdMinutes: options.alertAfterMs / 60_000 },
-          'DLQ depth has been above 0 for longer than the alert threshold',
-        );
-      } else if (next.transition === 'cleared') {
-        options.logger.info({ alert: 'dlq_depth' }, 'DLQ is empty again; alert cleared');
-      }
-      return state;
-    },
-    start(intervalMs = 30_000) {
-      if (timer) return;
-      timer = setInterval(() => {
-        monitor.check().catch((error: unknown) => options.logger.warn({ err: oneLine(error) }, 'DLQ depth check failed'));
-      }, intervalMs);
-      timer.unref?.();
-    },
-    stop() {
-      clearInterval(timer);
-      timer = undefined;
-    },
-    state: () => ({ ...state }),
-    get alerting() {
-      return state.alerting;
-    },
-  };
-  return monitor;
 }

@@ -7,7 +7,7 @@ import { keepAliveIntervalMs, orderCandidates } from './consumer-stages.logic.js
 import { HeldMessages } from './held-messages.js';
 import { createOrderGuard, type OrderGuard } from './order-guard.js';
 import { holdLimitMs } from './order-hold.logic.js';
-import { oneLine } from './outbox-relay.js';
+import { oneLine } from './error-text.logic.js';
 
 export interface MessageOrderOptions {
   bus: EventBus;

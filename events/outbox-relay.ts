@@ -1,16 +1,18 @@
-import { deleteInBatches } from '../platform/db/batched-delete.js';
-import { Prisma, type Db, type Tx } from '../platform/db/database.js';
-import { AppError } from '../platform/errors.js';
-import { newUlid } from '../platform/ids.js';
+import os from 'node:os';
+import type { Db } from '../platform/db/database.js';
 import type { Logger } from '../platform/logger.js';
-import { extractContextFromHeaders, injectTraceHeaders, SpanKind, withSpan } from '../platform/telemetry.js';
 import type { EventBus } from './bus/event-bus.js';
 import { systemClock, type Clock } from '../platform/clock.js';
-import { afterRelayRun, inPartitions, reportedFailure, type RelayFailure, type RelayTick } from './outbox-relay.logic.js';
+import { afterRelayRun, type RelayTick } from './outbox-relay.logic.js';
+import { oneLine } from './error-text.logic.js';
+import { relayBatch, type BatchResult } from './relay-batch.js';
+import { RelayLease } from './relay-lease.js';
 import { retryDelayMs } from './retry.logic.js';
 
-/** pg_try_advisory_xact_lock key of the relay: one publisher at a time across replicas. */
-export const OUTBOX_RELAY_LOCK = 0x6f7574626f78n; // "outbox"
+export { OUTBOX_RELAY_LOCK } from './relay-batch.js';
+
+/** How long a relay holds its lease without renewing it, unless told (OUTBOX_RELAY_LEASE_SECONDS). */
+export const DEFAULT_RELAY_LEASE_MS = 10_000;
 
 export interface OutboxRelayOptions {
   db: Db;
@@ -26,14 +28,19 @@ export interface OutboxRelayOptions {
   transactionTimeoutMs?: number;
   /** Prepended to each row's subject, matching `StreamOptions.subjectPrefix` (tests on a shared server). */
   subjectPrefix?: string;
+  /**
+   * The leadership lease's period: a holder that stops renewing (paused, partitioned) loses it
+   * after this long, and another replica takes over.
+   */
+  leaseMs?: number;
+  /** Names this relay in the lease row (SERVICE_INSTANCE); default host:pid. */
+  instance?: string;
+  /** Monotonic ms for the lease's local deadline (tests move it by hand); default performance.now(). */
+  monotonicMs?: () => number;
 }
 
-export interface RelayRun {
-  /** False when another relay replica holds the lock; nothing was read. */
-  locked: boolean;
-  published: number;
-  failed?: { eventId: string; error: string };
-}
+/** One run of the relay; `locked` is false when another replica leads (or a GDPR redaction holds the outbox). */
+export type RelayRun = BatchResult;
 
 export interface RelayStatus {
   running: boolean;
@@ -41,6 +48,10 @@ export interface RelayStatus {
   lastError?: string;
   consecutiveFailures: number;
   publishedTotal: number;
+  /** This relay holds the leadership lease (as far as it may count on it now). */
+  leader: boolean;
+  /** The lease's fencing token while leader. */
+  leaseToken?: string;
 }
 
 export interface OutboxRelay {
@@ -51,15 +62,6 @@ export interface OutboxRelay {
   /** Wakes the poll loop now, e.g. right after a transaction that wrote events committed. */
   notify(): void;
   status(): RelayStatus;
-}
-
-interface OutboxRow {
-  id: bigint;
-  eventId: string;
-  subject: string;
-  partitionKey: string;
-  envelope: unknown;
-  headers: Record<string, string> | null;
 }
 
 export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
@@ -77,7 +79,13 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
 class RelayLoop {
   private readonly clock: Clock;
   private readonly batchSize: number;
-  private readonly state: RelayStatus = { running: false, consecutiveFailures: 0, publishedTotal: 0 };
+  private readonly leaseMs: number;
+  private readonly lease: RelayLease;
+  private readonly state: Omit<RelayStatus, 'leader' | 'leaseToken'> = {
+    running: false,
+    consecutiveFailures: 0,
+    publishedTotal: 0,
+  };
   private loop: Promise<void> | undefined;
   private wakePoll: (() => void) | undefined;
   private wakeAny: (() => void) | undefined;
@@ -86,28 +94,54 @@ class RelayLoop {
   constructor(private readonly options: OutboxRelayOptions) {
     this.clock = options.clock ?? systemClock;
     this.batchSize = options.batchSize ?? 100;
+    this.leaseMs = options.leaseMs ?? DEFAULT_RELAY_LEASE_MS;
+    this.lease = new RelayLease({
+      db: options.db,
+      logger: options.logger,
+      ttlMs: this.leaseMs,
+      instance: options.instance ?? `${os.hostname()}:${process.pid}`,
+      monotonicMs: options.monotonicMs,
+    });
   }
 
   status(): RelayStatus {
-    return { ...this.state };
+    const token = this.lease.validToken();
+    return { ...this.state, leader: token !== undefined, ...(token !== undefined ? { leaseToken: String(token) } : {}) };
   }
 
+  /** One batch under the lease: taken or renewed first; nothing is read while another replica holds it. */
   async runOnce(): Promise<RelayRun> {
     const { db, logger } = this.options;
-    const result = await db.$transaction((tx) => relayBatch(tx, this.options, this.clock, this.batchSize), {
-      timeout: this.options.transactionTimeoutMs ?? 60_000,
-      maxWait: 10_000,
-    });
+    const token = (await this.lease.ensure()) ? this.lease.validToken() : undefined;
+    if (token === undefined) return { locked: false, published: 0 };
+    const result = await db.$transaction(
+      (tx) =>
+        relayBatch(tx, {
+          bus: this.options.bus,
+          clock: this.clock,
+          batchSize: this.batchSize,
+          subjectPrefix: this.options.subjectPrefix,
+          token,
+          leaseMs: this.leaseMs,
+          leaseValid: () => this.lease.validToken() === token,
+        }),
+      { timeout: this.options.transactionTimeoutMs ?? 60_000, maxWait: 10_000 },
+    );
     this.state.lastRunAt = this.clock.now().toISOString();
     this.state.publishedTotal += result.published;
     if (result.failed)
       logger.warn({ eventId: result.failed.eventId, err: result.failed.error }, 'outbox publish failed; the batch waits');
+    if (result.leaseLost) {
+      this.lease.lost();
+      logger.warn({ token: String(token) }, 'outbox relay lease lapsed mid-batch; its rows wait for the next holder');
+    }
     return result;
   }
 
   start(): void {
     if (this.state.running) return;
     this.state.running = true;
+    this.lease.startHeartbeat();
     this.loop = this.poll();
   }
 
@@ -120,6 +154,13 @@ class RelayLoop {
     for (let i = 0; i < 10; i++) {
       if ((await this.tick()) !== 'more') break;
     }
+    // Then another replica may lead at once instead of after the lease runs out.
+    this.lease.stopHeartbeat();
+    await this.lease
+      .release()
+      .catch((error: unknown) =>
+        this.options.logger.warn({ err: oneLine(error) }, 'outbox relay lease release failed; it expires by itself'),
+      );
   }
 
   notify(): void {
@@ -181,186 +222,4 @@ class RelayLoop {
       if (wakeOnNotify) this.wakePoll = done;
     });
   }
-}
-
-/** One relay run, in its transaction: the lock, the rows that may go, their publishes, their marks. */
-async function relayBatch(tx: Tx, options: OutboxRelayOptions, clock: Clock, batchSize: number): Promise<RelayRun> {
-  const [{ locked }] = await tx.$queryRaw<
-    Array<{ locked: boolean }>
-  >`SELECT pg_try_advisory_xact_lock(${OUTBOX_RELAY_LOCK}) AS locked`;
-  if (!locked) return { locked: false, published: 0 };
-  const rows = await rowsReadyToPublish(tx, batchSize);
-  const { published, failed } = await publishByPartition(rows, (row) => publishRow(options, row));
-  if (published.length) {
-    await tx.$executeRaw`UPDATE "OutboxEvent" SET "publishedAt" = ${clock.now()} WHERE id IN (${Prisma.join(published.map((row) => row.id))})`;
-  }
-  if (failed) {
-    await tx.$executeRaw`UPDATE "OutboxEvent" SET attempts = attempts + 1, "lastError" = ${failed.error} WHERE id = ${failed.row.id}`;
-  }
-  return {
-    locked: true,
-    published: published.length,
-    ...(failed ? { failed: { eventId: failed.row.eventId, error: failed.error } } : {}),
-  };
-}
-
-function rowsReadyToPublish(tx: Tx, batchSize: number): Promise<OutboxRow[]> {
-  // Ids come from a sequence, so a transaction can take a lower id and commit after a
-  // higher one. Rows are only taken below the oldest transaction still running (the
-  // snapshot's xmin): an uncommitted lower row can never be overtaken, and a row is taken
-  // in id order once everything before it has settled.
-  //
-  // Transaction ids are cluster-wide, so a long transaction in ANOTHER database of the same
-  // server would hold that horizon back too. Those are left out when pg_stat_activity
-  // proves them foreign; an id it cannot place (already ended, or hidden from this role)
-  // still counts, so the refinement can only make the relay wait, never skip.
-  //
-  // One replica publishes at a time (the advisory lock) rather than replicas sharing rows
-  // with FOR UPDATE SKIP LOCKED: with skipping, replica B would publish row 2 of a course
-  // while replica A still holds row 1, and the stream would carry them out of order.
-  return tx.$queryRaw<OutboxRow[]>`
-    SELECT id, "eventId", subject, "partitionKey", envelope, headers FROM "OutboxEvent"
-    WHERE "publishedAt" IS NULL AND txid < (
-      SELECT COALESCE(min(xip::text::bigint), min(pg_snapshot_xmax(snap.s)::text::bigint))
-      FROM (SELECT pg_current_snapshot() AS s) snap
-      LEFT JOIN LATERAL pg_snapshot_xip(snap.s) AS xip ON xip::text::bigint % 4294967296 NOT IN (
-        SELECT backend_xid::text::bigint FROM pg_stat_activity
-        WHERE backend_xid IS NOT NULL AND datname IS DISTINCT FROM current_database()
-      )
-    )
-    ORDER BY id LIMIT ${batchSize}`;
-}
-
-/**
- * Rows of different partitions go out together (one ack round trip for many rows, not one each);
- * rows of one partition one after the other, in id order, so the stream holds every partition in
- * commit order. A failed row stops only its own partition: its later rows wait, since publishing
- * past it would reorder that partition.
- */
-async function publishByPartition(
-  rows: readonly OutboxRow[],
-  publish: (row: OutboxRow) => Promise<unknown>,
-): Promise<{ published: OutboxRow[]; failed?: RelayFailure<OutboxRow> }> {
-  const published: OutboxRow[] = [];
-  const failures: RelayFailure<OutboxRow>[] = [];
-  await Promise.all(
-    inPartitions(rows).map(async (partition) => {
-      for (const row of partition) {
-        try {
-          await publish(row);
-          published.push(row);
-        } catch (error) {
-          failures.push({ row, error: oneLine(error) });
-          return;
-        }
-      }
-    }),
-  );
-  return { published, failed: reportedFailure(failures) };
-}
-
-/**
- * Nats-Msg-Id = eventId: a row re-sent after a crash between publish and commit is dropped by the
- * stream's duplicate window and reported as a duplicate, i.e. done. A producer span in the trace
- * of the request that wrote the row; consumers continue from it.
- */
-function publishRow(options: OutboxRelayOptions, row: OutboxRow): Promise<unknown> {
-  const attributes = {
-    'messaging.system': 'nats',
-    'messaging.destination.name': row.subject,
-    'messaging.message.id': row.eventId,
-  };
-  return withSpan(
-    `publish ${row.subject}`,
-    attributes,
-    () =>
-      options.bus.publish(`${options.subjectPrefix ?? ''}${row.subject}`, Buffer.from(JSON.stringify(row.envelope)), {
-        msgId: row.eventId,
-        headers: injectTraceHeaders({ ...(row.headers ?? {}) }),
-      }),
-    { kind: SpanKind.PRODUCER, parent: extractContextFromHeaders(row.headers ?? {}) },
-  );
-}
-
-/** `months` calendar months before `now` (UTC). */
-export function monthsBefore(now: Date, months: number): Date {
-  const cutoff = new Date(now);
-  cutoff.setUTCMonth(cutoff.getUTCMonth() - months);
-  return cutoff;
-}
-
-/**
- * Deletes published events older than the cold-archive retention (spec: 13 months), `batchSize`
- * rows per statement so no delete holds locks or bloats WAL for long. Unpublished rows are never
- * purged, whatever their age.
- */
-export async function purgeArchive(db: Db, now: Date, months: number, batchSize = 5_000): Promise<number> {
-  const cutoff = monthsBefore(now, months);
-  return deleteInBatches(
-    batchSize,
-    (limit) => db.$executeRaw`
-      DELETE FROM "OutboxEvent" WHERE id IN (
-        SELECT id FROM "OutboxEvent" WHERE "publishedAt" < ${cutoff} ORDER BY "publishedAt" LIMIT ${limit})`,
-  );
-}
-
-export interface ArchiveFilter {
-  eventType?: string;
-  tenantId?: string;
-  partitionKey?: string;
-  eventIds?: string[];
-  /** On `createdAt`: when the event was written to the outbox. */
-  from?: Date;
-  to?: Date;
-  maxCount?: number;
-}
-
-/**
- * Admin operation: re-publishes archived (already published) events to their subjects, in
- * original order. Each gets a NEW Nats-Msg-Id, or the stream would drop it as a duplicate while
- * the window lasts; the envelope and its eventId are unchanged, so consumers that already
- * processed an event skip it through their inbox and only new or rebuilt projections act on it.
- */
-export async function replayFromArchive(
-  db: Db,
-  bus: EventBus,
-  filter: ArchiveFilter,
-  options: { subjectPrefix?: string } = {},
-): Promise<{ matched: number; replayed: number; eventIds: string[] }> {
-  const rows = await db.outboxEvent.findMany({
-    where: {
-      publishedAt: { not: null },
-      ...(filter.eventType ? { eventType: filter.eventType } : {}),
-      ...(filter.tenantId ? { tenantId: filter.tenantId } : {}),
-      ...(filter.partitionKey ? { partitionKey: filter.partitionKey } : {}),
-      ...(filter.eventIds ? { eventId: { in: filter.eventIds } } : {}),
-      ...(filter.from || filter.to
-        ? { createdAt: { ...(filter.from ? { gte: filter.from } : {}), ...(filter.to ? { lt: filter.to } : {}) } }
-        : {}),
-    },
-    orderBy: { id: 'asc' },
-    take: filter.maxCount ?? 1_000,
-  });
-  const eventIds: string[] = [];
-  for (const row of rows) {
-    try {
-      await bus.publish(`${options.subjectPrefix ?? ''}${row.subject}`, Buffer.from(JSON.stringify(row.envelope)), {
-        msgId: `${row.eventId}.replay.${newUlid()}`,
-        headers: { ...((row.headers as Record<string, string> | null) ?? {}), 'x-replayed-from': 'archive' },
-      });
-    } catch (error) {
-      throw new AppError('events.replay_failed', `Replay stopped at ${row.eventId}: ${oneLine(error)}`, {
-        status: 503,
-        details: { replayed: eventIds.length, stoppedAt: row.eventId },
-        cause: error,
-      });
-    }
-    eventIds.push(row.eventId);
-  }
-  return { matched: rows.length, replayed: eventIds.length, eventIds };
-}
-
-export function oneLine(error: unknown, max = 500): string {
-  const text = error instanceof Error ? error.message : String(error);
-  return text.replace(/\s+/g, ' ').trim().slice(0, max);
 }

@@ -2,7 +2,7 @@ import type { Db } from '../platform/db/database.js';
 import type { Logger } from '../platform/logger.js';
 import type { Clock } from '../platform/clock.js';
 import { purgeInbox } from './inbox.js';
-import { monthsBefore, purgeArchive } from './outbox-relay.js';
+import { monthsBefore, purgeArchive } from './outbox-archive.js';
 
 /**
  * The event tables' retention, run by every event worker: published outbox rows past the cold

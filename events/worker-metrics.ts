@@ -14,8 +14,18 @@ const OUTBOX_LAG = {
 const DLQ_DEPTH = { name: 'dlq_depth', help: 'Messages in the dead-letter stream.', labelNames: ['stream'] };
 const DLQ_ALERT = {
   name: 'dlq_alert',
-  help: 'Dead-letter alert: 1 when the DLQ has been non-empty longer than DLQ_ALERT_MINUTES.',
+  help: 'Dead-letter alert: 1 when the oldest dead letter is older than DLQ_ALERT_MINUTES (the DLQ has been non-empty that long).',
   labelNames: ['stream'],
+};
+const DLQ_OLDEST_AGE = {
+  name: 'dlq_oldest_letter_age_seconds',
+  help: 'Age of the oldest letter in the dead-letter stream, from its stream timestamp (0 when empty): the same on every replica.',
+  labelNames: ['stream'],
+};
+const RELAY_LEADER = {
+  name: 'outbox_relay_leader',
+  help: 'Whether this worker holds the outbox relay lease (1) or not (0): sum over replicas is 1 while publishing works.',
+  labelNames: [],
 };
 const CONSUMER_REDELIVERIES = {
   name: 'consumer_redeliveries_total',
@@ -31,7 +41,8 @@ const SCHEMA_DIGEST_MISMATCHES = {
 /**
  * The event worker's metrics, read at scrape time from what the worker already tracks: outbox
  * backlog and lag (from the table, so every replica reports the same value: aggregate with max()),
- * DLQ depth and alert state (the DLQ monitor's last sample), consumer redeliveries (the
+ * DLQ depth, oldest letter's age and alert state (the DLQ monitor's last sample of the DLQ stream,
+ * the same on every replica: aggregate with max()), consumer redeliveries (the
  * handler failures that sent a message back, per durable), and consumed events whose schemaUri
  * digest differs from our copy of the producer's schema (per durable: a closed label set).
  */
@@ -62,10 +73,14 @@ export function feedWorkerMetrics(
   const removers = [
     metrics.feed(OUTBOX_BACKLOG, async () => (await outbox()).backlog),
     metrics.feed(OUTBOX_LAG, async () => (await outbox()).lag),
+    metrics.feed(RELAY_LEADER, () => (worker.health().relay.leader ? 1 : 0)),
     // dlq_depth / dlq_alert are the metrics' wire names (dashboards and alerts query them).
     metrics.feed(DLQ_DEPTH, () => [{ labels: { stream: deps.deadLetterStream }, value: worker.health().deadLetters.depth }]),
     metrics.feed(DLQ_ALERT, () => [
       { labels: { stream: deps.deadLetterStream }, value: worker.health().deadLetters.alerting ? 1 : 0 },
+    ]),
+    metrics.feed(DLQ_OLDEST_AGE, () => [
+      { labels: { stream: deps.deadLetterStream }, value: worker.health().deadLetters.oldestLetterAgeSeconds },
     ]),
     metrics.onScrape(() => {
       for (const consumer of worker.health().consumers) {

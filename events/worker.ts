@@ -6,7 +6,7 @@ import type { EventBus } from './bus/event-bus.js';
 import { systemClock, type Clock } from '../platform/clock.js';
 import { startConsumer } from './consumer-runner.js';
 import type { ConsumerHandle, ConsumerSpec, ConsumerStats } from './consumer-spec.js';
-import { createDeadLetterMonitor, deadLetterDepth, type DeadLetterMonitor } from './dead-letters.js';
+import { createDeadLetterMonitor, sampleDeadLetters, type DeadLetterMonitor } from './dead-letter-monitor.js';
 import type { DeadLetterAlertState } from './dead-letter-monitor.logic.js';
 import { createEventProducer, type EventProducer } from './outbox.js';
 import { createRetentionJob, type RetentionJob } from './retention.js';
@@ -69,13 +69,24 @@ export async function startEventWorker(options: EventWorkerOptions): Promise<Eve
   };
 
   await ensureStreams(bus, config, options.streams);
-  const relay = createOutboxRelay({ db, bus, logger, clock, subjectPrefix: options.streams?.subjectPrefix, ...options.relay });
+  const relay = createOutboxRelay({
+    db,
+    bus,
+    logger,
+    clock,
+    subjectPrefix: options.streams?.subjectPrefix,
+    leaseMs: config.events.relayLeaseSeconds * 1000,
+    instance: config.service.instance,
+    ...options.relay,
+  });
   relay.start();
   const deadLetterMonitor = createDeadLetterMonitor({
-    depth: () => deadLetterDepth(bus, deadLetterStream),
+    sample: () => sampleDeadLetters(bus, deadLetterStream),
     alertAfterMs: config.events.dlqAlertMinutes * 60_000,
     logger,
     clock,
+    // One replica announces the alert in its log: the one leading the relay.
+    announces: () => relay.status().leader,
   });
   await deadLetterMonitor.check();
   deadLetterMonitor.start(options.deadLetterCheckIntervalMs);

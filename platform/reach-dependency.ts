@@ -36,8 +36,13 @@ export class DependencyMisconfiguredError extends Error {
   }
 }
 
-/** The URL without user, password or query (where libpq and Redis URLs may carry a password). */
+/**
+ * The URL without user, password or query (where libpq and Redis URLs may carry a password); each
+ * one of a comma-separated list of URLs (NATS_URL's server list).
+ */
 export function redactUrl(raw: string): string {
+  const list = raw.split(',').map((part) => part.trim());
+  if (list.length > 1 && list.every((part) => /^[a-z][a-z0-9+.-]*:\/\//i.test(part))) return list.map(redactUrl).join(',');
   try {
     const url = new URL(raw);
     return `${url.protocol}//${url.host}${url.pathname === '/' ? '' : url.pathname}`;

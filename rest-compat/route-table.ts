@@ -364,11 +364,12 @@ export const ROUTES: Route[] = [
     method: 'POST',
     path: '/admin/v1/catalog/dlq/replay',
     summary: "Send the tenant's matching dead letters back to their subjects",
-    description: 'Every member of the filter is optional; `dryRun` counts without replaying.',
+    description:
+      'A replay needs at least one of `subject`, `eventType`, `from`, `to`, `eventIds` (`"subject": ">"` replays every letter of the tenant); `dryRun` counts without replaying and needs none. `replayed` counts only the letters this call moved: of concurrent replays of one letter, one moves it.',
     scopes: CATALOG_ADMIN,
     body: schema.replayDeadLettersBody,
     responses: { 200: { description: 'How many letters matched and were replayed', schema: schema.deadLetterReplay } },
-    errors: { 400: ['BAD_USER_INPUT'], 503: ['service.unavailable'] },
+    errors: { 400: ['BAD_USER_INPUT', 'events.replay_filter_required'], 503: ['service.unavailable', 'events.replay_failed'] },
     check: ({ body }: RouteRequest) => {
       const { from, to } = body as { from?: string; to?: string };
       if (from && to && Date.parse(from) > Date.parse(to))

@@ -90,10 +90,19 @@ export interface ReadStreamOptions {
   maxCount?: number;
 }
 
+export interface ReadPagesOptions extends ReadStreamOptions {
+  /** At most this many messages per page (default 256): what a reader holds at once. */
+  pageSize?: number;
+  /** Headers only, `data` empty: a scan that decides from headers which bodies it needs. */
+  headersOnly?: boolean;
+}
+
 export interface StreamState {
   messages: number;
   firstSeq: number;
   lastSeq: number;
+  /** When the first message still stored was stored; undefined when the stream is empty. */
+  firstTime?: Date;
 }
 
 export interface MaxDeliveriesAdvisory {
@@ -133,6 +142,11 @@ export interface EventBus {
    * filter, from `fromSeq` up to `toSeq` (both inclusive), at most `maxCount`.
    */
   readStream(stream: string, options?: ReadStreamOptions): Promise<StoredMessage[]>;
+  /**
+   * What readStream reads, a page at a time, so a reader of a large stream holds one page (and,
+   * with `headersOnly`, no bodies). Leaving the loop early ends the read.
+   */
+  readPages(stream: string, options?: ReadPagesOptions): AsyncIterable<StoredMessage[]>;
   getMessage(stream: string, seq: number): Promise<StoredMessage | undefined>;
   deleteMessage(stream: string, seq: number): Promise<boolean>;
   /**
@@ -144,3 +158,10 @@ export interface EventBus {
 }
 
 export const DEFAULT_DUPLICATE_WINDOW_MS = 2 * 60 * 1000;
+
+/** Every message of a paged read, in order. */
+export async function collectPages(pages: AsyncIterable<StoredMessage[]>): Promise<StoredMessage[]> {
+  const out: StoredMessage[] = [];
+  for await (const page of pages) out.push(...page);
+  return out;
+}

@@ -1,5 +1,6 @@
 import { systemClock, type Clock } from '../../platform/clock.js';
 import {
+  collectPages,
   DEFAULT_DUPLICATE_WINDOW_MS,
   type BusMessage,
   type DurableConsumerSpec,
@@ -8,6 +9,7 @@ import {
   type MessageHandler,
   type PublishOptions,
   type PublishResult,
+  type ReadPagesOptions,
   type StoredMessage,
   type StreamSpec,
   type StreamState,
@@ -90,7 +92,13 @@ export function createInProcessBus(options: { clock?: Clock } = {}): EventBus {
     async streamState(name): Promise<StreamState> {
       const stream = streamOf(bus, name);
       const seqs = [...stream.messages.keys()];
-      return { messages: seqs.length, firstSeq: seqs[0] ?? stream.lastSeq + 1, lastSeq: stream.lastSeq };
+      const first = seqs.length ? stream.messages.get(seqs[0]) : undefined;
+      return {
+        messages: seqs.length,
+        firstSeq: seqs[0] ?? stream.lastSeq + 1,
+        lastSeq: stream.lastSeq,
+        ...(first ? { firstTime: new Date(first.time) } : {}),
+      };
     },
     publish: (subject, data, opts: PublishOptions = {}) => publish(bus, subject, data, opts),
     consume: (spec, handler) => consume(bus, spec, handler),
@@ -108,17 +116,8 @@ export function createInProcessBus(options: { clock?: Clock } = {}): EventBus {
       const unsettled = Math.min(...consumer.pending.keys(), ...consumer.redeliver, consumer.nextSeq);
       return unsettled - 1;
     },
-    async readStream(name, opts = {}) {
-      const stream = streamOf(bus, name);
-      const out: StoredMessage[] = [];
-      for (const message of stream.messages.values()) {
-        if (opts.maxCount !== undefined && out.length >= opts.maxCount) break;
-        if (opts.toSeq !== undefined && message.seq > opts.toSeq) break;
-        if (opts.fromSeq !== undefined && message.seq < opts.fromSeq) continue;
-        if (!opts.filterSubject || subjectMatches(opts.filterSubject, message.subject)) out.push(copy(message));
-      }
-      return out;
-    },
+    readStream: (name, opts = {}) => collectPages(readPages(bus, name, opts)),
+    readPages: (name, opts = {}) => readPages(bus, name, opts),
     async getMessage(name, seq) {
       const message = streamOf(bus, name).messages.get(seq);
       return message ? copy(message) : undefined;
@@ -132,6 +131,27 @@ export function createInProcessBus(options: { clock?: Clock } = {}): EventBus {
     },
     close: () => close(bus),
   };
+}
+
+/** The stream's messages in order, `pageSize` at a time; the stream is read as the pages are taken. */
+async function* readPages(bus: MemBus, name: string, opts: ReadPagesOptions): AsyncGenerator<StoredMessage[]> {
+  const stream = streamOf(bus, name);
+  const pageSize = opts.pageSize ?? 256;
+  let page: StoredMessage[] = [];
+  let taken = 0;
+  for (const message of stream.messages.values()) {
+    if (opts.maxCount !== undefined && taken >= opts.maxCount) break;
+    if (opts.toSeq !== undefined && message.seq > opts.toSeq) break;
+    if (opts.fromSeq !== undefined && message.seq < opts.fromSeq) continue;
+    if (opts.filterSubject && !subjectMatches(opts.filterSubject, message.subject)) continue;
+    page.push(opts.headersOnly ? { ...message, headers: { ...message.headers }, data: new Uint8Array(0) } : copy(message));
+    taken++;
+    if (page.length >= pageSize) {
+      yield page;
+      page = [];
+    }
+  }
+  if (page.length) yield page;
 }
 
 function streamOf(bus: MemBus, name: string): MemStream {

@@ -1,4 +1,4 @@
-import { connect, headers as natsHeaders, nanos, nuid, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
+import { connect, headers as natsHeaders, nanos, TimeoutError, type NatsConnection } from '@nats-io/transport-node';
 import {
   AckPolicy,
   DeliverPolicy,
@@ -12,21 +12,21 @@ import {
   type JetStreamManager,
   type JsMsg,
 } from '@nats-io/jetstream';
+import { natsServers } from '../../platform/config/config.js';
 import type { Logger } from '../../platform/logger.js';
 import {
+  collectPages,
   DEFAULT_DUPLICATE_WINDOW_MS,
   type BusMessage,
   type DurableConsumerSpec,
   type EventBus,
-  type Headers,
   type MaxDeliveriesAdvisory,
   type MessageHandler,
-  type ReadStreamOptions,
-  type StoredMessage,
   type StreamSpec,
   type Subscription,
 } from './event-bus.js';
 import { streamChanges } from './stream-config.logic.js';
+import { readPages, toHeaders } from './jetstream-read.js';
 
 export interface JetStreamBusOptions {
   logger: Logger;
@@ -42,17 +42,14 @@ const MAX_DELIVERIES_ADVISORY = '$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.>';
 
 const isApiError = (error: unknown, code: number) => error instanceof JetStreamApiError && error.code === code;
 
-function toHeaders(h: MsgHdrs | undefined): Headers {
-  const out: Headers = {};
-  if (!h) return out;
-  for (const key of h.keys()) out[key] = h.get(key);
-  return out;
-}
-
-/** Connects to NATS and returns the JetStream bus; `close()` drains the connection it opened. */
-export async function connectJetStreamBus(url: string, options: JetStreamBusOptions): Promise<EventBus> {
+/**
+ * Connects to NATS and returns the JetStream bus; `close()` drains the connection it opened.
+ * `natsUrl` is one server or a comma-separated list: the first reachable one is used, and the
+ * client learns the rest of the cluster from it.
+ */
+export async function connectJetStreamBus(natsUrl: string, options: JetStreamBusOptions): Promise<EventBus> {
   const nc = await connect({
-    servers: url,
+    servers: natsServers(natsUrl),
     name: 'catalog-events',
     maxReconnectAttempts: -1,
     // Without this the client builds an Error (a stack trace) for every publish and request in
@@ -122,7 +119,13 @@ export async function createJetStreamBus(
     },
     async streamState(name) {
       const { state } = await jsm.streams.info(name);
-      return { messages: state.messages, firstSeq: state.first_seq, lastSeq: state.last_seq };
+      return {
+        messages: state.messages,
+        firstSeq: state.first_seq,
+        lastSeq: state.last_seq,
+        // An empty stream reports the zero time (0001-01-01) as its first.
+        ...(state.messages > 0 ? { firstTime: new Date(state.first_ts) } : {}),
+      };
     },
     async publish(subject, data, opts = {}) {
       const h = natsHeaders();
@@ -144,7 +147,8 @@ export async function createJetStreamBus(
     async consumerAckFloor(stream, durable) {
       return (await jsm.consumers.info(stream, durable)).ack_floor.stream_seq;
     },
-    readStream: (stream, opts = {}) => readStream(jsm, js, stream, opts),
+    readPages: (stream, opts = {}) => readPages(jsm, js, stream, opts),
+    readStream: (stream, opts = {}) => collectPages(readPages(jsm, js, stream, opts)),
     async getMessage(stream, seq) {
       try {
         const m = await jsm.streams.getMessage(stream, { seq });
@@ -159,8 +163,9 @@ export async function createJetStreamBus(
       try {
         return await jsm.streams.deleteMessage(stream, seq, false);
       } catch (error) {
-        // Servers answer a missing sequence with "delete failed" (10043) rather than "not found".
-        if (error instanceof JetStreamApiError && /not found/i.test(error.message)) return false;
+        // A missing sequence is answered "delete failed … not found" (10043) by a memory stream and
+        // "no message found" (10057) by a file stream, whose codes name no such case.
+        if (error instanceof JetStreamApiError && /not found|no message found/i.test(error.message)) return false;
         throw error;
       }
     },
@@ -185,6 +190,21 @@ interface PullContext {
   /** Before 2.11 the server does not read `+TERM <reason>` as a term and redelivers. */
   termTakesReason: boolean;
   subscriptions: Set<Subscription>;
+}
+
+/**
+ * upsertConsumer, tried again when the API does not answer in time: a consumer made on a
+ * replicated stream while a node is down may wait out a leader election (seconds) before it
+ * answers, and creating it again is harmless (the same durable, the same settings).
+ */
+async function ensureConsumer(jsm: JetStreamManager, spec: DurableConsumerSpec, attempts = 3): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await upsertConsumer(jsm, spec);
+    } catch (error) {
+      if (!(error instanceof TimeoutError) || attempt >= attempts) throw error;
+    }
+  }
 }
 
 /** Creates the durable consumer, or updates its delivery settings; its filter never changes. */
@@ -236,7 +256,7 @@ function wrap(m: JsMsg, termTakesReason: boolean): BusMessage {
  */
 async function consume(pulls: PullContext, spec: DurableConsumerSpec, handler: MessageHandler): Promise<Subscription> {
   const { js, logger, prefetch, pullExpiresMs, retryDelayMs, subscriptions } = pulls;
-  await upsertConsumer(pulls.jsm, spec);
+  await ensureConsumer(pulls.jsm, spec);
   const consumer = await js.consumers.get(spec.stream, spec.durable);
   const concurrency = Math.max(1, spec.concurrency ?? 1);
   const running = new Set<Promise<void>>();
@@ -291,66 +311,6 @@ async function consume(pulls: PullContext, spec: DurableConsumerSpec, handler: M
   };
   subscriptions.add(subscription);
   return subscription;
-}
-
-async function readStream(
-  jsm: JetStreamManager,
-  js: JetStreamClient,
-  stream: string,
-  opts: ReadStreamOptions,
-): Promise<StoredMessage[]> {
-  // An ephemeral, unacknowledged consumer reads a filtered stream in order without
-  // touching any durable consumer's position.
-  const name = `read_${nuid.next()}`;
-  const info = await jsm.consumers.add(stream, {
-    name,
-    ack_policy: AckPolicy.None,
-    ...(opts.fromSeq && opts.fromSeq > 1
-      ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: opts.fromSeq }
-      : { deliver_policy: DeliverPolicy.All }),
-    filter_subject: opts.filterSubject,
-    inactive_threshold: nanos(60_000),
-    mem_storage: true,
-  });
-  const out: StoredMessage[] = [];
-  const toSeq = opts.toSeq ?? Number.POSITIVE_INFINITY;
-  try {
-    let remaining = Math.min(info.num_pending, opts.maxCount ?? Number.POSITIVE_INFINITY);
-    const reader = await js.consumers.get(stream, name);
-    while (remaining > 0) {
-      const batch = await reader.fetch({ max_messages: Math.min(remaining, 256), expires: 5_000 });
-      let got = 0;
-      for await (const m of batch) {
-        got++;
-        if (m.seq > toSeq) {
-          remaining = 0;
-          continue;
-        }
-        out.push({ stream, seq: m.seq, subject: m.subject, data: m.data, headers: toHeaders(m.headers), time: m.time });
-        remaining--;
-      }
-      if (got === 0) {
-        // Messages deleted since the consumer counted them never arrive; anything else that ends
-        // a fetch empty-handed (a server restart, a lost pull) must not pass for the end of the
-        // range: the order guard takes this read as every message up to `toSeq`.
-        await expectNothingLeft(jsm, stream, name, toSeq);
-        break;
-      }
-    }
-  } finally {
-    await jsm.consumers.delete(stream, name).catch(() => undefined);
-  }
-  return out;
-}
-
-/** Throws unless the reading consumer has nothing left to deliver up to `toSeq`. */
-async function expectNothingLeft(jsm: JetStreamManager, stream: string, reader: string, toSeq: number): Promise<void> {
-  const info = await jsm.consumers.info(stream, reader);
-  const deliveredThrough = info.delivered.stream_seq;
-  if (info.num_pending > 0 && deliveredThrough < toSeq)
-    throw new Error(
-      `stream ${stream}: read ended at sequence ${deliveredThrough} with ${info.num_pending} message(s) still pending`,
-    );
 }
 
 /** One subscription to the MAX_DELIVERIES advisories, made on first listen, fanned out to the listeners. */

@@ -3,6 +3,8 @@ import path from 'node:path';
 import type { QueryLimits } from '../graphql/query-limits.js';
 import { envBool, envInt, envKeyValuePairs, envOneOf, envRatio, envString, envUrl, type Env } from './env.js';
 
+import { ConfigError } from './env.js';
+
 export { ConfigError, type Env } from './env.js';
 
 /**
@@ -32,6 +34,7 @@ export interface PlatformConfig {
   dbPoolSize: number;
   /** Hot statements as named prepared statements (off behind a transaction-mode pooler without prepared-statement support). */
   dbPreparedStatements: boolean;
+  /** NATS_URL: one server, or a comma-separated list of them (split with natsServers()). */
   natsUrl?: string;
   redisUrl?: string;
   auth: AuthConfig;
@@ -168,6 +171,35 @@ function loadOps(env: Env, production: boolean): OpsConfig {
   };
 }
 
+/** The servers of a NATS_URL value: the NATS clients' comma-separated convention. */
+export function natsServers(natsUrl: string): string[] {
+  return natsUrl.split(',').map((server) => server.trim());
+}
+
+/**
+ * NATS_URL as a server list (any one reachable server is enough to start; the client learns the
+ * rest of the cluster from it). Each entry is a nats:// or tls:// URL: the Node transport speaks
+ * neither WebSocket scheme.
+ */
+function natsUrl(env: Env): string | undefined {
+  const raw = envString(env, 'NATS_URL');
+  if (raw === undefined) return undefined;
+  const servers = natsServers(raw);
+  servers.forEach((server, i) => {
+    // The entry's position, never its text: a server URL may carry a password.
+    const entry = servers.length > 1 ? ` (entry ${i + 1} of ${servers.length})` : '';
+    let protocol: string;
+    try {
+      protocol = new URL(server).protocol;
+    } catch {
+      throw new ConfigError('NATS_URL', `must be a URL or a comma-separated list of URLs${entry}`);
+    }
+    if (protocol !== 'nats:' && protocol !== 'tls:')
+      throw new ConfigError('NATS_URL', `must use nats: or tls:, got ${protocol}${entry}`);
+  });
+  return servers.join(',');
+}
+
 export function loadPlatformConfig(env: Env = process.env): PlatformConfig {
   const production = env.NODE_ENV === 'production';
   return {
@@ -181,7 +213,7 @@ export function loadPlatformConfig(env: Env = process.env): PlatformConfig {
     databaseUrl: envUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     dbPoolSize: envInt(env, 'DB_POOL_SIZE', 10, 1, 500),
     dbPreparedStatements: envBool(env, 'DB_PREPARED_STATEMENTS', true),
-    natsUrl: envUrl(env, 'NATS_URL', ['nats:', 'tls:', 'ws:', 'wss:']),
+    natsUrl: natsUrl(env),
     redisUrl: envUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
     auth: loadAuth(env),
     logLevel: envString(env, 'LOG_LEVEL') ?? 'info',

@@ -472,7 +472,7 @@ describe('POST /admin/v1/catalog/dlq/replay', () => {
     });
     expect(response.status, response.text).toBe(200);
     expect(response.json).toEqual({ matched: expect.any(Number), replayed: 0 });
-    const all = await call('/admin/v1/catalog/dlq/replay', { method: 'POST', body: {} });
+    const all = await call('/admin/v1/catalog/dlq/replay', { method: 'POST', body: { subject: '>' } });
     expect(all.status, all.text).toBe(200);
     expect(all.json).toEqual({ matched: expect.any(Number), replayed: expect.any(Number) });
   });
@@ -494,6 +494,9 @@ describe('POST /admin/v1/catalog/dlq/replay', () => {
       400,
       'request.validation_failed',
     );
+    // A replay must say which letters it means; a dry run may list them all.
+    expectProblem(await call('/admin/v1/catalog/dlq/replay', { method: 'POST', body: {} }), 400, 'events.replay_filter_required');
+    expect((await call('/admin/v1/catalog/dlq/replay', { method: 'POST', body: { dryRun: true } })).status).toBe(200);
   });
 });
 

@@ -150,26 +150,37 @@ export interface PrivateNats {
   output(): string;
 }
 
-/**
- * `nats-server -js` with file storage in a temporary directory: a restart keeps every stream,
- * its messages, consumers and their positions, as on a production node with a persistent volume.
- */
-export async function startPrivateNats(): Promise<PrivateNats> {
-  const binary = binaryPath('nats-server');
-  if (!binary) throw new Error('nats-server not found');
-  const [port, monitorPort] = [await freePort(), await freePort()];
-  const storeDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'reliability-nats-'));
-  const server = restartable(
-    'nats-server',
+/** One nats-server process: its ports, and whether it answers /healthz (JetStream recovered and current). */
+function natsServer(binary: string, name: string, port: number, monitorPort: number, args: string[]) {
+  return restartable(
+    name,
     binary,
-    ['-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort), '-js', '-sd', storeDir],
-    // /healthz answers 200 only once JetStream has recovered its streams from the store.
+    ['-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort), '-js', ...args],
+    // /healthz answers 200 only once JetStream has recovered its streams from the store (and, in
+    // a cluster, once the node has caught up with the meta leader).
     () =>
       fetch(`http://127.0.0.1:${monitorPort}/healthz`).then(
         (r) => r.ok,
         () => false,
       ),
   );
+}
+
+function natsBinary(): string {
+  const binary = binaryPath('nats-server');
+  if (!binary) throw new Error('nats-server not found');
+  return binary;
+}
+
+/**
+ * `nats-server -js` with file storage in a temporary directory: a restart keeps every stream,
+ * its messages, consumers and their positions, as on a production node with a persistent volume.
+ */
+export async function startPrivateNats(): Promise<PrivateNats> {
+  const binary = natsBinary();
+  const [port, monitorPort] = [await freePort(), await freePort()];
+  const storeDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'reliability-nats-'));
+  const server = natsServer(binary, 'nats-server', port, monitorPort, ['-sd', storeDir]);
   await server.start().catch(async (error) => {
     await fsp.rm(storeDir, { recursive: true, force: true });
     throw error;
@@ -183,6 +194,73 @@ export async function startPrivateNats(): Promise<PrivateNats> {
       await server.stop('SIGKILL');
       await fsp.rm(storeDir, { recursive: true, force: true });
     },
+  };
+}
+
+export interface PrivateNatsNode extends Omit<PrivateNats, 'destroy'> {
+  /** The node's server_name, as stream info names the leader and replicas (`n1`, `n2`, `n3`). */
+  name: string;
+  monitorPort: number;
+}
+
+export interface PrivateNatsCluster {
+  /** Every node's client URL, comma-separated: a NATS_URL for the whole cluster. */
+  url: string;
+  nodes: PrivateNatsNode[];
+  /** The node named `name` (the stream info's `cluster.leader`, say). */
+  node(name: string): PrivateNatsNode;
+  /** Stops every node and removes their stores. */
+  destroy(): Promise<void>;
+}
+
+/**
+ * A JetStream cluster of `size` nodes (default 3) on loopback, as production runs it: each node a
+ * nats-server with its own file store, routes to the others, one cluster name. Streams created
+ * with replicas 3 survive the loss of any one node. Every port is free and every store is removed
+ * by destroy().
+ */
+export async function startPrivateNatsCluster(size = 3): Promise<PrivateNatsCluster> {
+  const binary = natsBinary();
+  const root = await fsp.mkdtemp(path.join(os.tmpdir(), 'reliability-nats-cluster-'));
+  const ports: Array<{ client: number; monitor: number; route: number }> = [];
+  for (let i = 0; i < size; i++) ports.push({ client: await freePort(), monitor: await freePort(), route: await freePort() });
+  const routes = ports.map((p) => `nats://127.0.0.1:${p.route}`);
+  const clusterName = `private-${path.basename(root).slice(-6)}`;
+  const nodes = ports.map((p, i): PrivateNatsNode => {
+    const name = `n${i + 1}`;
+    const storeDir = path.join(root, name);
+    const server = natsServer(binary, `nats-server ${name}`, p.client, p.monitor, [
+      '-sd',
+      storeDir,
+      '--server_name',
+      name,
+      '--cluster_name',
+      clusterName,
+      '--cluster',
+      routes[i],
+      '--routes',
+      routes.filter((_, j) => j !== i).join(','),
+    ]);
+    return { name, url: `nats://127.0.0.1:${p.client}`, port: p.client, monitorPort: p.monitor, storeDir, ...server };
+  });
+  const destroy = async () => {
+    await Promise.all(nodes.map((n) => n.stop('SIGKILL')));
+    await fsp.rm(root, { recursive: true, force: true });
+  };
+  // Together: a node is healthy only once a meta leader is elected, which takes a quorum.
+  await Promise.all(nodes.map((n) => n.start())).catch(async (error) => {
+    await destroy();
+    throw error;
+  });
+  return {
+    url: nodes.map((n) => n.url).join(','),
+    nodes,
+    node(name) {
+      const found = nodes.find((n) => n.name === name);
+      if (!found) throw new Error(`no node ${name} in this cluster (${nodes.map((n) => n.name).join(', ')})`);
+      return found;
+    },
+    destroy,
   };
 }
 

@@ -1,6 +1,6 @@
 import type { DeadLetterFilter } from '../../../events/dead-letters.js';
 import { isValidSubject } from '../../../events/bus/subject.logic.js';
-import { badInput } from '../../../platform/errors.js';
+import { AppError, badInput } from '../../../platform/errors.js';
 
 export const MAX_REPLAY = 1000;
 
@@ -12,6 +12,23 @@ export interface DeadLetterFilterInputValues {
   eventIds?: string[] | null;
   maxCount?: number | null;
   dryRun?: boolean | null;
+}
+
+/** The members that choose letters; maxCount only bounds, dryRun only decides what is done. */
+const SELECTING: ReadonlyArray<keyof DeadLetterFilterInputValues> = ['subject', 'eventType', 'from', 'to', 'eventIds'];
+
+/**
+ * A replay must say which letters it means: an empty filter would send every letter of the tenant
+ * back at once. `subject: ">"` is the explicit way to mean all of them. A dry run changes nothing,
+ * so it may list without one.
+ */
+function requireSelection(input: DeadLetterFilterInputValues): void {
+  if (input.dryRun || SELECTING.some((member) => input[member] != null)) return;
+  throw new AppError(
+    'events.replay_filter_required',
+    'A replay needs a filter: give subject, eventType, from, to or eventIds (subject ">" replays every letter), or set dryRun to list them',
+    { status: 400, details: { field: 'filter' } },
+  );
 }
 
 /** Checks a replay filter; the answer is bounded (maxCount) so one call never floods the streams. */
@@ -37,6 +54,7 @@ export function validateDeadLetterFilter(input: DeadLetterFilterInputValues): De
   if (!Number.isInteger(maxCount) || maxCount < 1 || maxCount > MAX_REPLAY) {
     throw badInput(`filter.maxCount must be between 1 and ${MAX_REPLAY}`, { field: 'filter.maxCount' });
   }
+  requireSelection(input);
   return {
     ...(input.subject != null ? { subject: input.subject } : {}),
     ...(input.eventType != null ? { eventType: input.eventType } : {}),

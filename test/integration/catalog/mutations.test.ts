@@ -467,7 +467,8 @@ describe.each(databaseKinds())('catalog mutations over HTTP on %s', (kind) => {
       code: 'BAD_USER_INPUT',
       field: 'filter.subject',
     });
-    expect(errorOf(await gql(REPLAY, { filter: {} }))).toMatchObject({ code: 'service.unavailable', status: 503 });
+    expect(errorOf(await gql(REPLAY, { filter: {} }))).toMatchObject({ code: 'events.replay_filter_required', field: 'filter' });
+    expect(errorOf(await gql(REPLAY, { filter: { subject: '>' } }))).toMatchObject({ code: 'service.unavailable', status: 503 });
     expect(errorOf(await gql(REPLAY, { filter: {} }, { scope: 'catalog.read' }))).toMatchObject({ code: 'authz.scope_missing' });
   });
 });

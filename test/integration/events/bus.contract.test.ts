@@ -36,11 +36,11 @@ describe.each(busFactories())('EventBus contract: $name', (factory) => {
   afterAll(async () => bus?.close());
 
   /** A fresh stream over `t<run>.<n>.>` and a consumer spec on it. */
-  async function fixture(overrides: Partial<DurableConsumerSpec> = {}) {
+  async function fixture(overrides: Partial<DurableConsumerSpec> = {}, storage: 'memory' | 'file' = 'memory') {
     n += 1;
     const name = `T_${run}_${n}`.toUpperCase();
     const prefix = `t${run}.${n}`;
-    await bus.ensureStream({ name, subjects: [`${prefix}.>`], maxAgeMs: 60 * 60 * 1000, storage: 'memory' });
+    await bus.ensureStream({ name, subjects: [`${prefix}.>`], maxAgeMs: 60 * 60 * 1000, storage });
     created.push(name);
     const consumer: DurableConsumerSpec = {
       stream: name,
@@ -101,7 +101,20 @@ describe.each(busFactories())('EventBus contract: $name', (factory) => {
       'Content-Type': 'application/json',
       'x-extra': 'e1',
     });
-    expect(await bus.streamState(name)).toEqual({ messages: 3, firstSeq: 1, lastSeq: 3 });
+    expect(await bus.streamState(name)).toMatchObject({ messages: 3, firstSeq: 1, lastSeq: 3 });
+  });
+
+  it("tells when the stream's first stored message was stored, and nothing when it is empty", async () => {
+    const { name, prefix } = await fixture();
+    expect((await bus.streamState(name)).firstTime).toBeUndefined();
+    await bus.publish(`${prefix}.a`, bytes('1'));
+    await bus.publish(`${prefix}.a`, bytes('2'));
+    const [first, second] = await bus.readStream(name);
+    expect((await bus.streamState(name)).firstTime).toEqual(first.time);
+    await bus.deleteMessage(name, first.seq);
+    expect(await bus.streamState(name)).toMatchObject({ messages: 1, firstSeq: second.seq, firstTime: second.time });
+    await bus.deleteMessage(name, second.seq);
+    expect((await bus.streamState(name)).firstTime).toBeUndefined();
   });
 
   it('drops a repeated Nats-Msg-Id within the duplicate window and reports it as a duplicate', async () => {
@@ -297,7 +310,8 @@ describe.each(busFactories())('EventBus contract: $name', (factory) => {
   });
 
   it('reads, gets and deletes stored messages by subject filter', async () => {
-    const { name, prefix } = await fixture();
+    // File storage, as production streams: it answers a missing sequence in its own words.
+    const { name, prefix } = await fixture({}, 'file');
     await bus.publish(`${prefix}.keep.one`, bytes('k1'), { headers: { 'x-h': '1' } });
     await bus.publish(`${prefix}.other`, bytes('o1'));
     await bus.publish(`${prefix}.keep.two`, bytes('k2'));
@@ -312,7 +326,13 @@ describe.each(busFactories())('EventBus contract: $name', (factory) => {
     expect(await bus.deleteMessage(name, 2)).toBe(true);
     expect(await bus.getMessage(name, 2)).toBeUndefined();
     expect(await bus.deleteMessage(name, 2)).toBe(false);
-    expect((await bus.readStream(name)).map((m) => m.seq)).toEqual([1, 3]);
+    // The first message, deleted by several clients at once: one deletes it, the others are told
+    // it is gone (a sequence below the stream's first is answered in other words than a gap).
+    await bus.publish(`${prefix}.keep.three`, bytes('k3'));
+    const racing = await Promise.all([1, 2, 3, 4, 5].map(() => bus.deleteMessage(name, 1)));
+    expect(racing.filter(Boolean)).toHaveLength(1);
+    expect(await bus.deleteMessage(name, 1)).toBe(false);
+    expect((await bus.readStream(name)).map((m) => m.seq)).toEqual([3, 4]);
     expect((await bus.streamState(name)).messages).toBe(2);
   });
 
@@ -327,6 +347,34 @@ describe.each(busFactories())('EventBus contract: $name', (factory) => {
     expect((await bus.readStream(name, { fromSeq: 5 })).map((m) => m.seq)).toEqual([5, 6]);
     expect((await bus.readStream(name, { fromSeq: 2, maxCount: 2 })).map((m) => m.seq)).toEqual([2, 3]);
     expect(await bus.readStream(name, { fromSeq: 7 })).toEqual([]);
+  });
+
+  it('reads a filtered stream a page at a time, headers only when asked, and stops where the reader stops', async () => {
+    const { name, prefix } = await fixture();
+    for (const i of [1, 2, 3, 4, 5, 6, 7])
+      await bus.publish(`${prefix}.${i % 2 ? 'odd' : 'even'}`, bytes(`m${i}`), { headers: { 'x-i': `${i}` } });
+    const pages: Array<Array<[number, string, string]>> = [];
+    for await (const page of bus.readPages(name, { filterSubject: `${prefix}.odd`, pageSize: 2, headersOnly: true })) {
+      pages.push(page.map((m) => [m.seq, m.headers['x-i'], text(m.data)]));
+    }
+    expect(pages).toEqual([
+      [
+        [1, '1', ''],
+        [3, '3', ''],
+      ],
+      [
+        [5, '5', ''],
+        [7, '7', ''],
+      ],
+    ]);
+    const bodies: string[] = [];
+    for await (const page of bus.readPages(name, { fromSeq: 2, pageSize: 3 })) {
+      bodies.push(...page.map((m) => text(m.data)));
+      break;
+    }
+    expect(bodies).toEqual(['m2', 'm3', 'm4']);
+    // Leaving a read early ends it: the stream can be read again, and deleted, at once.
+    expect((await bus.readStream(name, { maxCount: 1 })).map((m) => text(m.data))).toEqual(['m1']);
   });
 
   it("reports a consumer's ack floor: below it everything is settled, above it a message may still be in hand", async () => {

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { silentLogger } from '../../../platform/logger.js';
-import type { EventBus } from '../../../events/bus/event-bus.js';
+import type { EventBus, StoredMessage } from '../../../events/bus/event-bus.js';
+import { DEAD_LETTER_HEADERS, deadLetterHeaders, deadLetterMsgId, deadLetterSubject } from '../../../events/dead-letter.logic.js';
+import type { DeadLetterLocation } from '../../../events/dead-letters.js';
 import { createInProcessBus } from '../../../events/bus/in-process-bus.js';
 import { connectJetStreamBus } from '../../../events/bus/jetstream-bus.js';
 import { realService } from '../../support/services.js';
@@ -111,4 +113,71 @@ export function streamEnv(token: string): Record<string, string> {
     GDPR_STREAM: `GDPR_${t}`,
     AUDIT_STREAM: `AUDIT_${t}`,
   };
+}
+
+export interface LetterDraft {
+  /** The original subject the event was consumed from. */
+  subject: string;
+  envelope: { eventId: string; eventType: string; tenantId: string; payload?: unknown };
+  /** The original stream sequence: one letter per (consumer, stream, sequence). */
+  seq: number;
+}
+
+/**
+ * Dead letters as the DLQ writer publishes them (events/dead-letter-writer.ts), written straight to
+ * the DLQ. `legacy` leaves out x-tenant-id, as letters written before that header existed.
+ */
+export async function writeDeadLetters(
+  bus: EventBus,
+  location: DeadLetterLocation,
+  letters: readonly LetterDraft[],
+  options: { legacy?: boolean; consumer?: string; stream?: string } = {},
+): Promise<void> {
+  const consumer = options.consumer ?? 'catalog-svc-play-package-built';
+  const stream = options.stream ?? 'CONTENT';
+  for (const letter of letters) {
+    const headers = deadLetterHeaders({
+      originalSubject: letter.subject,
+      originalStream: stream,
+      originalSeq: letter.seq,
+      consumer,
+      deliveryCount: 6,
+      error: new Error('handler failed'),
+      now: new Date(),
+      eventId: letter.envelope.eventId,
+      eventType: letter.envelope.eventType,
+      tenantId: letter.envelope.tenantId,
+    });
+    if (options.legacy) delete headers[DEAD_LETTER_HEADERS.tenantId];
+    await bus.publish(deadLetterSubject(location.subjectPrefix, letter.subject), bytes(JSON.stringify(letter.envelope)), {
+      msgId: deadLetterMsgId(consumer, stream, letter.seq),
+      headers,
+    });
+  }
+}
+
+/**
+ * A bus that counts what reads of stored messages bring back: headers (every stored message read)
+ * and bodies (a getMessage, or a read that carried the message's data), with their bytes.
+ */
+export function countingBus(inner: EventBus) {
+  const reads = { headers: 0, bodies: 0, bodyBytes: 0 };
+  const count = (message: StoredMessage | undefined) => {
+    if (!message) return message;
+    reads.headers += 1;
+    if (message.data.length) {
+      reads.bodies += 1;
+      reads.bodyBytes += message.data.length;
+    }
+    return message;
+  };
+  const bus: EventBus = {
+    ...inner,
+    getMessage: async (stream, seq) => count(await inner.getMessage(stream, seq)),
+    readStream: async (stream, options) => (await inner.readStream(stream, options)).map((m) => count(m)!),
+    async *readPages(stream, options) {
+      for await (const page of inner.readPages(stream, options)) yield page.map((m) => count(m)!);
+    },
+  };
+  return { bus, reads };
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { purgeInbox } from '../../../events/inbox.js';
-import { purgeArchive } from '../../../events/outbox-relay.js';
+import { purgeArchive } from '../../../events/outbox-archive.js';
 import { createRetentionJob } from '../../../events/retention.js';
 import { newId } from '../../../platform/ids.js';
 import { silentLogger } from '../../../platform/logger.js';

@@ -5,6 +5,7 @@ import { loadSystemConfig } from '../../../processes/config.js';
 import type { EventBus } from '../../../events/bus/event-bus.js';
 import { connectJetStreamBus } from '../../../events/bus/jetstream-bus.js';
 import { ensureStreams, streamSpecs } from '../../../events/streams.js';
+import { natsServers } from '../../../platform/config/config.js';
 import { silentLogger } from '../../../platform/logger.js';
 import { realService } from '../../support/services.js';
 import { streamEnv, uniqueToken } from './helpers.js';
@@ -24,7 +25,7 @@ describe.runIf(natsUrl)('JetStream streams on start', () => {
   const made: string[] = [];
 
   beforeAll(async () => {
-    nc = await connect({ servers: natsUrl });
+    nc = await connect({ servers: natsServers(natsUrl!) });
     jsm = await jetstreamManager(nc);
     bus = await connectJetStreamBus(natsUrl!, { logger: silentLogger });
   });

@@ -117,11 +117,24 @@ describe.each(stacks())('event worker: $name', (stack) => {
       },
     );
     await dead.until((ids) => ids.includes(invalid.eventId), 'the dead letter');
-    expect((await worker.deadLetterMonitor.check()).depth).toBe(1);
+    const [letter] = await bus.readStream(config.events.dlqStream);
+    clock.set(letter.time);
+    expect(await worker.deadLetterMonitor.check()).toMatchObject({ depth: 1, oldestLetterAt: letter.time.toISOString() });
     expect(worker.health().status).toBe('ok');
-    clock.advance(config.events.dlqAlertMinutes * 60_000 + 1);
+    const threshold = config.events.dlqAlertMinutes * 60_000;
+    clock.advance(threshold + 1_000);
     await worker.deadLetterMonitor.check();
     expect(worker.health()).toMatchObject({ status: 'degraded', deadLetters: { depth: 1, alerting: true } });
+
+    // The verdict comes from the DLQ stream, not from the process's memory: a replica (or this
+    // worker restarted) that has just started agrees at once, with the same age.
+    const replica = await startEventWorker({ bus, db: db.prisma, logger: silentLogger, config, consumers: [], clock, streams });
+    expect(replica.health().deadLetters).toEqual(worker.health().deadLetters);
+    expect(replica.health()).toMatchObject({
+      status: 'degraded',
+      deadLetters: { alerting: true, oldestLetterAgeSeconds: threshold / 1000 + 1 },
+    });
+    await replica.stop();
 
     await watch.stop();
     await deadLetterWatch.stop();

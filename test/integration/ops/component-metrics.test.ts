@@ -33,7 +33,7 @@ describe('event worker metrics', () => {
   it('report outbox backlog and lag, DLQ depth and alert, and consumer redeliveries', async () => {
     const metrics = createMetrics({ defaultMetrics: false });
     const health: Pick<EventWorkerHealth, 'deadLetters' | 'consumers'> = {
-      deadLetters: { depth: 3, alerting: true, nonZeroSince: new Date().toISOString() },
+      deadLetters: { depth: 3, alerting: true, oldestLetterAt: new Date().toISOString(), oldestLetterAgeSeconds: 660 },
       consumers: [
         {
           durable: 'catalog-svc-play-package-built',
@@ -58,6 +58,7 @@ describe('event worker metrics', () => {
     expect(value(text, 'outbox_lag_seconds')).toBe(0);
     expect(value(text, 'dlq_depth{stream="CATALOG_DLQ"}')).toBe(3);
     expect(value(text, 'dlq_alert{stream="CATALOG_DLQ"}')).toBe(1);
+    expect(value(text, 'dlq_oldest_letter_age_seconds{stream="CATALOG_DLQ"}')).toBe(660);
     expect(value(text, 'consumer_redeliveries_total{consumer="catalog-svc-play-package-built"}')).toBe(2);
 
     const producer = createEventProducer({
@@ -78,7 +79,7 @@ describe('event worker metrics', () => {
     }
     await db.prisma.$executeRawUnsafe(`UPDATE "OutboxEvent" SET "createdAt" = now() - interval '90 seconds'`);
     health.consumers[0].retried = 5;
-    health.deadLetters = { depth: 0, alerting: false };
+    health.deadLetters = { depth: 0, oldestLetterAgeSeconds: 0, alerting: false };
     text = await scrape(metrics);
     expect(value(text, 'outbox_backlog')).toBe(2);
     expect(value(text, 'outbox_lag_seconds')).toBeGreaterThanOrEqual(90);

@@ -3,7 +3,7 @@ import { silentLogger } from '../../../platform/logger.js';
 import { AppError } from '../../../platform/errors.js';
 import { manualClock } from '../../../platform/clock.js';
 import { deadLetterHeaders, deadLetterMsgId, deadLetterSubject, headerValue } from '../../../events/dead-letter.logic.js';
-import { createDeadLetterMonitor } from '../../../events/dead-letters.js';
+import { createDeadLetterMonitor } from '../../../events/dead-letter-monitor.js';
 import { initialDeadLetterAlertState, nextDeadLetterAlertState } from '../../../events/dead-letter-monitor.logic.js';
 import { retryDelayMs } from '../../../events/retry.logic.js';
 import { isValidSubject, subjectMatches } from '../../../events/bus/subject.logic.js';
@@ -64,49 +64,79 @@ describe('dead-letter headers', () => {
 
 describe('DLQ alert', () => {
   const tenMinutes = 10 * 60_000;
+  const t0 = new Date('2026-11-21T10:00:00Z');
+  const plus = (min: number) => new Date(t0.getTime() + min * 60_000);
 
-  it('raises once after depth stayed above zero for longer than the threshold, and clears at zero', () => {
-    const t0 = new Date('2026-11-21T10:00:00Z');
-    const plus = (min: number) => new Date(t0.getTime() + min * 60_000);
-    let step = nextDeadLetterAlertState(initialDeadLetterAlertState, 2, t0, tenMinutes);
-    expect(step).toEqual({ state: { depth: 2, nonZeroSince: t0.toISOString(), alerting: false }, transition: undefined });
-    step = nextDeadLetterAlertState(step.state, 3, plus(10), tenMinutes);
-    expect(step.transition).toBeUndefined();
-    step = nextDeadLetterAlertState(step.state, 1, plus(10.01), tenMinutes);
+  it('alerts while the oldest letter is older than the threshold, and clears when none is', () => {
+    let step = nextDeadLetterAlertState(undefined, { depth: 2, oldestAt: t0 }, plus(10), tenMinutes);
+    expect(step).toEqual({
+      state: { depth: 2, oldestLetterAt: t0.toISOString(), oldestLetterAgeSeconds: 600, alerting: false },
+      transition: undefined,
+    });
+    step = nextDeadLetterAlertState(step.state, { depth: 2, oldestAt: t0 }, plus(10.01), tenMinutes);
     expect(step).toMatchObject({ state: { alerting: true }, transition: 'raised' });
-    step = nextDeadLetterAlertState(step.state, 1, plus(30), tenMinutes);
-    expect(step).toMatchObject({ state: { alerting: true }, transition: undefined });
-    step = nextDeadLetterAlertState(step.state, 0, plus(31), tenMinutes);
-    expect(step).toEqual({ state: { depth: 0, alerting: false }, transition: 'cleared' });
+    step = nextDeadLetterAlertState(step.state, { depth: 3, oldestAt: t0 }, plus(30), tenMinutes);
+    expect(step).toMatchObject({ state: { alerting: true, oldestLetterAgeSeconds: 1800 }, transition: undefined });
+    // The old letter was replayed; a young one is left: the DLQ is not stuck, so no alert.
+    step = nextDeadLetterAlertState(step.state, { depth: 1, oldestAt: plus(29) }, plus(31), tenMinutes);
+    expect(step).toMatchObject({ state: { depth: 1, alerting: false, oldestLetterAgeSeconds: 120 }, transition: 'cleared' });
+    step = nextDeadLetterAlertState(step.state, { depth: 0 }, plus(32), tenMinutes);
+    expect(step).toEqual({ state: initialDeadLetterAlertState, transition: undefined });
   });
 
-  it('restarts the clock when the depth drops to zero in between', () => {
-    const t0 = new Date('2026-11-21T10:00:00Z');
-    let step = nextDeadLetterAlertState(initialDeadLetterAlertState, 1, t0, tenMinutes);
-    step = nextDeadLetterAlertState(step.state, 0, new Date(t0.getTime() + 5 * 60_000), tenMinutes);
-    step = nextDeadLetterAlertState(step.state, 1, new Date(t0.getTime() + 6 * 60_000), tenMinutes);
-    step = nextDeadLetterAlertState(step.state, 1, new Date(t0.getTime() + 12 * 60_000), tenMinutes);
-    expect(step.state.alerting).toBe(false);
+  it('is judged from the stream alone: a process that just (re)started alerts at its first sample, and announces nothing', () => {
+    const restarted = nextDeadLetterAlertState(undefined, { depth: 1, oldestAt: t0 }, plus(11), tenMinutes);
+    expect(restarted).toEqual({
+      state: { depth: 1, oldestLetterAt: t0.toISOString(), oldestLetterAgeSeconds: 660, alerting: true },
+      transition: undefined,
+    });
   });
 
-  it('monitor logs at error level once and exposes alerting, driven by a clock', async () => {
-    const clock = manualClock('2026-11-21T10:00:00Z');
-    let depth = 1;
+  it('monitors of two replicas, started apart and restarted, agree; only the announcing one logs, once', async () => {
+    const clock = manualClock(t0);
+    let sample: { depth: number; oldestAt?: Date } = { depth: 1, oldestAt: t0 };
     const logger = silentLogger.child({});
     const error = vi.spyOn(logger, 'error');
-    const monitor = createDeadLetterMonitor({ depth: async () => depth, alertAfterMs: tenMinutes, logger, clock });
-    await monitor.check();
-    clock.advance(11 * 60_000);
-    await monitor.check();
-    clock.advance(60_000);
-    await monitor.check();
-    expect(monitor.alerting).toBe(true);
+    const replica = (announces: boolean) =>
+      createDeadLetterMonitor({
+        sample: async () => sample,
+        alertAfterMs: tenMinutes,
+        logger,
+        clock,
+        announces: () => announces,
+      });
+    const leader = replica(true);
+    await leader.check();
+    clock.advance(6 * 60_000);
+    let other = replica(false);
+    await other.check();
+    clock.advance(5 * 60_000);
+    await Promise.all([leader.check(), other.check()]);
+    expect([leader.alerting, other.alerting]).toEqual([true, true]);
+    // A restart every few minutes neither resets nor repeats it.
+    other = replica(false);
+    await other.check();
+    expect(other.state()).toEqual(leader.state());
+    expect(other.state()).toMatchObject({ alerting: true, oldestLetterAgeSeconds: 660 });
     expect(error).toHaveBeenCalledTimes(1);
-    expect(error.mock.calls[0][0]).toMatchObject({ alert: 'dlq_depth', depth: 1 });
-    depth = 0;
+    expect(error.mock.calls[0][0]).toMatchObject({ alert: 'dlq_depth', depth: 1, oldestLetterAt: t0.toISOString() });
+    sample = { depth: 0 };
+    await Promise.all([leader.check(), other.check()]);
+    expect([leader.alerting, other.alerting]).toEqual([false, false]);
+  });
+
+  it("brings the last sample's age up to the time it is read", async () => {
+    const clock = manualClock(t0);
+    const monitor = createDeadLetterMonitor({
+      sample: async () => ({ depth: 1, oldestAt: t0 }),
+      alertAfterMs: tenMinutes,
+      logger: silentLogger,
+      clock,
+    });
     await monitor.check();
-    expect(monitor.alerting).toBe(false);
-    expect(monitor.state()).toEqual({ depth: 0, alerting: false });
+    expect(monitor.state()).toMatchObject({ oldestLetterAgeSeconds: 0, alerting: false });
+    clock.advance(11 * 60_000);
+    expect(monitor.state()).toMatchObject({ oldestLetterAgeSeconds: 660, alerting: true });
   });
 });
 
