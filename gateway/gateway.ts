@@ -23,11 +23,13 @@ import type { Metrics } from '../platform/metrics.js';
 import type { StringKeyValueCache } from '../platform/redis-kv-cache.js';
 import type { GatewaySlice } from './config.js';
 import type { ExecuteOperation } from './execute-port.js';
-import { ForwardingDataSource, gatewayContext, type GatewayContext } from './forwarding.js';
+import { gatewayContext, type GatewayContext } from './forwarding.js';
 import { graphiqlEndpoints } from './graphiql.js';
 import { InProcessSubgraph } from './in-process-subgraph.js';
 import { frontDoor } from './pipeline.js';
-import { subgraphDispatcher, subgraphFetcher } from './subgraph-fetch.js';
+import { RemoteSubgraph } from './remote-subgraph.js';
+import { replicaFetch, replicaPools, type SubgraphUrls } from './replicas.js';
+import { subgraphDispatcher } from './subgraph-fetch.js';
 import { readSupergraph, type SubgraphName } from './supergraph.js';
 
 /** The gateway's settings from the configuration (docs/configuration.md). */
@@ -39,8 +41,13 @@ export interface GatewaySettings {
   graphiql: boolean;
   /** How long shutdown waits for in-flight requests before cutting connections. */
   drainMs: number;
-  /** Connections kept to each subgraph at most; requests beyond wait in the gateway for a free one. */
+  /** Connections kept to each subgraph replica at most; requests beyond wait in the gateway for a free one. */
   subgraphMaxConnections: number;
+  /** Per attempt of a subgraph fetch: queries (retried on another replica) and mutations. */
+  subgraphTimeoutMs: number;
+  subgraphMutationTimeoutMs: number;
+  /** First back-off of a subgraph replica that failed a fetch (gateway/replica-health.logic.ts). */
+  subgraphReplicaBackoffMs: number;
 }
 
 export function gatewaySettings(config: PlatformConfig & GatewaySlice): GatewaySettings {
@@ -52,13 +59,17 @@ export function gatewaySettings(config: PlatformConfig & GatewaySlice): GatewayS
     graphiql: config.gateway.graphiql,
     drainMs: drainBound(config),
     subgraphMaxConnections: config.gateway.subgraphMaxConnections,
+    subgraphTimeoutMs: config.gateway.subgraphTimeoutMs,
+    subgraphMutationTimeoutMs: config.gateway.subgraphMutationTimeoutMs,
+    subgraphReplicaBackoffMs: config.gateway.subgraphReplicaBackoffMs,
   };
 }
 
 export interface GatewayOptions {
   host: string;
   port: number;
-  subgraphUrls: Record<SubgraphName, string>;
+  /** Each subgraph's replicas (or the one URL of a balancer in front of them). */
+  subgraphUrls: Record<SubgraphName, SubgraphUrls>;
   settings: GatewaySettings;
   verifier: TokenVerifier;
   logger: Logger;
@@ -70,8 +81,11 @@ export interface GatewayOptions {
   apqCache?: StringKeyValueCache;
   /** Operation names metrics label by name (REST-compat's documents); every other one is `other`. */
   knownOperations?: ReadonlySet<string>;
-  /** Endpoints served beside /graphql whose operations run through the gateway (REST-compat). */
-  endpoints?: (execute: ExecuteOperation) => EndpointTable;
+  /**
+   * Endpoints served beside /graphql whose operations run through the gateway (REST-compat), with
+   * a `fetch` for a subgraph's own HTTP endpoints over its replicas (the AI health relay).
+   */
+  endpoints?: (execute: ExecuteOperation, subgraphHttp: (name: SubgraphName) => typeof fetch) => EndpointTable;
   /** Subgraphs running in this process (one-process mode): fetched in process, not over HTTP. */
   localSubgraphs?: Partial<Record<SubgraphName, LocalSubgraph>>;
   supergraphSdl?: string;
@@ -96,6 +110,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // is off unless an operator sets APOLLO_TELEMETRY_DISABLED=false explicitly.
   process.env.APOLLO_TELEMETRY_DISABLED ??= 'true';
   const dispatcher = subgraphDispatcher(settings.subgraphMaxConnections);
+  const pools = replicaPools(options.subgraphUrls, {
+    dispatcher,
+    firstBackoffMs: settings.subgraphReplicaBackoffMs,
+    logger,
+    metrics,
+  });
   const apolloLogger = {
     debug: () => {},
     info: () => {},
@@ -107,11 +127,16 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     buildService: ({ name }) => {
       const local = options.localSubgraphs?.[name as SubgraphName];
       if (local) return new InProcessSubgraph(name, local, metrics);
-      const url = options.subgraphUrls[name as SubgraphName];
-      if (!url) throw new Error(`No URL configured for subgraph ${name}`);
-      return new ForwardingDataSource({ url, fetcher: subgraphFetcher(name, dispatcher, metrics) as never });
+      const pool = pools[name as SubgraphName];
+      if (!pool) throw new Error(`No URL configured for subgraph ${name}`);
+      const timeouts = { queryMs: settings.subgraphTimeoutMs, mutationMs: settings.subgraphMutationTimeoutMs };
+      return new RemoteSubgraph(name, { pool, dispatcher, timeouts, metrics });
     },
     logger: apolloLogger,
+    // Each fetch's parsed operation reaches its data source (kept with the cached plan, not parsed
+    // per request): a fetch that fails answers an error on the path of each field it was for, and
+    // only a query is sent again to another replica (gateway/remote-subgraph.ts).
+    queryPlannerConfig: { exposeDocumentNodeInFetchNode: true },
   });
   const limits = queryLimitOptions<GatewayContext>(settings.limits, metrics);
   const apollo = new ApolloServer<GatewayContext>({
@@ -159,7 +184,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     probeEndpoints({ service: 'gateway', readiness: options.readiness, metrics }),
     ...(settings.graphiql ? [graphiqlEndpoints()] : []),
     graphql,
-    ...(options.endpoints ? [options.endpoints(execute)] : []),
+    ...(options.endpoints ? [options.endpoints(execute, (name) => replicaFetch(pools[name]))] : []),
   ];
   const handler = frontDoor({
     logger,
@@ -183,6 +208,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     close: async () => {
       await served.drain(settings.drainMs);
       await apollo.stop();
+      for (const pool of Object.values<{ close(): void }>(pools)) pool.close();
       await dispatcher.close();
     },
   };

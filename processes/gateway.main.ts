@@ -14,7 +14,7 @@ import { startFrontDoor } from './front-door.js';
 
 const config = configOrExit(loadGatewayProcessConfig);
 const telemetry = startTelemetry(telemetryOptions(config, 'gateway'));
-const subgraphUrls = { catalog: config.catalogUrl, ai: config.aiUrl };
+const subgraphUrls = { catalog: config.catalogUrls, ai: config.aiUrls };
 const { platform, redis } = await startOrExit(async () => {
   const platform = await openPlatform(config, 'gateway', { migrate: applyMigrations });
   // Persisted queries and Idempotency-Key records are shared between gateway replicas through Redis
