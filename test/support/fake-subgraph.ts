@@ -22,6 +22,8 @@ export interface FakeReplica {
   mode: ReplicaMode;
   /** Requests that reached this address, by kind (a mutation is a body whose document starts with `mutation`). */
   seen: { queries: number; mutations: number; health: number };
+  /** The length of `variables.representations` of each `_entities` fetch that reached it. */
+  representations: number[];
   close(): Promise<void>;
 }
 
@@ -31,7 +33,14 @@ export interface FakeReplica {
  * replica would. Counting happens in every mode, so a test can tell whether a request was sent.
  */
 export async function startFakeReplica(upstream?: string): Promise<FakeReplica> {
-  const replica: FakeReplica = { url: '', port: 0, mode: 'forward', seen: { queries: 0, mutations: 0, health: 0 }, close };
+  const replica: FakeReplica = {
+    url: '',
+    port: 0,
+    mode: 'forward',
+    seen: { queries: 0, mutations: 0, health: 0 },
+    representations: [],
+    close,
+  };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -56,12 +65,15 @@ function count(replica: FakeReplica, req: http.IncomingMessage, body: string) {
     replica.seen.health += 1;
     return;
   }
-  let query = '';
+  let parsed: { query?: unknown; variables?: { representations?: unknown } } = {};
   try {
-    query = String((JSON.parse(body) as { query?: unknown }).query ?? '');
+    parsed = JSON.parse(body) as typeof parsed;
   } catch {
-    query = '';
+    parsed = {};
   }
+  const query = String(parsed.query ?? '');
+  const representations = parsed.variables?.representations;
+  if (Array.isArray(representations)) replica.representations.push(representations.length);
   if (/^\s*mutation\b/.test(query)) replica.seen.mutations += 1;
   else replica.seen.queries += 1;
 }
