@@ -42,7 +42,7 @@ export function formatGraphQLError(logger: Logger) {
       return withoutStack(formatted);
     }
     if (declaredClientError(original)) {
-      return { message: formatted.message, locations: formatted.locations, extensions: { code: 'BAD_REQUEST' } };
+      return { message: formatted.message, locations: formatted.locations, extensions: { code: 'BAD_USER_INPUT' } };
     }
     if (isArgumentCoercionError(original)) {
       return {
@@ -91,7 +91,7 @@ function isArgumentCoercionError(error: unknown): boolean {
 /**
  * Apollo Server raises a few request errors without a code but with the HTTP status it answers
  * them with (a persisted query whose hash does not match its text: 400). It judged them the
- * client's; they keep their message under Apollo's code for a malformed request.
+ * client's; they keep their message and BAD_USER_INPUT, as before.
  */
 function declaredClientError(error: unknown): boolean {
   if (!(error instanceof GraphQLError) || error.extensions?.code !== undefined || error.originalError) return false;

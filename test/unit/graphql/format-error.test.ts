@@ -28,7 +28,10 @@ describe('formatGraphQLError', () => {
 
   it("keeps a request error Apollo Server declared 4xx without a code (a persisted query's hash mismatch)", () => {
     const error = new GraphQLError('provided sha does not match query', { extensions: { http: { status: 400 } } });
-    expect(formatted(error)).toMatchObject({ message: 'provided sha does not match query', extensions: { code: 'BAD_REQUEST' } });
+    expect(formatted(error)).toMatchObject({
+      message: 'provided sha does not match query',
+      extensions: { code: 'BAD_USER_INPUT' },
+    });
   });
 
   it('passes a coded error forwarded from a subgraph through as it was formatted there', () => {
