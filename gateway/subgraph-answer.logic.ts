@@ -24,8 +24,6 @@ export type AttemptOutcome =
        * been read must not be sent again unless it is a read.
        */
       sent: boolean;
-      /** 5xx or a body that is not GraphQL: something answered at that address. */
-      answered: boolean;
     };
 
 const EXCERPT_CHARS = 300;
@@ -33,7 +31,7 @@ const EXCERPT_CHARS = 300;
 /** An HTTP answer of a replica, read whole. */
 export function classifyAnswer(status: number, body: string): AttemptOutcome {
   if (status >= 500) {
-    return { kind: 'unavailable', reason: `answered HTTP ${status}`, excerpt: excerpt(body), sent: true, answered: true };
+    return { kind: 'unavailable', reason: `answered HTTP ${status}`, excerpt: excerpt(body), sent: true };
   }
   const answer = graphqlAnswer(body);
   if (answer) return { kind: 'answered', status, answer };
@@ -42,7 +40,6 @@ export function classifyAnswer(status: number, body: string): AttemptOutcome {
     reason: `answered HTTP ${status} with a body that is not a GraphQL response`,
     excerpt: excerpt(body),
     sent: true,
-    answered: true,
   };
 }
 
@@ -70,14 +67,13 @@ export interface TransportFailure {
 
 export function classifyTransportFailure(failure: TransportFailure): AttemptOutcome {
   if (failure.timedOut) {
-    return { kind: 'unavailable', reason: `no answer within ${failure.timeoutMs} ms`, sent: true, answered: false };
+    return { kind: 'unavailable', reason: `no answer within ${failure.timeoutMs} ms`, sent: true };
   }
   const code = failure.code ?? 'unknown error';
   return {
     kind: 'unavailable',
     reason: `connection failed (${code})`,
     sent: !NOT_SENT_CODES.has(code),
-    answered: false,
   };
 }
 

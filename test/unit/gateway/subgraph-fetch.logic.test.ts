@@ -26,7 +26,6 @@ describe('what an attempt at a subgraph replica came back with', () => {
       reason: 'answered HTTP 502',
       excerpt: '<html>nginx</html>',
       sent: true,
-      answered: true,
     });
     expect(classifyAnswer(503, '{"errors":[{"message":"draining"}]}').kind).toBe('unavailable');
     for (const body of ['<html>maintenance</html>', '{"status":"ok"}', '[]', '{"errors":"no"}', '{"data":[1]}', '', 'null']) {
@@ -52,7 +51,6 @@ describe('what an attempt at a subgraph replica came back with', () => {
       kind: 'unavailable',
       reason: 'no answer within 1500 ms',
       sent: true,
-      answered: false,
     });
   });
 
