@@ -4,9 +4,12 @@ import { SANDBOX_ORIGINS, type CorsOrigins } from '../platform/http/cors-origins
 
 /** The gateway's configuration slice: where it finds the subgraphs, and its front door's settings. */
 export interface GatewaySlice {
-  /** Subgraph URLs the gateway calls; default to the local ports when run in one process. */
-  catalogUrl: string;
-  aiUrl: string;
+  /**
+   * The replicas of each subgraph the gateway calls (one URL each; a balancer's URL is one
+   * replica); default to the local ports when run in one process.
+   */
+  catalogUrls: readonly string[];
+  aiUrls: readonly string[];
   gateway: GatewayConfig;
 }
 
@@ -19,6 +22,14 @@ export interface GatewayConfig {
   apq: ApqSettings;
   /** Connections the gateway keeps to each subgraph at most (keep-alive); requests beyond wait for one. */
   subgraphMaxConnections: number;
+  /** How long one attempt of a query fetch waits for a subgraph's whole answer. */
+  subgraphTimeoutMs: number;
+  /** The same for a mutation: longer, since an assist waits for its model provider. */
+  subgraphMutationTimeoutMs: number;
+  /** First back-off of a replica that failed; doubled per consecutive failure, up to 30 times it. */
+  subgraphReplicaBackoffMs: number;
+  /** How often each replica of a subgraph list is asked /readyz (0: only after a failure). */
+  subgraphReadinessIntervalMs: number;
 }
 
 export interface ApqSettings {
@@ -58,12 +69,26 @@ function isExactOrigin(origin: string): boolean {
   return ['http:', 'https:'].includes(parsed.protocol) && parsed.origin === origin;
 }
 
+/**
+ * A comma list of `http(s)://` URLs, each one replica of a subgraph. Every item is checked, and a
+ * repeated one refused: listing a replica twice would silently double its share of the traffic.
+ */
+function replicaUrls(env: Env, name: string, fallback: string): string[] {
+  const urls = envList(env, name, [fallback]);
+  if (urls.length === 0) return [fallback];
+  for (const [index, url] of urls.entries()) {
+    envUrl({ [name]: url }, name, ['http:', 'https:']);
+    if (urls.indexOf(url) !== index) throw new ConfigError(name, `lists ${url} twice`);
+  }
+  return urls;
+}
+
 export function loadGatewaySlice(env: Env, platform: Pick<PlatformConfig, 'host' | 'catalogPort' | 'aiPort'>): GatewaySlice {
   // A wildcard bind address is not one the gateway can call: the subgraphs of this host are on loopback.
   const localHost = platform.host === '0.0.0.0' || platform.host === '::' ? '127.0.0.1' : platform.host;
   return {
-    catalogUrl: envUrl(env, 'CATALOG_URL', ['http:', 'https:']) ?? `http://${localHost}:${platform.catalogPort}/graphql`,
-    aiUrl: envUrl(env, 'AI_URL', ['http:', 'https:']) ?? `http://${localHost}:${platform.aiPort}/graphql`,
+    catalogUrls: replicaUrls(env, 'CATALOG_URL', `http://${localHost}:${platform.catalogPort}/graphql`),
+    aiUrls: replicaUrls(env, 'AI_URL', `http://${localHost}:${platform.aiPort}/graphql`),
     gateway: {
       graphiql: envBool(env, 'GRAPHIQL_ENABLED', true),
       corsOrigins: corsOrigins(env, 'CORS_ORIGINS'),
@@ -74,6 +99,13 @@ export function loadGatewaySlice(env: Env, platform: Pick<PlatformConfig, 'host'
         redisSlots: envInt(env, 'APQ_REDIS_SLOTS', 4096, 16, 1_048_576),
       },
       subgraphMaxConnections: envInt(env, 'SUBGRAPH_MAX_CONNECTIONS', 64, 1, 4096),
+      subgraphTimeoutMs: envInt(env, 'SUBGRAPH_TIMEOUT_MS', 15_000, 100, 600_000),
+      // Above AI_ASSIST_DEADLINE_MS (60 s by default), so the AI subgraph answers an assist that
+      // ran out of time itself, with its provenance, before the gateway gives up on it.
+      subgraphMutationTimeoutMs: envInt(env, 'SUBGRAPH_MUTATION_TIMEOUT_MS', 90_000, 100, 600_000),
+      subgraphReplicaBackoffMs: envInt(env, 'SUBGRAPH_REPLICA_BACKOFF_MS', 1_000, 50, 60_000),
+      // Well under SHUTDOWN_DRAIN_MS (5 s in production): a draining replica leaves rotation first.
+      subgraphReadinessIntervalMs: envInt(env, 'SUBGRAPH_READINESS_INTERVAL_MS', 1_000, 0, 60_000),
     },
   };
 }

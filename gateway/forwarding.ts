@@ -1,4 +1,3 @@
-import { RemoteGraphQLDataSource, type GraphQLDataSourceProcessOptions } from '@apollo/gateway';
 import type { Principal } from '../platform/auth/verifier.js';
 import { header } from '../platform/http/http.js';
 import type { Exchange } from '../platform/http/pipeline.js';
@@ -43,14 +42,4 @@ export function gatewayContext(exchange: Exchange, options: { trusted: boolean; 
     idempotencyChecked: exchange.idempotencyChecked === true,
     trustedOperation: options.trusted,
   };
-}
-
-/** A subgraph data source that sends the request's forwarded headers with each fetch. */
-export class ForwardingDataSource extends RemoteGraphQLDataSource<GatewayContext> {
-  override willSendRequest(options: GraphQLDataSourceProcessOptions<GatewayContext>) {
-    // Health checks and schema loads carry no request context; only operations forward headers.
-    const forward = (options.context as Partial<GatewayContext> | undefined)?.forward;
-    if (!forward) return;
-    for (const [name, value] of Object.entries(forward)) options.request.http?.headers.set(name, value);
-  }
 }

@@ -22,11 +22,14 @@ import type { Metrics } from '../platform/metrics.js';
 import type { StringKeyValueCache } from '../platform/persisted-queries.js';
 import type { GatewaySlice } from './config.js';
 import type { ExecuteOperation } from './execute-port.js';
-import { ForwardingDataSource, gatewayContext, type GatewayContext } from './forwarding.js';
+import { gatewayContext, type GatewayContext } from './forwarding.js';
 import { graphiqlEndpoints } from './graphiql.js';
 import { InProcessSubgraph } from './in-process-subgraph.js';
 import { frontDoor } from './pipeline.js';
-import { subgraphDispatcher, subgraphFetcher } from './subgraph-fetch.js';
+import { RemoteSubgraph } from './remote-subgraph.js';
+import type { ReplicaPool } from './replica-pool.js';
+import { replicaFetch, replicaPools, type SubgraphUrls } from './replicas.js';
+import { subgraphDispatcher } from './subgraph-fetch.js';
 import { readSupergraph, type SubgraphName } from './supergraph.js';
 
 /** The gateway's settings from the configuration (docs/configuration.md). */
@@ -38,12 +41,19 @@ export interface GatewaySettings {
   graphiql: boolean;
   /** How long shutdown waits for in-flight requests before cutting connections. */
   drainMs: number;
-  /** Connections kept to each subgraph at most; requests beyond wait in the gateway for a free one. */
+  /** Connections kept to each subgraph replica at most; requests beyond wait in the gateway for a free one. */
   subgraphMaxConnections: number;
   /** What clients may hold of the gateway's server (timeouts, connection cap). */
   connections: ConnectionLimits;
   /** Serve GET /metrics on the public port; off when the process has an ops port for it (METRICS_PORT). */
   metricsOnThisPort: boolean;
+  /** Per attempt of a subgraph fetch: queries (retried on another replica) and mutations. */
+  subgraphTimeoutMs: number;
+  subgraphMutationTimeoutMs: number;
+  /** First back-off of a subgraph replica that failed a fetch (gateway/replica-health.logic.ts). */
+  subgraphReplicaBackoffMs: number;
+  /** How often each replica of a subgraph list is asked /readyz (0: only after a failure). */
+  subgraphReadinessIntervalMs: number;
 }
 
 export function gatewaySettings(config: PlatformConfig & GatewaySlice): GatewaySettings {
@@ -57,13 +67,18 @@ export function gatewaySettings(config: PlatformConfig & GatewaySlice): GatewayS
     subgraphMaxConnections: config.gateway.subgraphMaxConnections,
     connections: config.ops.connections,
     metricsOnThisPort: config.ops.metricsPort === undefined,
+    subgraphTimeoutMs: config.gateway.subgraphTimeoutMs,
+    subgraphMutationTimeoutMs: config.gateway.subgraphMutationTimeoutMs,
+    subgraphReplicaBackoffMs: config.gateway.subgraphReplicaBackoffMs,
+    subgraphReadinessIntervalMs: config.gateway.subgraphReadinessIntervalMs,
   };
 }
 
 export interface GatewayOptions {
   host: string;
   port: number;
-  subgraphUrls: Record<SubgraphName, string>;
+  /** Each subgraph's replicas (or the one URL of a balancer in front of them). */
+  subgraphUrls: Record<SubgraphName, SubgraphUrls>;
   settings: GatewaySettings;
   verifier: TokenVerifier;
   logger: Logger;
@@ -75,8 +90,11 @@ export interface GatewayOptions {
   apqCache?: StringKeyValueCache;
   /** Operation names metrics label by name (REST-compat's documents); every other one is `other`. */
   knownOperations?: ReadonlySet<string>;
-  /** Endpoints served beside /graphql whose operations run through the gateway (REST-compat). */
-  endpoints?: (execute: ExecuteOperation) => EndpointTable;
+  /**
+   * Endpoints served beside /graphql whose operations run through the gateway (REST-compat), with
+   * a `fetch` for a subgraph's own HTTP endpoints over its replicas (the AI health relay).
+   */
+  endpoints?: (execute: ExecuteOperation, subgraphHttp: (name: SubgraphName) => typeof fetch) => EndpointTable;
   /** Subgraphs running in this process (one-process mode): fetched in process, not over HTTP. */
   localSubgraphs?: Partial<Record<SubgraphName, LocalSubgraph>>;
   supergraphSdl?: string;
@@ -92,9 +110,9 @@ export interface RunningGateway {
 }
 
 /**
- * Apollo Gateway over the committed supergraph behind the front door (gateway/pipeline.ts).
- * Limits, operation rules and error formatting are those of every GraphQL door; the gateway adds
- * the landing page, persisted queries, the Idempotency-Key rule on mutations and 503 on outages.
+ * Apollo Gateway over the committed supergraph (its subgraphs: `federatedGateway`; its server:
+ * `gatewayServer`) behind the front door (gateway/pipeline.ts), with the probes, GraphiQL and the
+ * endpoints given (REST-compat), on one HTTP server.
  */
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const { logger, settings, metrics } = options;
@@ -102,49 +120,9 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // and it only reads the environment. A hospital network must not be called out of unasked, so it
   // is off unless an operator sets APOLLO_TELEMETRY_DISABLED=false explicitly.
   process.env.APOLLO_TELEMETRY_DISABLED ??= 'true';
-  const dispatcher = subgraphDispatcher(settings.subgraphMaxConnections);
-  const apolloLogger = {
-    debug: () => {},
-    info: () => {},
-    warn: (m: unknown) => logger.warn(String(m)),
-    error: (m: unknown) => logger.error(String(m)),
-  };
-  const gateway = new ApolloGateway({
-    supergraphSdl: options.supergraphSdl ?? (await readSupergraph()),
-    buildService: ({ name }) => {
-      const local = options.localSubgraphs?.[name as SubgraphName];
-      if (local) return new InProcessSubgraph(name, local, metrics);
-      const url = options.subgraphUrls[name as SubgraphName];
-      if (!url) throw new Error(`No URL configured for subgraph ${name}`);
-      return new ForwardingDataSource({ url, fetcher: subgraphFetcher(name, dispatcher, metrics) as never });
-    },
-    logger: apolloLogger,
-  });
-  const limits = queryLimitOptions<GatewayContext>(settings.limits, metrics);
-  const apollo = new ApolloServer<GatewayContext>({
-    gateway,
-    introspection: true,
-    parseOptions: limits.parseOptions,
-    validationRules: limits.validationRules,
-    persistedQueries: { ttl: settings.apqTtlSeconds, ...(options.apqCache ? { cache: options.apqCache } : {}) },
-    // Apollo's CSRF prevention guards cookie-authenticated servers; every operation here needs an
-    // Authorization header, which a cross-site form or image cannot send, and the guard would
-    // refuse plain GET queries (GraphQL over HTTP allows them).
-    csrfPrevention: false,
-    // Apollo would stop itself on SIGTERM, racing our drain (in-flight requests would see a
-    // stopped server); the entry point owns the shutdown order instead.
-    stopOnTerminationSignals: false,
-    formatError: formatGraphQLError(logger),
-    plugins: [
-      ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false }),
-      operationObserver<GatewayContext>('gateway', metrics, options.knownOperations),
-      operationRules<GatewayContext>(),
-      limits.plugin,
-      unguardedMutationPlugin<GatewayContext>(),
-      outageStatus<GatewayContext>(),
-    ],
-    logger: apolloLogger,
-  });
+  const apolloLogger = apolloLoggerFor(logger);
+  const subgraphs = await federatedGateway(options, apolloLogger);
+  const apollo = gatewayServer(options, subgraphs.gateway, apolloLogger);
   await apollo.start();
 
   const execute: ExecuteOperation = async (operation, exchange, executeOptions = {}) => {
@@ -170,7 +148,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     }),
     ...(settings.graphiql ? [graphiqlEndpoints()] : []),
     graphql,
-    ...(options.endpoints ? [options.endpoints(execute)] : []),
+    ...(options.endpoints ? [options.endpoints(execute, (name) => replicaFetch(subgraphs.pools[name]))] : []),
   ];
   const handler = frontDoor({
     logger,
@@ -195,7 +173,104 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     close: async () => {
       await served.drain(settings.drainMs);
       await apollo.stop();
+      await subgraphs.close();
+    },
+  };
+}
+
+type ApolloGatewayLogger = NonNullable<NonNullable<ConstructorParameters<typeof ApolloGateway>[0]>['logger']>;
+
+interface FederatedGateway {
+  gateway: ApolloGateway;
+  /** The replicas of each subgraph reached over HTTP, and the gateway's view of them. */
+  pools: Record<SubgraphName, ReplicaPool>;
+  close(): Promise<void>;
+}
+
+/**
+ * Apollo Gateway over the supergraph, each subgraph fetched in this process (one-process mode) or
+ * over HTTP across its replicas, on bounded keep-alive connections (gateway/remote-subgraph.ts).
+ */
+async function federatedGateway(options: GatewayOptions, logger: ApolloGatewayLogger): Promise<FederatedGateway> {
+  const { settings, metrics } = options;
+  const dispatcher = subgraphDispatcher(settings.subgraphMaxConnections);
+  const pools = replicaPools(options.subgraphUrls, {
+    dispatcher,
+    firstBackoffMs: settings.subgraphReplicaBackoffMs,
+    // In one process the subgraphs are called in process: nothing to watch.
+    watchIntervalMs: options.localSubgraphs ? 0 : settings.subgraphReadinessIntervalMs,
+    logger: options.logger,
+    metrics,
+  });
+  const timeouts = { queryMs: settings.subgraphTimeoutMs, mutationMs: settings.subgraphMutationTimeoutMs };
+  const gateway = new ApolloGateway({
+    supergraphSdl: options.supergraphSdl ?? (await readSupergraph()),
+    buildService: ({ name }) => {
+      const local = options.localSubgraphs?.[name as SubgraphName];
+      if (local) return new InProcessSubgraph(name, local, metrics);
+      const pool = pools[name as SubgraphName];
+      if (!pool) throw new Error(`No URL configured for subgraph ${name}`);
+      return new RemoteSubgraph(name, { pool, dispatcher, timeouts, metrics });
+    },
+    logger,
+    // Each fetch's parsed operation reaches its data source (kept with the cached plan, not parsed
+    // per request): a fetch that fails answers an error on the path of each field it was for, and
+    // only a query is sent again to another replica.
+    queryPlannerConfig: { exposeDocumentNodeInFetchNode: true },
+  });
+  return {
+    gateway,
+    pools,
+    close: async () => {
+      for (const pool of Object.values<ReplicaPool>(pools)) pool.close();
       await dispatcher.close();
     },
+  };
+}
+
+/**
+ * The gateway's Apollo Server: limits, operation rules and error formatting of every GraphQL door,
+ * plus the landing page, persisted queries, the Idempotency-Key rule on mutations and 503 on outages.
+ */
+function gatewayServer(
+  options: GatewayOptions,
+  gateway: ApolloGateway,
+  logger: ApolloGatewayLogger,
+): ApolloServer<GatewayContext> {
+  const { settings, metrics } = options;
+  const limits = queryLimitOptions<GatewayContext>(settings.limits, metrics);
+  return new ApolloServer<GatewayContext>({
+    gateway,
+    introspection: true,
+    parseOptions: limits.parseOptions,
+    validationRules: limits.validationRules,
+    persistedQueries: { ttl: settings.apqTtlSeconds, ...(options.apqCache ? { cache: options.apqCache } : {}) },
+    // Apollo's CSRF prevention guards cookie-authenticated servers; every operation here needs an
+    // Authorization header, which a cross-site form or image cannot send, and the guard would
+    // refuse plain GET queries (GraphQL over HTTP allows them).
+    csrfPrevention: false,
+    // Apollo would stop itself on SIGTERM, racing our drain (in-flight requests would see a
+    // stopped server); the entry point owns the shutdown order instead.
+    stopOnTerminationSignals: false,
+    formatError: formatGraphQLError(options.logger),
+    plugins: [
+      ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false }),
+      operationObserver<GatewayContext>('gateway', metrics, options.knownOperations),
+      operationRules<GatewayContext>(),
+      limits.plugin,
+      unguardedMutationPlugin<GatewayContext>(),
+      outageStatus<GatewayContext>(),
+    ],
+    logger,
+  });
+}
+
+/** Apollo's warnings and errors in our log; its debug and info lines are noise here. */
+function apolloLoggerFor(logger: Logger): ApolloGatewayLogger {
+  return {
+    debug: () => {},
+    info: () => {},
+    warn: (m: unknown) => logger.warn(String(m)),
+    error: (m: unknown) => logger.error(String(m)),
   };
 }

@@ -5,6 +5,7 @@ import type { Metrics } from '../platform/metrics.js';
 import { subgraphFetchMetrics, type SubgraphFetchMetrics } from './metrics.js';
 import { SpanKind, withSpan } from '../platform/telemetry.js';
 import { continueTrace } from '../platform/trace-context.js';
+import { distinctRepresentations } from './entity-representations.logic.js';
 import type { GatewayContext } from './forwarding.js';
 
 /**
@@ -37,11 +38,13 @@ export class InProcessSubgraph implements GraphQLDataSource<GatewayContext> {
       async () => {
         const startedAt = process.hrtime.bigint();
         this.fetches?.inFlight.inc({ subgraph: this.name });
+        // Each entity once, as over HTTP: the subgraph's cap on representations applies here too.
+        const entities = distinctRepresentations(options.request.variables);
         const result = await this.subgraph
           .execute(
             {
               query: options.request.query ?? '',
-              variables: options.request.variables,
+              variables: entities.variables,
               operationName: options.request.operationName,
               headers: forward,
             },
@@ -52,7 +55,7 @@ export class InProcessSubgraph implements GraphQLDataSource<GatewayContext> {
           { subgraph: this.name, outcome: result.errors?.length ? 'error' : 'ok' },
           seconds(startedAt),
         );
-        return result as GatewayGraphQLResponse;
+        return entities.expand(result) as GatewayGraphQLResponse;
       },
       { kind: SpanKind.INTERNAL },
     );

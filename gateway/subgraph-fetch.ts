@@ -1,67 +1,19 @@
-import { STATUS_CODES } from 'node:http';
-import { GraphQLError } from 'graphql';
 import { Agent, type Dispatcher } from 'undici';
-import type { Metrics } from '../platform/metrics.js';
-import { subgraphFetchMetrics } from './metrics.js';
-import { injectTraceHeaders, SpanKind, withSpan } from '../platform/telemetry.js';
+import { classifyAnswer, classifyTransportFailure, type AttemptOutcome } from './subgraph-answer.logic.js';
 
 /**
  * The connections to the subgraphs: kept alive between requests, and at most `maxPerSubgraph` to
- * each subgraph. A burst of client requests then waits in the gateway for a free connection instead
+ * each replica. A burst of client requests then waits in the gateway for a free connection instead
  * of opening a socket (and a request the subgraph must accept at once) per request in flight.
  */
 export function subgraphDispatcher(maxPerSubgraph: number): Agent {
   return new Agent({ connections: maxPerSubgraph, keepAliveTimeout: 30_000, pipelining: 1 });
 }
 
-/** What Apollo Gateway's RemoteGraphQLDataSource passes its fetcher (@apollo/utils.fetcher's FetcherRequestInit). */
-export interface SubgraphRequestInit {
-  method?: string;
-  headers?: Record<string, string>;
-  body?: string | Buffer;
-  signal?: AbortSignal;
-}
-
-/**
- * The fetch the gateway uses per subgraph: a client span (its `traceparent` replaces the one the
- * request forwarded, so the subgraph's spans hang under this fetch), the fetch latency metric, and
- * a network failure turned into a clear subgraph.unavailable error for that subgraph's fields only.
- *
- * It sends with undici's `request` rather than its WHATWG `fetch`, whose streams, Request and
- * Response objects were the largest share of the gateway's own CPU under load (bench/README.md,
- * gateway profile): a subgraph answer is one small JSON document, read whole.
- */
-export function subgraphFetcher(subgraph: string, dispatcher: Dispatcher, metrics?: Metrics) {
-  const fetches = metrics && subgraphFetchMetrics(metrics);
-  const targets = new TargetCache();
-  return async (url: string, init: SubgraphRequestInit = {}): Promise<SubgraphResponse> =>
-    withSpan(
-      `subgraph ${subgraph}`,
-      { 'graphql.subgraph.name': subgraph, 'url.full': url },
-      async (span) => {
-        const startedAt = process.hrtime.bigint();
-        const seconds = () => Number(process.hrtime.bigint() - startedAt) / 1e9;
-        const headers = injectTraceHeaders({ ...(init.headers ?? {}) });
-        fetches?.inFlight.inc({ subgraph });
-        try {
-          const response = await send(dispatcher, url, targets.of(url), { ...init, headers });
-          span.setAttribute('http.response.status_code', response.status);
-          fetches?.duration.observe({ subgraph, outcome: response.ok ? 'ok' : 'error' }, seconds());
-          return response;
-        } catch (error) {
-          fetches?.duration.observe({ subgraph, outcome: 'unavailable' }, seconds());
-          // status and retryAfterSeconds let the REST door answer 503 + Retry-After (a retryable
-          // outage), not the 500 an error without a declared status maps to.
-          throw new GraphQLError(`The ${subgraph} service is unavailable; fields it serves are null`, {
-            originalError: error as Error,
-            extensions: { code: 'subgraph.unavailable', serviceName: subgraph, status: 503, retryAfterSeconds: 1 },
-          });
-        } finally {
-          fetches?.inFlight.dec({ subgraph });
-        }
-      },
-      { kind: SpanKind.CLIENT },
-    );
+/** One subgraph request as sent over HTTP: the JSON body and the headers. */
+export interface SubgraphHttpRequest {
+  body: string;
+  headers: Record<string, string>;
 }
 
 interface Target {
@@ -69,81 +21,72 @@ interface Target {
   path: string;
 }
 
-/** A subgraph's URL, parsed once (the gateway fetches the same one or two URLs per subgraph). */
-class TargetCache {
-  private readonly targets = new Map<string, Target>();
+/** A replica's URL, parsed once (the gateway fetches the same few URLs all the time). */
+const targets = new Map<string, Target>();
 
-  of(url: string): Target {
-    let target = this.targets.get(url);
-    if (!target) {
-      const parsed = new URL(url);
-      target = { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
-      if (this.targets.size < 16) this.targets.set(url, target);
-    }
-    return target;
+function targetOf(url: string): Target {
+  let target = targets.get(url);
+  if (!target) {
+    const parsed = new URL(url);
+    target = { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
+    if (targets.size < 64) targets.set(url, target);
   }
-}
-
-/** One request, its answer read whole (a body that fails mid-way fails the fetch, as a network error). */
-async function send(dispatcher: Dispatcher, url: string, target: Target, init: SubgraphRequestInit): Promise<SubgraphResponse> {
-  const answer = await dispatcher.request({
-    ...target,
-    method: (init.method ?? 'GET') as Dispatcher.HttpMethod,
-    headers: init.headers,
-    body: init.body,
-    signal: init.signal,
-  });
-  const body = await answer.body.text();
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(answer.headers)) {
-    if (value === undefined) continue;
-    for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
-  }
-  return new SubgraphResponse(url, answer.statusCode, headers, body);
+  return target;
 }
 
 /**
- * A subgraph's answer, already read: the Response members RemoteGraphQLDataSource uses (status,
- * headers, text/json, and clone for its error path).
+ * One attempt at one replica, classified where it ends (subgraph-answer.logic.ts): its answer read
+ * whole within `timeoutMs` (headers and body: a replica that stops mid-answer fails the attempt).
+ *
+ * It sends with undici's `request` rather than its WHATWG `fetch`, whose streams, Request and
+ * Response objects were the largest share of the gateway's own CPU under load (bench/README.md,
+ * gateway profile): a subgraph answer is one small JSON document, read whole.
  */
-export class SubgraphResponse {
-  readonly redirected = false;
-  private used = false;
-
-  constructor(
-    readonly url: string,
-    readonly status: number,
-    readonly headers: Headers,
-    private readonly body: string,
-  ) {}
-
-  get ok(): boolean {
-    return this.status >= 200 && this.status < 300;
+export async function attemptFetch(
+  dispatcher: Dispatcher,
+  url: string,
+  request: SubgraphHttpRequest,
+  timeoutMs: number,
+): Promise<AttemptOutcome> {
+  const deadline = AbortSignal.timeout(timeoutMs);
+  try {
+    const answer = await dispatcher.request({
+      ...targetOf(url),
+      method: 'POST',
+      headers: request.headers,
+      body: request.body,
+      signal: deadline,
+    });
+    return classifyAnswer(answer.statusCode, await answer.body.text());
+  } catch (error) {
+    return classifyTransportFailure({ code: errorCode(error), timedOut: deadline.aborted, timeoutMs });
   }
+}
 
-  get statusText(): string {
-    return STATUS_CODES[this.status] ?? '';
-  }
+const PROBE_TIMEOUT_MS = 2_000;
 
-  get bodyUsed(): boolean {
-    return this.used;
+/**
+ * Whether a replica says it is ready (its /readyz answers 2xx): the probe that brings a failed
+ * replica back, and the watch that takes a draining or broken one (its database lost) out.
+ */
+export async function probeReadiness(dispatcher: Dispatcher, url: string): Promise<boolean> {
+  const { origin } = targetOf(url);
+  try {
+    const answer = await dispatcher.request({
+      origin,
+      path: '/readyz',
+      method: 'GET',
+      signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
+    });
+    await answer.body.dump();
+    return answer.statusCode >= 200 && answer.statusCode < 300;
+  } catch {
+    return false;
   }
+}
 
-  async text(): Promise<string> {
-    this.used = true;
-    return this.body;
-  }
-
-  async json(): Promise<unknown> {
-    return JSON.parse(await this.text()) as unknown;
-  }
-
-  async arrayBuffer(): Promise<ArrayBuffer> {
-    const bytes = Buffer.from(await this.text(), 'utf8');
-    return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
-  }
-
-  clone(): SubgraphResponse {
-    return new SubgraphResponse(this.url, this.status, new Headers(this.headers), this.body);
-  }
+function errorCode(error: unknown): string | undefined {
+  const { code, cause } = (error ?? {}) as { code?: unknown; cause?: { code?: unknown } };
+  if (typeof cause?.code === 'string' && (code === undefined || code === 'UND_ERR_SOCKET')) return cause.code;
+  return typeof code === 'string' ? code : undefined;
 }

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { startGateway, gatewaySettings, type RunningGateway } from '../gateway/gateway.js';
+import { replicaUrls, type SubgraphUrls } from '../gateway/replicas.js';
 import type { SubgraphName } from '../gateway/supergraph.js';
 import type { TokenVerifier } from '../platform/auth/verifier.js';
 import type { GatewayProcessConfig } from './gateway.config.js';
@@ -32,7 +33,7 @@ function persistedQueryStore(settings: ApqSettings, cacheRedis: Redis | undefine
  */
 export async function startFrontDoor(deps: {
   config: GatewayProcessConfig;
-  subgraphUrls: Record<SubgraphName, string>;
+  subgraphUrls: Record<SubgraphName, SubgraphUrls>;
   verifier: TokenVerifier;
   logger: Logger;
   db: Db;
@@ -53,7 +54,8 @@ export async function startFrontDoor(deps: {
     ttlSeconds: config.idempotencyTtlSeconds,
     leaseSeconds: config.idempotencyLeaseSeconds,
   });
-  const aiBaseUrl = new URL('/', deps.subgraphUrls.ai).toString();
+  // The health relay's path goes to the AI subgraph's replicas in turn (gateway/replicas.ts).
+  const aiBaseUrl = new URL('/', replicaUrls(deps.subgraphUrls.ai)[0]).toString();
   return startGateway({
     host: config.host,
     port: config.port,
@@ -66,7 +68,7 @@ export async function startFrontDoor(deps: {
     readiness: deps.readiness,
     apqCache: persistedQueryStore(config.gateway.apq, deps.cacheRedis),
     knownOperations: REST_OPERATION_NAMES,
-    endpoints: (execute) => restEndpoints({ execute, aiBaseUrl }),
+    endpoints: (execute, subgraphHttp) => restEndpoints({ execute, aiBaseUrl, fetch: subgraphHttp('ai') }),
     localSubgraphs: deps.localSubgraphs,
   });
 }

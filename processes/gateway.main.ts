@@ -16,7 +16,7 @@ await runProcess('gateway', loadGatewayProcessConfig, async (stack, config) => {
     metrics,
     redis,
     cacheRedis,
-    subgraphUrls: { catalog: config.catalogUrl, ai: config.aiUrl },
+    subgraphUrls: { catalog: config.catalogUrls, ai: config.aiUrls },
   });
   // With METRICS_PORT, probes and /metrics are served there (and /metrics no longer on the door).
   await opsServerPart(stack, { config, logger: platform.logger, metrics, service: 'gateway' });

@@ -5,6 +5,7 @@ import { startEventWorker, type EventWorker } from '../events/worker.js';
 import { feedWorkerMetrics } from '../events/worker-metrics.js';
 import { subgraphChecks } from '../gateway/readiness.js';
 import type { SubgraphName } from '../gateway/supergraph.js';
+import type { SubgraphUrls } from '../gateway/replicas.js';
 import { openPlatform, type Platform } from '../platform/bootstrap.js';
 import type { PlatformConfig } from '../platform/config/config.js';
 import type { LocalSubgraph } from '../platform/graphql/subgraph-server.js';
@@ -217,7 +218,7 @@ export async function gatewayPart(
     metrics: Metrics;
     redis?: Redis;
     cacheRedis?: Redis;
-    subgraphUrls: Record<SubgraphName, string>;
+    subgraphUrls: Record<SubgraphName, SubgraphUrls>;
     localSubgraphs?: Partial<Record<SubgraphName, LocalSubgraph>>;
   },
 ) {

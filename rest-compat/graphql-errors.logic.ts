@@ -5,8 +5,20 @@ export interface GraphQLErrorLike {
   extensions?: Record<string, unknown>;
 }
 
-/** Members of `extensions` that describe the transport, not the problem, or must never leave. */
-const INTERNAL_EXTENSIONS = new Set(['code', 'status', 'serviceName', 'stacktrace', 'exception', 'http', 'retryAfterSeconds']);
+/**
+ * Members of `extensions` that describe the transport, not the problem, or must never leave
+ * (`response` is where Apollo Gateway puts a subgraph's URL and body).
+ */
+const INTERNAL_EXTENSIONS = new Set([
+  'code',
+  'status',
+  'serviceName',
+  'stacktrace',
+  'exception',
+  'http',
+  'retryAfterSeconds',
+  'response',
+]);
 
 const DEFAULT_RETRY_AFTER_SECONDS = 1;
 

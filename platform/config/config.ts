@@ -143,6 +143,9 @@ function loadQueryLimits(env: Env): QueryLimits {
     // largest page about 9,900 at the catalog subgraph, which checks it like any fetch.
     maxCost: envInt(env, 'QUERY_MAX_COST', 20_000, 1, 10_000_000),
     defaultListSize: envInt(env, 'QUERY_DEFAULT_LIST_SIZE', 10, 1, 10_000),
+    // 5 times the most the gateway itself sends in one fetch: each distinct entity once
+    // (gateway/entity-representations.logic.ts), at most a page of 100 courses (MAX_PAGE_SIZE).
+    maxRepresentations: envInt(env, 'QUERY_MAX_REPRESENTATIONS', 500, 1, 100_000),
   };
 }
 

@@ -20,7 +20,8 @@ const CLIENT_CODES = new Set([
 /**
  * Maps errors once at the GraphQL boundary: an AppError keeps its message and stable code in
  * `extensions.code` (+ `status`); a database that cannot be reached is 503 `dependency.unavailable`
- * (retry shortly); anything else becomes INTERNAL_SERVER_ERROR with no detail.
+ * (retry shortly); anything else — an uncoded GraphQLError included, whatever its origin — becomes
+ * INTERNAL_SERVER_ERROR with no detail (logged). Only errors known to be the caller's are 4xx.
  */
 export function formatGraphQLError(logger: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
@@ -40,9 +41,16 @@ export function formatGraphQLError(logger: Logger) {
     if (typeof code === 'string' && formatted.extensions?.serviceName) {
       return withoutStack(formatted);
     }
-    if (original instanceof GraphQLError && original.extensions?.code === undefined && !original.originalError) {
-      // Coercion and validation errors raised by graphql-js itself are the caller's mistake.
-      return withoutStack({ ...formatted, extensions: { ...formatted.extensions, code: 'BAD_USER_INPUT' } });
+    if (declaredClientError(original)) {
+      return { message: formatted.message, locations: formatted.locations, extensions: { code: 'BAD_USER_INPUT' } };
+    }
+    if (isArgumentCoercionError(original)) {
+      return {
+        message: formatted.message,
+        path: formatted.path,
+        locations: formatted.locations,
+        extensions: { code: 'BAD_USER_INPUT' },
+      };
     }
     if (databaseUnreachable(original)) {
       logger.warn({ err: (original as Error).message }, 'database unreachable');
@@ -59,6 +67,36 @@ export function formatGraphQLError(logger: Logger) {
     logger.error({ err: original }, 'unhandled GraphQL error');
     return { message: 'Internal server error', path: formatted.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } };
   };
+}
+
+/**
+ * graphql-js coerces an argument's literal or variable value while executing a field and throws
+ * an uncoded GraphQLError when it cannot (a null for a non-null argument whose variable has a
+ * default, say): the caller's mistake. It is recognised by graphql-js's own messages
+ * (execution/values.js), as Apollo Server recognises its variable coercion errors; an uncoded
+ * error that says anything else is not taken for the client's fault.
+ */
+const ARGUMENT_COERCION =
+  /^Argument "[^"]+" (?:of required type .* was not provided|of non-null type .* must not be null|has invalid value )/;
+
+function isArgumentCoercionError(error: unknown): boolean {
+  return (
+    error instanceof GraphQLError &&
+    error.extensions?.code === undefined &&
+    !error.originalError &&
+    ARGUMENT_COERCION.test(error.message)
+  );
+}
+
+/**
+ * Apollo Server raises a few request errors without a code but with the HTTP status it answers
+ * them with (a persisted query whose hash does not match its text: 400). It judged them the
+ * client's; they keep their message and BAD_USER_INPUT, as before.
+ */
+function declaredClientError(error: unknown): boolean {
+  if (!(error instanceof GraphQLError) || error.extensions?.code !== undefined || error.originalError) return false;
+  const status = (error.extensions?.http as { status?: unknown } | undefined)?.status;
+  return typeof status === 'number' && status >= 400 && status < 500;
 }
 
 function appErrorFormatted(error: AppError, formatted: GraphQLFormattedError): GraphQLFormattedError {

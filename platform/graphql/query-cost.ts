@@ -11,7 +11,6 @@ import {
   TypeMetaFieldDef,
   TypeNameMetaFieldDef,
   valueFromASTUntyped,
-  type ArgumentNode,
   type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
@@ -37,7 +36,16 @@ export interface CostOptions {
   defaultListSize: number;
   /** The limit: counting stops once it is passed (the answer is then "more than this"). */
   maxCost: number;
+  /** What one resolution of a field costs instead of 1, by schema coordinate (field-costs.ts). */
+  fieldCosts?: Readonly<Record<string, number>>;
 }
+
+/**
+ * Federation's entity resolver: a subgraph answers one entity per representation it is sent, so
+ * the list is as long as its `representations` argument (a literal or a variable).
+ */
+const ENTITIES_FIELD = '_entities';
+const REPRESENTATIONS_ARGUMENT = 'representations';
 
 /**
  * The cost of one selection set as a function of the list size `m` a connection field above it
@@ -80,14 +88,6 @@ export function operationCost(
   // Introspection sits at the root and only adds, so one budget serves all of its fields together.
   let introspectionBudget = options.maxCost + 1;
 
-  const sizeArgument = (args: readonly ArgumentNode[] | undefined): number | undefined => {
-    for (const arg of args ?? []) {
-      if (!SIZE_ARGUMENTS.has(arg.name.value)) continue;
-      const value = valueFromASTUntyped(arg.value, variables);
-      if (typeof value === 'number' && Number.isFinite(value) && value >= 0) return Math.min(COST_CAP, Math.ceil(value));
-    }
-    return undefined;
-  };
   const evaluate = (cost: Affine, pending: number) => add(cost.fixed, times(cost.perPending, pending));
 
   const fragmentCost = (name: string, parent: GraphQLCompositeType): Affine => {
@@ -114,15 +114,20 @@ export function operationCost(
     const namedType = field ? getNamedType(field.type) : undefined;
     const child =
       selection.selectionSet && namedType && isCompositeType(namedType) ? walk(selection.selectionSet, namedType) : NOTHING;
-    const ownSize = sizeArgument(selection.arguments);
+    const ownSize = listSize(selection, field, parent === root, variables);
+    // A field that scans (field-costs.ts) costs its weight per resolution instead of 1.
+    const own = options.fieldCosts?.[`${parent.name}.${name}`] ?? 1;
     if (field && isListType(getNullableType(field.type))) {
       // A list resolves its children once per item; below it, nothing is pending any more.
       const perItem = add(1, evaluate(child, options.defaultListSize));
-      return ownSize === undefined ? { fixed: 0, perPending: perItem } : { fixed: times(ownSize, perItem), perPending: 0 };
+      const scan = own - 1;
+      return ownSize === undefined
+        ? { fixed: scan, perPending: perItem }
+        : { fixed: add(scan, times(ownSize, perItem)), perPending: 0 };
     }
     // A connection field's size applies to the first list below it; other fields pass theirs on.
-    if (ownSize !== undefined) return { fixed: add(1, evaluate(child, ownSize)), perPending: 0 };
-    return { fixed: add(1, child.fixed), perPending: child.perPending };
+    if (ownSize !== undefined) return { fixed: add(own, evaluate(child, ownSize)), perPending: 0 };
+    return { fixed: add(own, child.fixed), perPending: child.perPending };
   };
 
   const walk = (selectionSet: SelectionSetNode, parent: GraphQLCompositeType): Affine => {
@@ -140,6 +145,62 @@ export function operationCost(
   };
 
   return evaluate(walk(operation.selectionSet, root), options.defaultListSize);
+}
+
+/**
+ * How many items a list field resolves — or, on a connection field, the list below it — when the
+ * document or the schema says: `_entities` one per representation; otherwise a size argument
+ * given, else that argument's default in the schema (`aiProvenance(first: Int = 10)`).
+ */
+function listSize(
+  selection: FieldNode,
+  field: GraphQLField<unknown, unknown> | undefined,
+  atRoot: boolean,
+  variables: Record<string, unknown> | undefined,
+): number | undefined {
+  if (atRoot && selection.name.value === ENTITIES_FIELD) return representationsOf(selection, variables);
+  for (const arg of selection.arguments ?? []) {
+    const size = SIZE_ARGUMENTS.has(arg.name.value) ? sizeValue(valueFromASTUntyped(arg.value, variables)) : undefined;
+    if (size !== undefined) return size;
+  }
+  for (const arg of field?.args ?? []) {
+    const size = SIZE_ARGUMENTS.has(arg.name) ? sizeValue(arg.defaultValue) : undefined;
+    if (size !== undefined) return size;
+  }
+  return undefined;
+}
+
+function sizeValue(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? Math.min(COST_CAP, Math.ceil(value)) : undefined;
+}
+
+/** Representations an `_entities` field carries (a list coerces a single value to one item). */
+function representationsOf(selection: FieldNode, variables: Record<string, unknown> | undefined): number {
+  const arg = selection.arguments?.find((candidate) => candidate.name.value === REPRESENTATIONS_ARGUMENT);
+  const value = arg ? valueFromASTUntyped(arg.value, variables) : undefined;
+  if (Array.isArray(value)) return value.length;
+  return value === undefined || value === null ? 0 : 1;
+}
+
+/**
+ * Representations the operation's `_entities` fields carry in all, each field counted once however
+ * often fragments spread it (execution merges them): what a subgraph's entity resolvers would be
+ * asked for, checked against QUERY_MAX_REPRESENTATIONS before anything resolves.
+ */
+export function representationCount(
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+  variables: Record<string, unknown> | undefined,
+): number {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
+  let count = 0;
+  for (const field of fieldFlattener(fragments)(operation.selectionSet)) {
+    if (field.name.value === ENTITIES_FIELD) count += representationsOf(field, variables);
+  }
+  return count;
 }
 
 /**

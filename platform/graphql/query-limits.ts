@@ -5,7 +5,8 @@ import { maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives';
 import { GraphQLError, type ValidationContext, type ValidationRule } from 'graphql';
 import { AppError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
-import { operationCost } from './query-cost.js';
+import { FIELD_COSTS } from './field-costs.js';
+import { operationCost, representationCount } from './query-cost.js';
 
 /**
  * What one GraphQL document may ask for, at every GraphQL door (the gateway and each subgraph).
@@ -23,10 +24,15 @@ export interface QueryLimits {
   maxCost: number;
   /** Items assumed for a list field that no `first`/`last`/`limit` argument bounds. */
   defaultListSize: number;
+  /**
+   * Representations an operation's `_entities` fields may carry in all: a subgraph resolves one
+   * entity per representation, work the field count alone would not bound.
+   */
+  maxRepresentations: number;
 }
 
 /** Which limit refused a document: the `limit` label of graphql_limit_rejections_total. */
-export type LimitName = 'tokens' | 'depth' | 'aliases' | 'directives' | 'cost';
+export type LimitName = 'tokens' | 'depth' | 'aliases' | 'directives' | 'cost' | 'representations';
 
 export const LIMIT_CODES: Record<LimitName, string> = {
   tokens: 'query.too_many_tokens',
@@ -34,6 +40,7 @@ export const LIMIT_CODES: Record<LimitName, string> = {
   aliases: 'query.too_many_aliases',
   directives: 'query.too_many_directives',
   cost: 'query.too_costly',
+  representations: 'query.too_many_representations',
 };
 
 /** The context members the limits read: documents the service wrote itself skip the cost limit. */
@@ -69,16 +76,23 @@ export function queryLimitOptions<TContext extends LimitedContext>(limits: Query
           };
         },
         async didResolveOperation({ schema, document, operation, request, contextValue }) {
-          if (!operation || contextValue.trustedOperation) return;
-          const cost = operationCost(schema, document, operation, request.variables, limits);
-          if (cost <= limits.maxCost) return;
-          refused('cost');
-          const error = limitError('cost', cost, limits.maxCost);
-          throw new GraphQLError(error.message, { originalError: error, extensions: { http: { status: 400 } } });
+          if (!operation) return;
+          // Before the cost: it is what sizes `_entities`, and it holds for trusted documents too.
+          const representations = representationCount(document, operation, request.variables);
+          if (representations > limits.maxRepresentations) throw refusal('representations', representations);
+          if (contextValue.trustedOperation) return;
+          const cost = operationCost(schema, document, operation, request.variables, { ...limits, fieldCosts: FIELD_COSTS });
+          if (cost > limits.maxCost) throw refusal('cost', cost);
         },
       };
     },
   };
+  function refusal(limit: 'cost' | 'representations', found: number): GraphQLError {
+    refused(limit);
+    const max = limit === 'cost' ? limits.maxCost : limits.maxRepresentations;
+    const error = limitError(limit, found, max);
+    return new GraphQLError(error.message, { originalError: error, extensions: { http: { status: 400 } } });
+  }
   return { parseOptions: { maxTokens: limits.maxTokens }, validationRules, plugin: costPlugin };
 }
 
@@ -89,6 +103,8 @@ const MESSAGES: Record<LimitName, (found: number | undefined, max: number) => st
   directives: (found, max) => `The operation uses ${found ?? 'too many'} directives; at most ${max} are allowed`,
   cost: (found, max) =>
     `The operation could resolve about ${found} fields; at most ${max} are allowed. Ask for fewer items (first/limit) or fewer fields`,
+  representations: (found, max) =>
+    `The operation asks for ${found} entity representations; at most ${max} are allowed in one request`,
 };
 
 /** The refusal of one limit, with the measured value (when known) and the bound in its details. */

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { subgraphDispatcher, subgraphFetcher } from '../../../gateway/subgraph-fetch.js';
+import { attemptFetch, subgraphDispatcher } from '../../../gateway/subgraph-fetch.js';
 
 /** A subgraph stand-in that counts the sockets the gateway opens and the requests it serves. */
 async function countingServer() {
@@ -29,11 +29,11 @@ describe('connections from the gateway to a subgraph', () => {
   async function burst(maxConnections: number, requests: number) {
     Object.assign(subgraph.seen, { connections: 0, requests: 0 });
     const dispatcher = subgraphDispatcher(maxConnections);
-    const fetch = subgraphFetcher('catalog', dispatcher);
+    const request = { headers: { 'content-type': 'application/json' }, body: '{}' };
     const bodies = await Promise.all(
       Array.from({ length: requests }, () =>
-        fetch(subgraph.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }).then((r) =>
-          r.text(),
+        attemptFetch(dispatcher, subgraph.url, request, 10_000).then((outcome) =>
+          outcome.kind === 'answered' ? JSON.stringify(outcome.answer) : outcome.reason,
         ),
       ),
     );
@@ -56,60 +56,75 @@ describe('connections from the gateway to a subgraph', () => {
   });
 });
 
-describe('what the subgraph fetch hands Apollo Gateway', () => {
+describe('what one attempt at a replica comes back with', () => {
   const served = http.createServer((req, res) => {
     req.resume();
     req.on('end', () => {
-      if (req.url === '/graphql?fail') res.writeHead(502, { 'content-type': 'text/plain' }).end('upstream down');
+      if (req.url === '/graphql?fail') res.writeHead(502, { 'content-type': 'text/html' }).end('<html>upstream down</html>');
+      else if (req.url === '/graphql?coded')
+        res
+          .writeHead(400, { 'content-type': 'application/json' })
+          .end('{"errors":[{"message":"too costly","extensions":{"code":"query.too_costly"}}]}');
+      else if (req.url === '/graphql?hang') return;
       else
         res
-          .writeHead(200, { 'content-type': 'application/json', 'x-seen-tenant': String(req.headers['x-tenant-id']) })
-          .end('{"data":{"ok":true}}');
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ data: { tenant: req.headers['x-tenant-id'], body: 'seen' } }));
     });
   });
   let base: string;
   const dispatcher = subgraphDispatcher(2);
-  const fetch = subgraphFetcher('catalog', dispatcher);
   beforeAll(async () => {
     await new Promise<void>((resolve) => served.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(served.address() as AddressInfo).port}`;
   });
   afterAll(async () => {
     await dispatcher.close();
+    served.closeAllConnections();
     await new Promise<void>((resolve) => served.close(() => resolve()));
   });
+  const send = (path: string, timeoutMs = 10_000) =>
+    attemptFetch(dispatcher, `${base}${path}`, { headers: { 'x-tenant-id': 'ten_1' }, body: '{}' }, timeoutMs);
 
-  it('sends the method, headers and body, and answers with a Response Apollo can read (json, headers, clone)', async () => {
-    const response = await fetch(`${base}/graphql`, { method: 'POST', headers: { 'x-tenant-id': 'ten_1' }, body: '{}' });
-    expect([response.ok, response.status, response.statusText, response.url]).toEqual([true, 200, 'OK', `${base}/graphql`]);
-    expect(response.headers.get('Content-Type')).toBe('application/json');
-    expect(response.headers.get('x-seen-tenant')).toBe('ten_1');
-    const copy = response.clone();
-    expect(await response.json()).toEqual({ data: { ok: true } });
-    expect(response.bodyUsed).toBe(true);
-    expect(await copy.text()).toBe('{"data":{"ok":true}}');
+  it('sends the headers and body, and hands over the GraphQL answer', async () => {
+    expect(await send('/graphql')).toEqual({
+      kind: 'answered',
+      status: 200,
+      answer: { data: { tenant: 'ten_1', body: 'seen' } },
+    });
   });
 
-  it('hands a non-2xx answer over as it came (Apollo turns it into the subgraph error)', async () => {
-    const response = await fetch(`${base}/graphql?fail`, { method: 'POST', body: '{}' });
-    expect([response.ok, response.status, response.statusText]).toEqual([false, 502, 'Bad Gateway']);
-    expect(await response.text()).toBe('upstream down');
+  it("hands over a subgraph's own coded errors whatever the HTTP status (they are GraphQL)", async () => {
+    expect(await send('/graphql?coded')).toEqual({
+      kind: 'answered',
+      status: 400,
+      answer: { errors: [{ message: 'too costly', extensions: { code: 'query.too_costly' } }] },
+    });
   });
 
-  it('turns a subgraph it cannot reach into subgraph.unavailable (503, retry after 1 s)', async () => {
+  it('classifies a 5xx page as unavailable, keeping what answered for the log', async () => {
+    expect(await send('/graphql?fail')).toEqual({
+      kind: 'unavailable',
+      reason: 'answered HTTP 502',
+      excerpt: '<html>upstream down</html>',
+      sent: true,
+    });
+  });
+
+  it('ends an attempt that gets no answer at its deadline', async () => {
+    expect(await send('/graphql?hang', 200)).toEqual({
+      kind: 'unavailable',
+      reason: 'no answer within 200 ms',
+      sent: true,
+    });
+  });
+
+  it('marks a refused connection as never sent (any operation may go to another replica)', async () => {
     const closed = http.createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
-    const failure = await fetch(`http://127.0.0.1:${port}/graphql`, { method: 'POST', body: '{}' }).then(
-      () => undefined,
-      (error: unknown) => error as { extensions?: Record<string, unknown> },
-    );
-    expect(failure?.extensions).toMatchObject({
-      code: 'subgraph.unavailable',
-      serviceName: 'catalog',
-      status: 503,
-      retryAfterSeconds: 1,
-    });
+    const outcome = await attemptFetch(dispatcher, `http://127.0.0.1:${port}/graphql`, { headers: {}, body: '{}' }, 10_000);
+    expect(outcome).toEqual({ kind: 'unavailable', reason: 'connection failed (ECONNREFUSED)', sent: false });
   });
 });

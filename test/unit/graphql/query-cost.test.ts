@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { buildSchema, getIntrospectionQuery, parse, type OperationDefinitionNode } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { operationCost } from '../../../platform/graphql/query-cost.js';
+import { operationCost, representationCount } from '../../../platform/graphql/query-cost.js';
 
 const schema = buildSchema(`
   type Query {
@@ -9,7 +9,13 @@ const schema = buildSchema(`
     course(id: ID!): Course
     tags(limit: Int): [String!]!
     node: Node
+    parity(feature: String!): Parity!
+    history(first: Int = 50): [Version!]!
+    _entities(representations: [_Any!]!): [_Entity]!
   }
+  scalar _Any
+  union _Entity = Course | Version
+  type Parity { ratio: Float holds: Boolean! }
   interface Node { id: ID! }
   type CourseConnection { edges: [CourseEdge!]! pageInfo: PageInfo! }
   type PageInfo { hasNextPage: Boolean! }
@@ -18,10 +24,16 @@ const schema = buildSchema(`
   type Version { id: ID! label: String }
 `);
 
-function cost(query: string, variables?: Record<string, unknown>, maxCost = 1e9) {
+function cost(query: string, variables?: Record<string, unknown>, maxCost = 1e9, fieldCosts?: Record<string, number>) {
   const document = parse(query);
   const operation = document.definitions.find((d): d is OperationDefinitionNode => d.kind === 'OperationDefinition')!;
-  return operationCost(schema, document, operation, variables, { defaultListSize: 10, maxCost });
+  return operationCost(schema, document, operation, variables, { defaultListSize: 10, maxCost, fieldCosts });
+}
+
+function representations(query: string, variables?: Record<string, unknown>) {
+  const document = parse(query);
+  const operation = document.definitions.find((d): d is OperationDefinitionNode => d.kind === 'OperationDefinition')!;
+  return representationCount(document, operation, variables);
 }
 
 /** `depth` fragments, each spreading the next one `fanOut` times: 2 KB that names fanOut^depth fields. */
@@ -97,5 +109,50 @@ describe('operationCost', () => {
       ),
       { numRuns: 60 },
     );
+  });
+
+  it('counts a costly field its weight per resolution, so aliases of it add up (issue #24: 29 aliased scans)', () => {
+    const costs = { 'Query.parity': 5_000, 'Query.tags': 50 };
+    expect(cost('{ parity(feature: "a") { ratio holds } }', undefined, 1e9, costs)).toBe(5_000 + 2);
+    const aliased = `{ ${Array.from({ length: 29 }, (_, i) => `p${i}: parity(feature: "a") { ratio }`).join(' ')} }`;
+    expect(cost(aliased, undefined, 1e9, costs)).toBe(29 * 5_001);
+    expect(cost(aliased)).toBe(29 * 2);
+    // A costly list field: its weight once, then its items as any list.
+    expect(cost('{ tags }', undefined, 1e9, costs)).toBe(49 + 10);
+    expect(cost('{ tags(limit: 3) }', undefined, 1e9, costs)).toBe(49 + 3);
+  });
+
+  it("sizes _entities by its representations, from a literal or a variable (not as an unbounded list's 10)", () => {
+    const query = 'query E($r: [_Any!]!) { _entities(representations: $r) { ... on Course { id title } } }';
+    const many = Array.from({ length: 10_000 }, (_, i) => ({ __typename: 'Course', id: String(i) }));
+    expect(cost(query, { r: many })).toBe(10_000 * 3);
+    expect(cost(query, { r: many.slice(0, 2) })).toBe(2 * 3);
+    expect(cost('{ _entities(representations: [{ __typename: "Course", id: "1" }]) { ... on Course { id } } }')).toBe(2);
+    expect(cost(query, {})).toBe(0);
+  });
+
+  it("takes a size argument's default from the schema when the document leaves it out", () => {
+    expect(cost('{ history { label } }')).toBe(50 * 2);
+    expect(cost('{ history(first: 5) { label } }')).toBe(5 * 2);
+  });
+
+  it('counts the representations of every _entities field, each field once however often it is spread', () => {
+    const r = [
+      { __typename: 'Course', id: '1' },
+      { __typename: 'Course', id: '2' },
+    ];
+    expect(
+      representations(
+        'query E($r: [_Any!]!) { a: _entities(representations: $r) { __typename } b: _entities(representations: $r) { __typename } }',
+        { r },
+      ),
+    ).toBe(4);
+    expect(
+      representations(
+        'query E($r: [_Any!]!) { ...F ...F ... on Query { ...F } } fragment F on Query { _entities(representations: $r) { __typename } }',
+        { r },
+      ),
+    ).toBe(2);
+    expect(representations('{ courses(first: 1) { edges { node { id } } } }')).toBe(0);
   });
 });

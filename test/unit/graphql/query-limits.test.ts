@@ -1,12 +1,23 @@
-import { buildSchema, getIntrospectionQuery, parse, specifiedRules, validate } from 'graphql';
+import {
+  buildSchema,
+  getIntrospectionQuery,
+  parse,
+  specifiedRules,
+  validate,
+  type GraphQLError,
+  type OperationDefinitionNode,
+} from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../../platform/errors.js';
 import { limitError, queryLimitOptions, type QueryLimits } from '../../../platform/graphql/query-limits.js';
 import { loadSystemConfig } from '../../../processes/config.js';
 
 const schema = buildSchema(`
-  type Query { course(id: ID!): Course }
+  type Query { course(id: ID!): Course _entities(representations: [_Any!]!): [_Entity]! shadowParity(featureKey: String!): Parity! }
   type Course { id: ID! parent: Course }
+  type Parity { ratio: Float }
+  scalar _Any
+  union _Entity = Course
 `);
 
 function refusals(query: string, limits: Partial<QueryLimits> = {}) {
@@ -63,5 +74,54 @@ describe('the token limit', () => {
     }
     expect(isTokenLimitError(refused)).toBe(true);
     expect(isTokenLimitError(new Error('Syntax Error: Unexpected Name "x".'))).toBe(false);
+  });
+});
+
+describe('query limits once the operation is known (cost, representations)', () => {
+  /** What the limits plugin says about an operation: the refusal it throws, or undefined. */
+  async function refusal(
+    query: string,
+    variables: Record<string, unknown> = {},
+    limits: Partial<QueryLimits> = {},
+    trusted = false,
+  ) {
+    const { plugin } = queryLimitOptions<{ trustedOperation?: boolean }>({ ...loadSystemConfig({}).ops.limits, ...limits });
+    const hooks = await plugin.requestDidStart!({} as never);
+    const document = parse(query);
+    const operation = document.definitions[0] as OperationDefinitionNode;
+    try {
+      await hooks!.didResolveOperation!({
+        schema,
+        document,
+        operation,
+        request: { variables },
+        contextValue: { trustedOperation: trusted },
+      } as never);
+      return undefined;
+    } catch (error) {
+      return ((error as GraphQLError).originalError as AppError).details;
+    }
+  }
+  const entities = 'query E($r: [_Any!]!) { _entities(representations: $r) { __typename } }';
+  const course = (id: number) => ({ __typename: 'Course', id: String(id) });
+
+  it('refuses more _entities representations than QUERY_MAX_REPRESENTATIONS (500 by default), trusted or not', async () => {
+    const many = Array.from({ length: 10_000 }, (_, i) => course(i));
+    expect(await refusal(entities, { r: many })).toEqual({ limit: 'representations', found: 10_000, max: 500 });
+    expect(await refusal(entities, { r: many.slice(0, 501) }, {}, true)).toEqual({
+      limit: 'representations',
+      found: 501,
+      max: 500,
+    });
+    expect(await refusal(entities, { r: many.slice(0, 500) })).toBeUndefined();
+    expect(limitError('representations', 501, 500)).toMatchObject({ code: 'query.too_many_representations', status: 400 });
+  });
+
+  it('costs shadowParity as the scan it is (field-costs.ts): 29 aliases are refused, a few pass', async () => {
+    const aliased = (n: number) =>
+      `{ ${Array.from({ length: n }, (_, i) => `p${i}: shadowParity(featureKey: "f${i}") { ratio }`).join(' ')} }`;
+    expect(await refusal(aliased(29))).toEqual({ limit: 'cost', found: 29 * 5_001, max: 20_000 });
+    expect(await refusal(aliased(3))).toBeUndefined();
+    expect(await refusal(aliased(29), {}, {}, true)).toBeUndefined();
   });
 });

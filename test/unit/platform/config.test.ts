@@ -22,7 +22,7 @@ describe('configuration', () => {
       dbPreparedStatements: true,
     });
     expect(loadSystemConfig({ DB_PREPARED_STATEMENTS: 'false' }).dbPreparedStatements).toBe(false);
-    expect(config.catalogUrl).toBe('http://127.0.0.1:4001/graphql');
+    expect(config.catalogUrls).toEqual(['http://127.0.0.1:4001/graphql']);
     expect(config.events).toMatchObject({
       catalogStream: 'CATALOG',
       dlqStream: 'CATALOG_DLQ',
@@ -61,7 +61,37 @@ describe('process configurations', () => {
     expect(() => loadAiProcessConfig({ MOCK_FAULT_INJECTION: 'maybe' })).toThrow(/MOCK_FAULT_INJECTION must be true or false/);
     expect(loadGatewayProcessConfig({ MOCK_FAULT_INJECTION: 'maybe' }).gateway.graphiql).toBe(true);
     expect(() => loadWorkerProcessConfig({ CATALOG_DLQ_STREAM: 'CATALOG.dlq' })).toThrow(/CATALOG_DLQ_STREAM/);
-    expect(loadGatewayProcessConfig({ CATALOG_DLQ_STREAM: 'CATALOG.dlq' }).catalogUrl).toBe('http://127.0.0.1:4001/graphql');
+    expect(loadGatewayProcessConfig({ CATALOG_DLQ_STREAM: 'CATALOG.dlq' }).catalogUrls).toEqual([
+      'http://127.0.0.1:4001/graphql',
+    ]);
+  });
+});
+
+describe("the gateway's subgraph replicas and timeouts", () => {
+  it('takes a comma list of replica URLs per subgraph, and one URL (a balancer) as before', () => {
+    const config = loadGatewayProcessConfig({
+      CATALOG_URL: 'http://catalog-1:4001/graphql, http://catalog-2:4001/graphql',
+      AI_URL: 'https://ai.internal/graphql',
+    });
+    expect(config.catalogUrls).toEqual(['http://catalog-1:4001/graphql', 'http://catalog-2:4001/graphql']);
+    expect(config.aiUrls).toEqual(['https://ai.internal/graphql']);
+    expect(config.gateway).toMatchObject({
+      subgraphTimeoutMs: 15_000,
+      subgraphMutationTimeoutMs: 90_000,
+      subgraphReplicaBackoffMs: 1_000,
+    });
+  });
+
+  it.each([
+    ['CATALOG_URL', 'http://catalog-1:4001/graphql,not a url', /CATALOG_URL must be a URL/],
+    ['AI_URL', 'http://ai-1/graphql,ftp://ai-2/graphql', /AI_URL must use http: or https:/],
+    ['AI_URL', 'http://ai-1/graphql,http://ai-1/graphql', /AI_URL lists http:\/\/ai-1\/graphql twice/],
+    ['SUBGRAPH_TIMEOUT_MS', '10', /SUBGRAPH_TIMEOUT_MS must be between 100 and 600000/],
+    ['SUBGRAPH_MUTATION_TIMEOUT_MS', 'soon', /SUBGRAPH_MUTATION_TIMEOUT_MS must be an integer/],
+    ['SUBGRAPH_REPLICA_BACKOFF_MS', '0', /SUBGRAPH_REPLICA_BACKOFF_MS must be between 50 and 60000/],
+  ])('names %s when its value %s is invalid', (variable, value, message) => {
+    expect(() => loadGatewayProcessConfig({ [variable]: value })).toThrow(ConfigError);
+    expect(() => loadGatewayProcessConfig({ [variable]: value })).toThrow(message);
   });
 });
 

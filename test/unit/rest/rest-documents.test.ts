@@ -4,6 +4,7 @@ import { parse, specifiedRules, validate, type OperationDefinitionNode } from 'g
 import { describe, expect, it } from 'vitest';
 import { SUPERGRAPH_PATH } from '../../../gateway/supergraph.js';
 import { loadSystemConfig } from '../../../processes/config.js';
+import { FIELD_COSTS } from '../../../platform/graphql/field-costs.js';
 import { operationCost } from '../../../platform/graphql/query-cost.js';
 import { queryLimitOptions } from '../../../platform/graphql/query-limits.js';
 import { REST_DOCUMENTS, REST_OPERATION_NAMES } from '../../../rest-compat/route-table.js';
@@ -24,7 +25,9 @@ describe('the route table documents', () => {
       const errors = validate(api, parsed, [...specifiedRules, ...queryLimitOptions(limits).validationRules]);
       expect(errors).toEqual([]);
       const operation = parsed.definitions[0] as OperationDefinitionNode;
-      expect(operationCost(api, parsed, operation, { first: 100 }, limits)).toBeLessThanOrEqual(limits.maxCost);
+      expect(operationCost(api, parsed, operation, { first: 100 }, { ...limits, fieldCosts: FIELD_COSTS })).toBeLessThanOrEqual(
+        limits.maxCost,
+      );
     },
   );
 
