@@ -47,6 +47,19 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
+      {
+        resolve: { alias },
+        test: {
+          // `npm run test:deploy`: builds the container image with podman and runs it (test/deploy/).
+          name: 'deploy',
+          include: ['test/deploy/**/*.test.ts'],
+          setupFiles: ['reflect-metadata'],
+          testTimeout: 600_000,
+          // The first run makes the base image (debootstrap) and builds the image: minutes.
+          hookTimeout: 3_600_000,
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });
