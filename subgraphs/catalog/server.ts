@@ -16,6 +16,7 @@ import { requestInfo } from '../shared/request-context.js';
 import type { CatalogContext } from './context.js';
 import type { EnrollmentCounter } from './enrollment-counter.js';
 import { createCatalogLoaders } from './loaders.js';
+import { runCatalogMaintenance } from './maintenance.js';
 import { buildCatalogSchema } from './schema.js';
 import { createCatalogServices } from './services.js';
 
@@ -51,7 +52,7 @@ export async function startCatalogSubgraph(
     enrollmentCounter: deps.enrollmentCounter,
     afterEventsCommitted: deps.afterEventsCommitted,
   });
-  return startSubgraphServer<CatalogContext>({
+  const server = await startSubgraphServer<CatalogContext>({
     name: 'catalog',
     schema: await buildCatalogSchema(),
     host: deps.config.host,
@@ -69,4 +70,16 @@ export async function startCatalogSubgraph(
       services,
     }),
   });
+  const maintenance = runCatalogMaintenance({
+    db: deps.db,
+    logger,
+    gdprZeroingRetentionClasses: deps.config.gdprZeroingRetentionClasses,
+  });
+  return {
+    ...server,
+    close: async () => {
+      await maintenance;
+      await server.close();
+    },
+  };
 }

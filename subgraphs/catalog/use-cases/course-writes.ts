@@ -22,7 +22,7 @@ import {
 } from '../course/course.repo.js';
 import type { Actor, CatalogEmitter, CatalogEvent } from '../outbox-port.js';
 import { erasedAmong, erasedAmongTenants } from '../gdpr/gdpr.repo.js';
-import { redactAuthors, retentionPermitsZeroing } from '../gdpr/redaction.logic.js';
+import { redactAuthors, retentionPermitsZeroing, withoutErasedId } from '../gdpr/redaction.logic.js';
 import { DEFAULT_VISIBILITY, INITIAL_COURSE_STATE } from '../lifecycle.logic.js';
 import { tenantPolicies, type TenantPolicy } from '../tenant.repo.js';
 
@@ -118,6 +118,8 @@ export interface CourseSource {
   values: IncomingValues & { title: CourseMetadata['title']; defaultLocale: string };
   stamp: FieldStamp;
   actor: Actor;
+  /** Other users the event names besides its authors (a version's publisher): checked against the erasure record too. */
+  alsoNames?: readonly string[];
 }
 
 /**
@@ -171,7 +173,12 @@ export class LockedCourses {
     const erased = await erasedAmongTenants(
       tx,
       uniqueBy(
-        sources.flatMap((s) => (s.values.authors ?? []).map((author) => ({ tenantId: s.tenantId, userId: author.userId }))),
+        sources.flatMap((s) =>
+          [...(s.values.authors ?? []).map((author) => author.userId), ...(s.alsoNames ?? [])].map((userId) => ({
+            tenantId: s.tenantId,
+            userId,
+          })),
+        ),
         (pair) => `${pair.tenantId}\u0000${pair.userId}`,
       ),
     );
@@ -201,6 +208,16 @@ export class LockedCourses {
   /** The course of source `index` as it stands now. */
   current(index: number): CourseRow {
     return this.rows.get(keyOf(this.sources[index]))!;
+  }
+
+  /**
+   * A user named by source `index` (its publisher), as the course may keep it: the erased id when
+   * the user was erased in the tenant and the course's retention class permits zeroing.
+   */
+  userAsKept(index: number, userId: string): string {
+    const source = this.sources[index];
+    const zeroIds = retentionPermitsZeroing(this.current(index).retentionClass, this.deps.gdprZeroingRetentionClasses);
+    return withoutErasedId(userId, this.erased.get(source.tenantId), zeroIds);
   }
 
   /** Whether the course of source `index` existed before this batch. */

@@ -5,8 +5,9 @@ import { isId } from '../../../platform/ids.js';
 import { computeEtag } from '../course/course-metadata.logic.js';
 import { lockCoursesByAuthor, updateCourse } from '../course/course.repo.js';
 import { CATALOG_SYSTEM_ACTOR } from '../outbox-port.js';
-import { lockStoredEventsMentioning, recordErasure, replaceStoredEnvelope } from '../gdpr/gdpr.repo.js';
-import { redactAuthors, redactPayload, retentionPermitsZeroing, type GdprRequestType } from '../gdpr/redaction.logic.js';
+import { recordErasure } from '../gdpr/gdpr.repo.js';
+import { redactAuthors, retentionPermitsZeroing, type GdprRequestType } from '../gdpr/redaction.logic.js';
+import { redactSubjectCopies, type CopiesRedacted, type Subject } from '../gdpr/subject-copies.js';
 import { courseEvent, metadataOf } from './course-writes.js';
 import { requireSameTenant, type ConsumedEventDeps } from './consumed-event-rules.js';
 
@@ -24,16 +25,17 @@ const REQUEST_TYPES: readonly string[] = ['access', 'rectification', 'erasure'] 
 export interface GdprOutcome {
   handled: boolean;
   coursesRedacted: number;
-  storedEventsRedacted: number;
+  copiesRedacted: CopiesRedacted;
 }
 
 /**
  * HandleGdprRequest (spec, Consumed events): for a user subject, every course of the tenant whose
  * authors list the user gets the display name `[redacted]`; on erasure the user id becomes
  * `usr_` + 26 zeros where the course's retention class permits. One `metadata_updated`
- * (changedFields ['authors']) per course that changed. The same rule is applied to the stored
- * event history the service owns (unpublished outbox rows and the published archive), and an
- * erasure is recorded so authors arriving later are redacted on the way in.
+ * (changedFields ['authors']) per course that changed. The same rule reaches every other copy of
+ * the user the catalog keeps (redactSubjectCopies: the versions it published, taxonomy versions,
+ * the stored event history), and an erasure is recorded so authors, publishers and actors arriving
+ * later are redacted on the way in.
  *
  * The emitted `previous` cannot show the removed name or id without publishing them again, so for
  * these events `previous.authors` equals `next.authors`; consumers replace their copy with `next`.
@@ -42,7 +44,11 @@ export async function handleGdprRequest(tx: Tx, envelope: ConsumedEnvelope, deps
   const p = envelope.payload as unknown as SubjectRequestReceived;
   const tenantId = requireSameTenant(envelope, p.tenantId);
   const log = deps.logger.child({ requestId: p.requestId, requestType: p.requestType });
-  const skipped: GdprOutcome = { handled: false, coursesRedacted: 0, storedEventsRedacted: 0 };
+  const skipped: GdprOutcome = {
+    handled: false,
+    coursesRedacted: 0,
+    copiesRedacted: { versions: 0, taxonomyVersions: 0, storedEvents: 0 },
+  };
   if (p.subjectType !== 'user') {
     log.info(
       { subjectType: p.subjectType },
@@ -59,14 +65,21 @@ export async function handleGdprRequest(tx: Tx, envelope: ConsumedEnvelope, deps
     return skipped;
   }
   const erasure = p.requestType === 'erasure';
-  if (erasure) await recordErasure(tx, { tenantId, userId: p.subjectId, requestId: p.requestId });
-  const subject = new Set([p.subjectId]);
+  const subject = { tenantId, userId: p.subjectId };
+  if (erasure) await recordErasure(tx, { ...subject, requestId: p.requestId });
+  const coursesRedacted = await redactCourseAuthors(tx, subject, erasure, deps);
+  const copiesRedacted = await redactSubjectCopies(tx, subject, { erasure, zeroingClasses: deps.gdprZeroingRetentionClasses });
+  log.info({ coursesRedacted, ...copiesRedacted }, 'GDPR request applied to courses and every other copy');
+  return { handled: true, coursesRedacted, copiesRedacted };
+}
 
+/** The spec's rule on the authors of every course listing the user; one event per course changed. */
+async function redactCourseAuthors(tx: Tx, subject: Subject, erasure: boolean, deps: ConsumedEventDeps): Promise<number> {
   let coursesRedacted = 0;
-  for (const course of await lockCoursesByAuthor(tx, tenantId, p.subjectId)) {
+  for (const course of await lockCoursesByAuthor(tx, subject.tenantId, subject.userId)) {
     const before = metadataOf(course);
     const zeroIds = erasure && retentionPermitsZeroing(course.retentionClass, deps.gdprZeroingRetentionClasses);
-    const redacted = redactAuthors(before.authors, { userIds: subject, zeroIds });
+    const redacted = redactAuthors(before.authors, { userIds: new Set([subject.userId]), zeroIds });
     if (!redacted.changed) continue;
     const etag = computeEtag({ ...before, authors: redacted.authors });
     const saved = await updateCourse(tx, course.id, { authors: redacted.authors as unknown as Prisma.InputJsonValue, etag });
@@ -84,15 +97,5 @@ export async function handleGdprRequest(tx: Tx, envelope: ConsumedEnvelope, deps
     });
     coursesRedacted += 1;
   }
-
-  let storedEventsRedacted = 0;
-  for (const row of await lockStoredEventsMentioning(tx, tenantId, p.subjectId)) {
-    const zeroIds = erasure && retentionPermitsZeroing(row.envelope.retentionClass ?? '', deps.gdprZeroingRetentionClasses);
-    const redacted = redactPayload(row.envelope.payload, { userIds: subject, zeroIds });
-    if (!redacted.changed) continue;
-    await replaceStoredEnvelope(tx, row.id, { ...row.envelope, payload: redacted.payload } as Prisma.InputJsonValue);
-    storedEventsRedacted += 1;
-  }
-  log.info({ coursesRedacted, storedEventsRedacted }, 'GDPR request applied to courses and stored events');
-  return { handled: true, coursesRedacted, storedEventsRedacted };
+  return coursesRedacted;
 }

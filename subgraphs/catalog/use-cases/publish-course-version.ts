@@ -97,7 +97,9 @@ export async function publishCourseVersions(
       results.push(null);
       continue;
     }
-    const version = await publishNextVersion(courses, course, event, deps.clock.now());
+    // A publisher erased before this event arrived is kept as the erased id (where permitted).
+    const publisher = courses.userAsKept(index, event.publishedBy);
+    const version = await publishNextVersion(courses, course, { ...event, publishedBy: publisher }, deps.clock.now());
     versions.set(versionKey(course.id, event.p.versionLabel), version);
     created.push(version);
     results.push(version);
@@ -132,7 +134,7 @@ function checkedBuiltEvent(envelope: ConsumedEnvelope, events: CatalogEmitter): 
 }
 
 /** The course a built event registers or merges into, with the metadata it carries. */
-function courseSourceOf({ envelope, p, tenantId }: CheckedBuiltEvent): CourseSource {
+function courseSourceOf({ envelope, p, tenantId, publishedBy }: CheckedBuiltEvent): CourseSource {
   return {
     tenantId,
     slug: p.slug,
@@ -148,6 +150,7 @@ function courseSourceOf({ envelope, p, tenantId }: CheckedBuiltEvent): CourseSou
     },
     stamp: consumedEventStamp(envelope, 'built'),
     actor: CATALOG_SYSTEM_ACTOR,
+    alsoNames: [publishedBy],
   };
 }
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERASED_USER_ID, newId } from '../../../platform/ids.js';
 import type { EventEnvelope } from '../../../events/envelope.js';
+import { erasureKey } from '../../../subgraphs/catalog/gdpr/redaction.logic.js';
 import { stacks } from '../events/helpers.js';
 import {
   builtPayload,
@@ -99,8 +100,8 @@ describe.each(stacks())('HandleGdprRequest: $name', (stack) => {
     expect(held.etag).toBe(heldBefore.etag);
     const caused = (await rowsOf(tenant)).filter((e) => e.envelope.causationId === request.eventId);
     expect(caused.map((e) => e.envelope.partitionKey)).toEqual([open.id]);
-    expect(await h.db.prisma.erasedAuthor.findMany({ select: { tenantId: true, userId: true } })).toEqual([
-      { tenantId: tenant, userId: ada },
+    expect(await h.db.prisma.erasedAuthor.findMany({ select: { tenantId: true, userIdSha256: true, userId: true } })).toEqual([
+      { tenantId: tenant, userIdSha256: erasureKey(ada), userId: null },
     ]);
 
     // Stored events under a permitting retention class lose the id in every author entry.

@@ -1,11 +1,9 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventKey } from '../../../events/consumer-stages.logic.js';
 import { inboxHas, recordInbox, settledAmong } from '../../../events/inbox.js';
 import { newId, newUlid } from '../../../platform/ids.js';
-import { applyMigrations, MIGRATIONS_DIR } from '../../../prisma/migrate.js';
+import { applyMigrations } from '../../../prisma/migrate.js';
+import { applyMigrationsBefore } from './earlier-migrations.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../../support/database.js';
 import { realService } from '../../support/services.js';
 
@@ -21,17 +19,12 @@ const CONSUMER = 'catalog-svc-course-draft-published';
  */
 describe.each(databaseKinds())('inbox rows from before the tenant key on %s', (kind) => {
   let db: TestDatabase;
-  let earlier: string;
+  let removeEarlier: (() => void) | undefined;
   const legacyId = newUlid();
 
   beforeAll(async () => {
     db = await createTestDatabase(kind, { migrate: false });
-    earlier = fs.mkdtempSync(path.join(os.tmpdir(), 'migrations-'));
-    for (const name of fs.readdirSync(MIGRATIONS_DIR)) {
-      if (name < INBOX_TENANT_MIGRATION)
-        fs.cpSync(path.join(MIGRATIONS_DIR, name), path.join(earlier, name), { recursive: true });
-    }
-    await applyMigrations(db.url, earlier);
+    removeEarlier = await applyMigrationsBefore(db.url, INBOX_TENANT_MIGRATION);
     await db.prisma.$executeRawUnsafe(
       `INSERT INTO "InboxEvent" (consumer, "eventId", subject) VALUES ('${CONSUMER}', '${legacyId}', 'authoring.course_draft.published.v1')`,
     );
@@ -39,7 +32,7 @@ describe.each(databaseKinds())('inbox rows from before the tenant key on %s', (k
   });
   afterAll(async () => {
     await db?.close();
-    if (earlier) fs.rmSync(earlier, { recursive: true, force: true });
+    removeEarlier?.();
   });
 
   it('keeps the row, with no tenant', async () => {

@@ -1,0 +1,28 @@
+import type { Db } from '../../platform/db/database.js';
+import type { Logger } from '../../platform/logger.js';
+import { oneLine } from '../../events/outbox-relay.js';
+import { completeRecordedErasures } from './gdpr/subject-copies.js';
+
+export interface CatalogMaintenanceDeps {
+  db: Db;
+  logger: Logger;
+  gdprZeroingRetentionClasses: readonly string[];
+}
+
+/**
+ * Work a catalog process does once when it starts, after a deploy may have taught it something
+ * new: erasures recorded before they reached every copy of the subject are completed. It runs in
+ * the background (the server answers meanwhile) and every replica may run it at once (each step
+ * takes its rows with SKIP LOCKED). Never rejects: a failure is logged and the next start retries.
+ */
+export async function runCatalogMaintenance(deps: CatalogMaintenanceDeps): Promise<void> {
+  try {
+    const erasures = await completeRecordedErasures(deps.db, {
+      zeroingClasses: deps.gdprZeroingRetentionClasses,
+      logger: deps.logger,
+    });
+    if (erasures) deps.logger.info({ erasures }, 'recorded erasures now reach every copy of their subjects');
+  } catch (error) {
+    deps.logger.error({ err: oneLine(error) }, 'catalog start-up maintenance failed; the next start retries it');
+  }
+}
