@@ -17,6 +17,7 @@ import type { CatalogContext } from './context.js';
 import type { EnrollmentCounter } from './enrollment-counter.js';
 import { createCatalogLoaders } from './loaders.js';
 import { runCatalogMaintenance } from './maintenance.js';
+import { feedCatalogMetrics } from './metrics.js';
 import { buildCatalogSchema } from './schema.js';
 import { createCatalogServices } from './services.js';
 
@@ -73,11 +74,16 @@ export async function startCatalogSubgraph(
   const maintenance = runCatalogMaintenance({
     db: deps.db,
     logger,
+    clock: deps.clock ?? systemClock,
+    events: services.events,
     gdprZeroingRetentionClasses: deps.config.gdprZeroingRetentionClasses,
+    afterEventsCommitted: deps.afterEventsCommitted,
   });
+  const stopMetrics = deps.metrics ? feedCatalogMetrics(deps.metrics, deps.db) : undefined;
   return {
     ...server,
     close: async () => {
+      stopMetrics?.();
       await maintenance;
       await server.close();
     },

@@ -11,6 +11,14 @@ export async function recordErasure(tx: Tx, entry: { tenantId: string; userId: s
   });
 }
 
+/** A request acknowledged without being applied, and why; a redelivery of it records nothing new. */
+export async function recordNotApplied(
+  tx: Tx,
+  entry: { tenantId: string; eventId: string; requestId: string; reason: string; requestType: string; subjectType: string },
+): Promise<void> {
+  await tx.gdprRequestNotApplied.createMany({ data: [entry], skipDuplicates: true });
+}
+
 export async function erasedAmong(tx: Tx, tenantId: string, userIds: string[]): Promise<Set<string>> {
   const erased = await erasedAmongTenants(
     tx,

@@ -1,10 +1,8 @@
 import { createHash } from 'node:crypto';
-import { ERASED_USER_ID } from '../../../platform/ids.js';
+import { ERASED_USER_ID, isId } from '../../../platform/ids.js';
 import type { Author } from '../course/course-metadata.logic.js';
 
 export const REDACTED_DISPLAY_NAME = '[redacted]';
-
-export type GdprRequestType = 'access' | 'rectification' | 'erasure';
 
 /**
  * The spec leaves open which retention classes permit zeroing an author id; it is a policy table
@@ -69,6 +67,19 @@ export function redactStoredCopy(value: unknown, rule: RedactionRule): { value: 
   };
   const next = walk(value);
   return { value: next, changed };
+}
+
+/** Every string in a value that is a user id (`usr_…`), e.g. to ask the erasure record about a stored copy. */
+export function userIdsIn(value: unknown): Set<string> {
+  const found = new Set<string>();
+  const walk = (item: unknown): void => {
+    if (typeof item === 'string') {
+      if (isId('user', item)) found.add(item);
+    } else if (Array.isArray(item)) item.forEach(walk);
+    else if (item !== null && typeof item === 'object') Object.values(item).forEach(walk);
+  };
+  walk(value);
+  return found;
 }
 
 /**

@@ -1,7 +1,9 @@
 import type { Db, Prisma, Tx } from '../../../platform/db/database.js';
 import type { Logger } from '../../../platform/logger.js';
-import { tenantPolicy } from '../tenant.repo.js';
+import { lockHeldMentioning, replaceHeldEnvelope } from '../course-version/held-package.repo.js';
+import { DEFAULT_RETENTION_CLASS, retentionClassOfSlug, tenantPolicy } from '../tenant.repo.js';
 import {
+  erasedAmong,
   eraseTaxonomyAuthor,
   eraseVersionPublisher,
   forgetErasedId,
@@ -9,7 +11,7 @@ import {
   lockStoredEventsMentioning,
   replaceStoredEnvelope,
 } from './gdpr.repo.js';
-import { redactStoredCopy, retentionPermitsZeroing } from './redaction.logic.js';
+import { redactStoredCopy, retentionPermitsZeroing, userIdsIn } from './redaction.logic.js';
 
 /** The data subject of a request: a user of one tenant. */
 export interface Subject {
@@ -22,6 +24,8 @@ export interface CopiesRedacted {
   versions: number;
   taxonomyVersions: number;
   storedEvents: number;
+  /** Built events held for an unknown package format (they are applied later). */
+  heldPackages: number;
 }
 
 /**
@@ -29,7 +33,9 @@ export interface CopiesRedacted {
  * authors: on erasure, where the retention class permits zeroing, the versions the user published
  * (`publishedBy`) and the taxonomy versions (their author); and on any request the stored event
  * history (unpublished outbox rows and the 13-month archive): names redacted, and on erasure the
- * id zeroed wherever it appears (payloads and actors), each row by its own retention class.
+ * id zeroed wherever it appears (payloads and actors), each row by its own retention class; and
+ * the built events held for an unknown package format, by the retention class of their course
+ * (the tenant's while there is none).
  */
 export async function redactSubjectCopies(
   tx: Tx,
@@ -45,25 +51,61 @@ export async function redactSubjectCopies(
     if (retentionPermitsZeroing(retentionClass, options.zeroingClasses))
       taxonomyVersions = await eraseTaxonomyAuthor(tx, subject);
   }
-  const storedEvents = await redactStoredEvents(tx, subject, options);
-  return { versions, taxonomyVersions, storedEvents };
+  const storedEvents = await redactCopies(
+    await lockStoredEventsMentioning(tx, subject.tenantId, subject.userId),
+    (row) => ({ value: row.envelope, retentionClass: row.envelope.retentionClass ?? '' }),
+    (row, envelope) => replaceStoredEnvelope(tx, row.id, envelope as Prisma.InputJsonValue),
+    subject,
+    options,
+  );
+  const heldPackages = await redactCopies(
+    await lockHeldMentioning(tx, subject.tenantId, subject.userId),
+    (row) => ({ value: row.envelope, retentionClass: row.retentionClass ?? DEFAULT_RETENTION_CLASS }),
+    (row, envelope) => replaceHeldEnvelope(tx, subject.tenantId, row.eventId, envelope),
+    subject,
+    options,
+  );
+  return { versions, taxonomyVersions, storedEvents, heldPackages };
 }
 
-async function redactStoredEvents(
-  tx: Tx,
+/** Rewrites the locked rows holding a copy of the subject by the rule; how many changed. */
+async function redactCopies<R>(
+  rows: readonly R[],
+  copyOf: (row: R) => { value: unknown; retentionClass: string },
+  save: (row: R, value: unknown) => Promise<void>,
   subject: Subject,
   options: { erasure: boolean; zeroingClasses: readonly string[] },
 ): Promise<number> {
   let redactedRows = 0;
   const userIds = new Set([subject.userId]);
-  for (const row of await lockStoredEventsMentioning(tx, subject.tenantId, subject.userId)) {
-    const zeroIds = options.erasure && retentionPermitsZeroing(row.envelope.retentionClass ?? '', options.zeroingClasses);
-    const redacted = redactStoredCopy(row.envelope, { userIds, zeroIds });
+  for (const row of rows) {
+    const { value, retentionClass } = copyOf(row);
+    const zeroIds = options.erasure && retentionPermitsZeroing(retentionClass, options.zeroingClasses);
+    const redacted = redactStoredCopy(value, { userIds, zeroIds });
     if (!redacted.changed) continue;
-    await replaceStoredEnvelope(tx, row.id, redacted.value as Prisma.InputJsonValue);
+    await save(row, redacted.value);
     redactedRows += 1;
   }
   return redactedRows;
+}
+
+/**
+ * A copy about to be stored (a built event held for an unknown format) with every user erased in
+ * the tenant redacted, as if the erasure had reached it: names `[redacted]`, ids zeroed where the
+ * retention class of the course (the tenant's, before the course exists) permits.
+ */
+export async function withoutErasedUsers<T>(
+  tx: Tx,
+  where: { tenantId: string; slug: string },
+  value: T,
+  zeroingClasses: readonly string[],
+): Promise<T> {
+  const userIds = userIdsIn(value);
+  if (!userIds.size) return value;
+  const erased = await erasedAmong(tx, where.tenantId, [...userIds]);
+  if (!erased.size) return value;
+  const zeroIds = retentionPermitsZeroing(await retentionClassOfSlug(tx, where.tenantId, where.slug), zeroingClasses);
+  return redactStoredCopy(value, { userIds: erased, zeroIds }).value as T;
 }
 
 /** Erasures completed per transaction by completeRecordedErasures. */

@@ -2,11 +2,13 @@ import type { ConsumedEnvelope } from '../../../events/envelope.js';
 import { permanentFailure } from '../../../events/verdict.logic.js';
 import type { Prisma, Tx } from '../../../platform/db/database.js';
 import { isId } from '../../../platform/ids.js';
+import type { Logger } from '../../../platform/logger.js';
 import { computeEtag } from '../course/course-metadata.logic.js';
 import { lockCoursesByAuthor, updateCourse } from '../course/course.repo.js';
 import { CATALOG_SYSTEM_ACTOR } from '../outbox-port.js';
-import { recordErasure } from '../gdpr/gdpr.repo.js';
-import { redactAuthors, retentionPermitsZeroing, type GdprRequestType } from '../gdpr/redaction.logic.js';
+import { recordErasure, recordNotApplied } from '../gdpr/gdpr.repo.js';
+import { decideGdprRequest, type NotAppliedReason } from '../gdpr/gdpr-request.logic.js';
+import { redactAuthors, retentionPermitsZeroing } from '../gdpr/redaction.logic.js';
 import { redactSubjectCopies, type CopiesRedacted, type Subject } from '../gdpr/subject-copies.js';
 import { courseEvent, metadataOf } from './course-writes.js';
 import { requireSameTenant, type ConsumedEventDeps } from './consumed-event-rules.js';
@@ -19,8 +21,6 @@ export interface SubjectRequestReceived {
   subjectId: string;
   requestType: string;
 }
-
-const REQUEST_TYPES: readonly string[] = ['access', 'rectification', 'erasure'] satisfies GdprRequestType[];
 
 export interface GdprOutcome {
   handled: boolean;
@@ -43,34 +43,47 @@ export interface GdprOutcome {
 export async function handleGdprRequest(tx: Tx, envelope: ConsumedEnvelope, deps: ConsumedEventDeps): Promise<GdprOutcome> {
   const p = envelope.payload as unknown as SubjectRequestReceived;
   const tenantId = requireSameTenant(envelope, p.tenantId);
-  const log = deps.logger.child({ requestId: p.requestId, requestType: p.requestType });
-  const skipped: GdprOutcome = {
-    handled: false,
-    coursesRedacted: 0,
-    copiesRedacted: { versions: 0, taxonomyVersions: 0, storedEvents: 0 },
-  };
-  if (p.subjectType !== 'user') {
-    log.info(
-      { subjectType: p.subjectType },
-      'GDPR request for a subject type the catalog does not hold; acknowledged and ignored',
-    );
-    return skipped;
+  const log = deps.logger.child({ requestId: p.requestId });
+  const decision = decideGdprRequest({ ...p, subjectIsUserId: isId('user', p.subjectId) });
+  if (decision.kind === 'invalid') throw permanentFailure(decision.message, { requestId: p.requestId, field: 'requestType' });
+  if (decision.kind === 'not_applied') {
+    await recordNotApplied(tx, {
+      tenantId,
+      eventId: envelope.eventId,
+      requestId: p.requestId,
+      reason: decision.reason,
+      requestType: p.requestType,
+      subjectType: p.subjectType.slice(0, MAX_RECORDED_TYPE),
+    });
+    notAppliedLog(log, decision.reason, p);
+    return NOTHING_APPLIED;
   }
-  if (!REQUEST_TYPES.includes(p.requestType)) {
-    // Dropping an unknown request type could drop an obligation: a person must look at it.
-    throw permanentFailure(`Unknown GDPR request type "${p.requestType}"`, { requestId: p.requestId });
-  }
-  if (!isId('user', p.subjectId)) {
-    log.info('GDPR subject is not a user id; no course can list it');
-    return skipped;
-  }
-  const erasure = p.requestType === 'erasure';
+  const erasure = decision.requestType === 'erasure';
   const subject = { tenantId, userId: p.subjectId };
   if (erasure) await recordErasure(tx, { ...subject, requestId: p.requestId });
   const coursesRedacted = await redactCourseAuthors(tx, subject, erasure, deps);
   const copiesRedacted = await redactSubjectCopies(tx, subject, { erasure, zeroingClasses: deps.gdprZeroingRetentionClasses });
-  log.info({ coursesRedacted, ...copiesRedacted }, 'GDPR request applied to courses and every other copy');
+  log.info(
+    { requestType: p.requestType, coursesRedacted, ...copiesRedacted },
+    'GDPR request applied to courses and every other copy',
+  );
   return { handled: true, coursesRedacted, copiesRedacted };
+}
+
+const NOTHING_APPLIED: GdprOutcome = {
+  handled: false,
+  coursesRedacted: 0,
+  copiesRedacted: { versions: 0, taxonomyVersions: 0, storedEvents: 0, heldPackages: 0 },
+};
+/** A subject type is a free string: what is recorded of it is bounded. */
+const MAX_RECORDED_TYPE = 64;
+
+function notAppliedLog(log: Logger, reason: NotAppliedReason, p: SubjectRequestReceived): void {
+  const fields = { reason, requestType: p.requestType, subjectType: p.subjectType.slice(0, MAX_RECORDED_TYPE) };
+  if (reason === 'unknown_request_type') {
+    // Not applying a kind of request we do not know may leave an obligation open: a person decides.
+    log.warn(fields, 'GDPR request of a type the catalog does not know: acknowledged and recorded, not applied');
+  } else log.info(fields, 'GDPR request for a subject the catalog does not hold: acknowledged and recorded');
 }
 
 /** The spec's rule on the authors of every course listing the user; one event per course changed. */

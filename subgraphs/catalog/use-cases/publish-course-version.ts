@@ -10,7 +10,9 @@ import { INITIAL_VERSION_STATE } from '../lifecycle.logic.js';
 import type { CourseRow } from '../course/course.repo.js';
 import { courseEvent, LockedCourses, type CourseSource } from './course-writes.js';
 import { requireSameTenant, requireValidLocales, consumedEventStamp, type ConsumedEventDeps } from './consumed-event-rules.js';
-import { builtLocaleFields, resolvePublishedBy } from './consumed-payload.logic.js';
+import { builtLocaleFields, readEnumValue, resolvePublishedBy } from './consumed-payload.logic.js';
+import { holdUnknownFormats } from './hold-play-packages.js';
+import { PLAY_PACKAGE_FORMATS } from '../course-version/play-package.logic.js';
 
 /** content.play_package.built v1, as its schema admits it (the runner validated it). */
 export interface PlayPackageBuilt {
@@ -80,11 +82,28 @@ export async function publishCourseVersions(
   batch: readonly BuiltEvent[],
   deps: Omit<ConsumedEventDeps, 'events'>,
 ): Promise<Array<CourseVersionRow | null>> {
-  const built = batch.map(({ envelope, events }) => checkedBuiltEvent(envelope, events));
+  const checked = batch.map(({ envelope, events }) => checkedBuiltEvent(envelope, events, deps.playPackageFormats));
+  await holdUnknownFormats(
+    tx,
+    checked.filter((event) => event.held),
+    deps,
+  );
+  const built = checked.filter((event) => !event.held);
+  const versionsByEvent = await publishKnownFormats(tx, built, deps);
+  return checked.map((event) => versionsByEvent.get(event) ?? null);
+}
+
+/** The built events of known formats, in their order: the version each created (none for a repeat). */
+async function publishKnownFormats(
+  tx: Tx,
+  built: readonly CheckedBuiltEvent[],
+  deps: Omit<ConsumedEventDeps, 'events'>,
+): Promise<Map<CheckedBuiltEvent, CourseVersionRow>> {
+  const results = new Map<CheckedBuiltEvent, CourseVersionRow>();
+  if (!built.length) return results;
   const courses = await LockedCourses.lock(tx, built.map(courseSourceOf), deps);
   const versions = await labelsOnExistingCourses(tx, built, courses);
   const created: CourseVersionRow[] = [];
-  const results: Array<CourseVersionRow | null> = [];
   for (const [index, event] of built.entries()) {
     const { course } = await courses.registerOrMerge(index, event.events);
     const existing = versions.get(versionKey(course.id, event.p.versionLabel));
@@ -94,7 +113,6 @@ export async function publishCourseVersions(
         { courseId: course.id, versionLabel: event.p.versionLabel, eventId: event.envelope.eventId },
         'version already published; nothing to do',
       );
-      results.push(null);
       continue;
     }
     // A publisher erased before this event arrived is kept as the erased id (where permitted).
@@ -102,7 +120,7 @@ export async function publishCourseVersions(
     const version = await publishNextVersion(courses, course, { ...event, publishedBy: publisher }, deps.clock.now());
     versions.set(versionKey(course.id, event.p.versionLabel), version);
     created.push(version);
-    results.push(version);
+    results.set(event, version);
   }
   await courses.save(tx);
   await insertVersions(tx, created);
@@ -117,12 +135,24 @@ interface CheckedBuiltEvent {
   tenantId: string;
   label: ReturnType<typeof parseLabel>;
   publishedBy: string;
+  /** Its package format is one the catalog does not know yet: held, not published. */
+  held: boolean;
 }
 
 /** The checks no retry can change (a failure is permanent: the runner dead-letters the event). */
-function checkedBuiltEvent(envelope: ConsumedEnvelope, events: CatalogEmitter): CheckedBuiltEvent {
+function checkedBuiltEvent(
+  envelope: ConsumedEnvelope,
+  events: CatalogEmitter,
+  formats: readonly string[] = PLAY_PACKAGE_FORMATS,
+): CheckedBuiltEvent {
   const p = envelope.payload as unknown as PlayPackageBuilt;
   requireValidLocales(envelope, builtLocaleFields(p));
+  const format = readEnumValue(p.playPackage.format, formats);
+  if (format === 'invalid') {
+    throw permanentFailure(`${envelope.eventType} ${envelope.eventId}: playPackage.format is not an enum value`, {
+      field: 'playPackage.format',
+    });
+  }
   return {
     envelope,
     events,
@@ -130,6 +160,7 @@ function checkedBuiltEvent(envelope: ConsumedEnvelope, events: CatalogEmitter): 
     tenantId: requireSameTenant(envelope, p.tenantId),
     label: parseLabel(p.versionLabel),
     publishedBy: requirePublisher(envelope, p),
+    held: format === 'unknown',
   };
 }
 
