@@ -3,8 +3,8 @@ import { permanentFailure } from '../../../events/verdict.logic.js';
 import type { Prisma, Tx } from '../../../platform/db/database.js';
 import { isId } from '../../../platform/ids.js';
 import type { Logger } from '../../../platform/logger.js';
-import { computeEtag } from '../course/course-metadata.logic.js';
-import { lockCoursesByAuthor, updateCourse } from '../course/course.repo.js';
+import { withFreshEtag } from '../course/course-etag.logic.js';
+import { lockCoursesByAuthor, updateCourses } from '../course/course.repo.js';
 import { CATALOG_SYSTEM_ACTOR } from '../outbox-port.js';
 import { recordErasure, recordNotApplied } from '../gdpr/gdpr.repo.js';
 import { decideGdprRequest, type NotAppliedReason } from '../gdpr/gdpr-request.logic.js';
@@ -94,8 +94,12 @@ async function redactCourseAuthors(tx: Tx, subject: Subject, erasure: boolean, d
     const zeroIds = erasure && retentionPermitsZeroing(course.retentionClass, deps.gdprZeroingRetentionClasses);
     const redacted = redactAuthors(before.authors, { userIds: new Set([subject.userId]), zeroIds });
     if (!redacted.changed) continue;
-    const etag = computeEtag({ ...before, authors: redacted.authors });
-    const saved = await updateCourse(tx, course.id, { authors: redacted.authors as unknown as Prisma.InputJsonValue, etag });
+    const saved = withFreshEtag({
+      ...course,
+      authors: redacted.authors as unknown as Prisma.JsonArray,
+      updatedAt: deps.clock.now(),
+    });
+    await updateCourses(tx, [saved]);
     await deps.events.emit({
       eventType: 'catalog.course.metadata_updated',
       payload: {
@@ -104,7 +108,7 @@ async function redactCourseAuthors(tx: Tx, subject: Subject, erasure: boolean, d
         // The only change is the personal data itself, which the event may not repeat.
         previous: { authors: redacted.authors },
         next: { authors: redacted.authors },
-        etag,
+        etag: saved.etag,
       },
       ...courseEvent(saved, CATALOG_SYSTEM_ACTOR),
     });

@@ -105,19 +105,23 @@ async function publishKnownFormats(
   const versions = await labelsOnExistingCourses(tx, built, courses);
   const created: CourseVersionRow[] = [];
   for (const [index, event] of built.entries()) {
-    const { course } = await courses.registerOrMerge(index, event.events);
-    const existing = versions.get(versionKey(course.id, event.p.versionLabel));
+    const before = courses.current(index);
+    const existing = versions.get(versionKey(before.id, event.p.versionLabel));
     if (existing) {
-      requireSamePackage(existing, course, event);
+      requireSamePackage(existing, before, event);
+      await courses.registerOrMerge(index, event.events);
       deps.logger.info(
-        { courseId: course.id, versionLabel: event.p.versionLabel, eventId: event.envelope.eventId },
+        { courseId: before.id, versionLabel: event.p.versionLabel, eventId: event.envelope.eventId },
         'version already published; nothing to do',
       );
       continue;
     }
+    const placement = placeVersion(before, event.p.versionLabel);
+    const now = deps.clock.now();
+    const { course } = await courses.registerOrMerge(index, event.events, (row) => withVersion(row, placement, now));
     // A publisher erased before this event arrived is kept as the erased id (where permitted).
     const publisher = courses.userAsKept(index, event.publishedBy);
-    const version = await publishNextVersion(courses, course, { ...event, publishedBy: publisher }, deps.clock.now());
+    const version = await publishVersion(course, { ...event, publishedBy: publisher }, placement, now);
     versions.set(versionKey(course.id, event.p.versionLabel), version);
     created.push(version);
     results.set(event, version);
@@ -216,32 +220,45 @@ function requireSamePackage(existing: CourseVersionRow, course: CourseRow, { env
   });
 }
 
-/**
- * The course's next version, at the next per-course sequence (latest by semantic-version order),
- * and its `published` event. The course row change is kept in `courses` for their one save.
- */
-async function publishNextVersion(
-  courses: LockedCourses,
+/** Where a new version goes: the course's next sequence, and whether it becomes latest (semantic-version order). */
+interface Placement {
+  sequence: number;
+  becameLatest: boolean;
+  versionLabel: string;
+}
+
+function placeVersion(course: CourseRow, versionLabel: string): Placement {
+  return {
+    sequence: course.versionSeq + 1,
+    becameLatest: decideBecameLatest(course.latestVersionLabel, versionLabel),
+    versionLabel,
+  };
+}
+
+/** The course row with the version placed: its sequence, and its latest label when it became latest. */
+function withVersion(course: CourseRow, placement: Placement, now: Date): CourseRow {
+  return {
+    ...course,
+    versionSeq: placement.sequence,
+    ...(placement.becameLatest ? { latestVersionLabel: placement.versionLabel } : {}),
+    updatedAt: now,
+  };
+}
+
+/** The new version and its `published` event, for the course as the event left it. */
+async function publishVersion(
   course: CourseRow,
   event: CheckedBuiltEvent,
+  placement: Placement,
   now: Date,
 ): Promise<CourseVersionRow> {
-  const { p } = event;
-  const becameLatest = decideBecameLatest(course.latestVersionLabel, p.versionLabel);
-  const sequence = course.versionSeq + 1;
-  courses.replace({
-    ...course,
-    versionSeq: sequence,
-    ...(becameLatest ? { latestVersionLabel: p.versionLabel } : {}),
-    updatedAt: now,
-  });
-  const version = versionRow(course, event, { becameLatest, sequence, now });
+  const version = versionRow(course, event, { ...placement, now });
   await event.events.emit({
     eventType: 'catalog.course_version.published',
-    payload: publishedPayload(version, p),
+    payload: publishedPayload(version, event.p),
     ...courseEvent(course, CATALOG_SYSTEM_ACTOR),
     // Consumers can check a course's versions arrive gap-free and in order without parsing labels.
-    headers: { [COURSE_VERSION_SEQ_HEADER]: String(sequence) },
+    headers: { [COURSE_VERSION_SEQ_HEADER]: String(placement.sequence) },
   });
   return version;
 }
