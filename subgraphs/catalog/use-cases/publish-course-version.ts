@@ -4,7 +4,8 @@ import type { Prisma, Tx } from '../../../platform/db/database.js';
 import { newId } from '../../../platform/ids.js';
 import { normalizeAuthors, type Cover, type LocaleMap, type TaxonomyRef } from '../course/course-metadata.logic.js';
 import { findVersionsByLabels, insertVersions, type CourseVersionRow } from '../course-version/course-version.repo.js';
-import { decideBecameLatest, parseVersionLabel } from '../course-version/semver.logic.js';
+import { parseVersionLabel } from '../course-version/semver.logic.js';
+import { placeVersion, withVersion, type Placement } from '../course-version/version-placement.logic.js';
 import { CATALOG_SYSTEM_ACTOR, COURSE_VERSION_SEQ_HEADER, type CatalogEmitter } from '../outbox-port.js';
 import { INITIAL_VERSION_STATE } from '../lifecycle.logic.js';
 import type { CourseRow } from '../course/course.repo.js';
@@ -218,31 +219,6 @@ function requireSamePackage(existing: CourseVersionRow, course: CourseRow, { env
     existingPlayPackageId: existing.playPackageId,
     eventId: envelope.eventId,
   });
-}
-
-/** Where a new version goes: the course's next sequence, and whether it becomes latest (semantic-version order). */
-interface Placement {
-  sequence: number;
-  becameLatest: boolean;
-  versionLabel: string;
-}
-
-function placeVersion(course: CourseRow, versionLabel: string): Placement {
-  return {
-    sequence: course.versionSeq + 1,
-    becameLatest: decideBecameLatest(course.latestVersionLabel, versionLabel),
-    versionLabel,
-  };
-}
-
-/** The course row with the version placed: its sequence, and its latest label when it became latest. */
-function withVersion(course: CourseRow, placement: Placement, now: Date): CourseRow {
-  return {
-    ...course,
-    versionSeq: placement.sequence,
-    ...(placement.becameLatest ? { latestVersionLabel: placement.versionLabel } : {}),
-    updatedAt: now,
-  };
 }
 
 /** The new version and its `published` event, for the course as the event left it. */
