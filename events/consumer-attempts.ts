@@ -2,7 +2,7 @@ import type { Db } from '../platform/db/database.js';
 import type { Logger } from '../platform/logger.js';
 import type { BusMessage } from './bus/event-bus.js';
 import type { BatchEventHandler, EventHandler, EventHandlerContext, PendingMessage } from './consumer-spec.js';
-import { onePerEvent } from './consumer-stages.logic.js';
+import { eventKey, onePerEvent } from './consumer-stages.logic.js';
 import type { ConsumedEnvelope } from './envelope.js';
 import type { EventProducer } from './outbox.js';
 import { HandlerOutbox } from './handler-outbox.js';
@@ -32,7 +32,8 @@ export async function handleOnce(deps: AttemptDeps, m: BusMessage, envelope: Con
   const outbox = new HandlerOutbox(deps.producer, deps.durable);
   const fresh = await deps.db.$transaction(
     async (tx) => {
-      if (!(await recordInbox(tx, { consumer: deps.durable, eventId: envelope.eventId, subject: m.subject }))) return false;
+      const entry = { consumer: deps.durable, tenantId: envelope.tenantId, eventId: envelope.eventId, subject: m.subject };
+      if (!(await recordInbox(tx, entry))) return false;
       await deps.handle(tx, envelope, handlerContext(deps.logger, m, envelope, outbox));
       await outbox.write(tx);
       return true;
@@ -55,10 +56,10 @@ export async function handleBatchOnce(deps: AttemptDeps, batch: readonly Pending
       const fresh = await recordInboxBatch(
         tx,
         deps.durable,
-        events.map(({ m, envelope }) => ({ eventId: envelope.eventId, subject: m.subject })),
+        events.map(({ m, envelope }) => ({ tenantId: envelope.tenantId, eventId: envelope.eventId, subject: m.subject })),
       );
       const handled = events
-        .filter(({ envelope }) => fresh.has(envelope.eventId))
+        .filter(({ envelope }) => fresh.has(eventKey(envelope)))
         .map(({ m, envelope }) => ({ envelope, ctx: handlerContext(deps.logger, m, envelope, outbox) }));
       if (handled.length) await deps.handleBatch!(tx, handled, deps.logger);
       await outbox.write(tx);

@@ -278,12 +278,12 @@ export class ConsumerPipeline {
     });
   }
 
-  /** The key and event id of a stored message, as `admit` would read it; undefined when it would reject it. */
-  private keyOf(data: Uint8Array): { key: string; eventId: string } | undefined {
+  /** The key, event id and tenant of a stored message, as `admit` would read it; undefined when it would reject it. */
+  private keyOf(data: Uint8Array): { key: string; eventId: string; tenantId: string } | undefined {
     try {
       const { envelope } = readConsumed(this.registry, this.options, JSON.parse(this.decoder.decode(data)));
       const key = this.options.orderKey!(envelope);
-      return key === undefined ? undefined : { key, eventId: envelope.eventId };
+      return key === undefined ? undefined : { key, eventId: envelope.eventId, tenantId: envelope.tenantId };
     } catch {
       return undefined;
     }

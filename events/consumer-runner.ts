@@ -4,7 +4,7 @@ import { ConsumerPipeline } from './consumer-pipeline.js';
 import type { ConsumerHandle, StartConsumerOptions } from './consumer-spec.js';
 import type { DeadLetterWriter } from './dead-letter-writer.js';
 import type { EventEnvelope } from './envelope.js';
-import { inboxHas } from './inbox.js';
+import { ANY_TENANT, inboxHas } from './inbox.js';
 import { oneLine } from './error-text.logic.js';
 
 /**
@@ -65,7 +65,8 @@ function deadLettersForMaxDeliveries(
       const stored = await bus.getMessage(options.stream, advisory.streamSeq);
       if (!stored) return;
       const envelope = parsedOrUndefined(stored.data);
-      if (typeof envelope?.eventId === 'string' && (await inboxHas(db, durable, envelope.eventId))) return;
+      const tenantId = typeof envelope?.tenantId === 'string' ? envelope.tenantId : ANY_TENANT;
+      if (typeof envelope?.eventId === 'string' && (await inboxHas(db, durable, { tenantId, eventId: envelope.eventId }))) return;
       await writeDeadLetter(
         { ...stored, deliveryCount: advisory.deliveries },
         new Error(`max deliveries (${advisory.deliveries}) reached without a handler verdict`),

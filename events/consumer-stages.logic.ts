@@ -26,12 +26,21 @@ export function orderCandidates(messages: readonly Sequenced[]): OrderedCandidat
 
 /**
  * One message per event, in the order the events first appear: a batch may hold an event twice
- * (a redelivery beside its first delivery), and it is handled once, with its latest delivery.
+ * (a redelivery beside its first delivery), and it is handled once, with its latest delivery. An
+ * event is its tenant and id: two tenants' producers may choose the same id (events/inbox.ts).
  */
-export function onePerEvent<T extends { envelope: { eventId: string } }>(messages: readonly T[]): T[] {
-  return [...new Map(messages.map((message) => [message.envelope.eventId, message])).values()];
+export function onePerEvent<T extends { envelope: { tenantId?: string; eventId: string } }>(messages: readonly T[]): T[] {
+  return [...new Map(messages.map((message) => [eventKey(message.envelope), message])).values()];
 }
 
+/**
+ * An event as a consumer's inbox knows it, as one string: its tenant and its id, since producers
+ * choose event ids and two tenants' producers may choose the same one (events/inbox.ts). A
+ * missing tenant is the inbox's "any tenant" ('').
+ */
+export function eventKey(event: { tenantId?: string; eventId: string }): string {
+  return `${event.tenantId ?? ''}\u0000${event.eventId}`;
+}
 /**
  * What a failed batch does next: wait for the database (no message could succeed meanwhile), or
  * hand each message to the one-message path, which finds the one that failed and gives every

@@ -22,8 +22,8 @@ export interface MessageOrderOptions {
   holdLimitMs?: number;
   clock: Clock;
   logger: Logger;
-  /** The key and event id of a stored message, as the consumer reads it; undefined when it rejects it. */
-  keyOf(data: Uint8Array): { key: string; eventId: string } | undefined;
+  /** The key, event id and tenant of a stored message, as the consumer reads it; undefined when it rejects it. */
+  keyOf(data: Uint8Array): { key: string; eventId: string; tenantId: string } | undefined;
   /** Hands messages that waited long enough back to be applied, in sequence order. */
   release(items: PendingMessage[]): void;
 }
@@ -55,7 +55,8 @@ export class MessageOrder {
 
   /** An admitted message: the guard remembers it was here before anything later of its key. */
   seen(pending: PendingMessage): void {
-    if (pending.key !== undefined) this.guard.seen(pending.m.seq, pending.key, pending.envelope.eventId);
+    if (pending.key !== undefined)
+      this.guard.seen(pending.m.seq, pending.key, pending.envelope.eventId, pending.envelope.tenantId);
   }
 
   /** The messages (in stream order) that may be applied now; the others are held. */

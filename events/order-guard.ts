@@ -3,7 +3,8 @@ import type { Clock } from '../platform/clock.js';
 import type { Logger } from '../platform/logger.js';
 import type { EventBus } from './bus/event-bus.js';
 import { readSettledThrough, raiseSettledThrough, resetSettledThrough } from './consumer-watermark.js';
-import { settledAmong } from './inbox.js';
+import { eventKey } from './consumer-stages.logic.js';
+import { ANY_TENANT, settledAmong } from './inbox.js';
 import { deadLetterMark, heldCandidates, raisedFloor, type OrderedCandidate } from './order-hold.logic.js';
 
 /** What the guard knows of one message of the consumer's subject above its floor. */
@@ -11,6 +12,8 @@ interface Known {
   /** Undefined: rejected on sight (never applied, so never waited for). */
   key: string | undefined;
   eventId: string | undefined;
+  /** The event's tenant: an event id names an event only within its tenant (events/inbox.ts). */
+  tenantId: string;
   settled: boolean;
   /** Received by this process (rather than read from the stream). */
   inHand: boolean;
@@ -20,7 +23,7 @@ interface Known {
 
 export interface OrderGuard {
   /** A message this process received: saves reading it from the stream later. */
-  seen(seq: number, key: string, eventId: string): void;
+  seen(seq: number, key: string, eventId: string, tenantId?: string): void;
   /** This process applied it, or dead-lettered it (after the commit or the dead letter). */
   settled(seq: number): void;
   /**
@@ -40,8 +43,8 @@ export interface OrderGuardOptions {
   logger: Logger;
   /** How long a message may stay unsettled before it no longer holds anything back (order-hold.logic.ts, holdLimitMs). */
   holdLimitMs: number;
-  /** The key and event id of a stored message, as the consumer would read it; undefined when it rejects it. */
-  keyOf(data: Uint8Array): { key: string; eventId: string } | undefined;
+  /** The key, event id and tenant of a stored message, as the consumer would read it; undefined when it rejects it. */
+  keyOf(data: Uint8Array): { key: string; eventId: string; tenantId?: string } | undefined;
 }
 
 /** Messages remembered above the floor; past it (a floor stuck for very long) the guard starts over from the stream. */
@@ -121,7 +124,14 @@ export function createOrderGuard(options: OrderGuardOptions): OrderGuard {
       if (known.has(message.seq)) continue;
       const read = options.keyOf(message.data);
       // One rejected on sight is never applied, so nothing waits for it.
-      known.set(message.seq, { key: read?.key, eventId: read?.eventId, settled: read === undefined, inHand: false, since: at });
+      known.set(message.seq, {
+        key: read?.key,
+        eventId: read?.eventId,
+        tenantId: read?.tenantId ?? ANY_TENANT,
+        settled: read === undefined,
+        inHand: false,
+        since: at,
+      });
     }
     scannedThrough = top;
   }
@@ -138,11 +148,11 @@ export function createOrderGuard(options: OrderGuardOptions): OrderGuard {
     const { handled, deadLettered } = await settledAmong(
       options.db,
       options.durable,
-      open.map(([, entry]) => entry.eventId),
+      open.map(([, entry]) => entry),
       open.map(([seq, entry]) => deadLetterMark(seq, entry.eventId)),
     );
     for (const [seq, entry] of open) {
-      if (handled.has(entry.eventId) || deadLettered.has(deadLetterMark(seq, entry.eventId))) entry.settled = true;
+      if (handled.has(eventKey(entry)) || deadLettered.has(deadLetterMark(seq, entry.eventId))) entry.settled = true;
     }
   }
 
@@ -168,10 +178,10 @@ export function createOrderGuard(options: OrderGuardOptions): OrderGuard {
   }
 
   return {
-    seen(seq, key, eventId) {
+    seen(seq, key, eventId, tenantId = ANY_TENANT) {
       const entry = known.get(seq);
       if (entry) entry.inHand = true;
-      else known.set(seq, { key, eventId, settled: false, inHand: true, since: now() });
+      else known.set(seq, { key, eventId, tenantId, settled: false, inHand: true, since: now() });
     },
     settled(seq) {
       const entry = known.get(seq);

@@ -23,6 +23,8 @@ export interface CatalogConsumerOptions {
   subjectPrefix?: string;
   /** Default: the system clock. */
   clock?: Clock;
+  /** The play package formats this build publishes (default PLAY_PACKAGE_FORMATS); tests play an older build. */
+  playPackageFormats?: readonly string[];
 }
 
 /**
@@ -75,6 +77,7 @@ export function catalogConsumers(options: CatalogConsumerOptions): ConsumerSpec[
         logger: ctx.logger,
         gdprZeroingRetentionClasses: options.gdprZeroingRetentionClasses,
         clock,
+        playPackageFormats: options.playPackageFormats,
       });
     },
     ...(batchUseCase && {
@@ -85,7 +88,12 @@ export function catalogConsumers(options: CatalogConsumerOptions): ConsumerSpec[
         await batchUseCase(
           tx,
           batch.map(({ envelope, ctx }) => ({ envelope, events: emitterForHandler(ctx) })),
-          { logger, gdprZeroingRetentionClasses: options.gdprZeroingRetentionClasses, clock },
+          {
+            logger,
+            gdprZeroingRetentionClasses: options.gdprZeroingRetentionClasses,
+            clock,
+            playPackageFormats: options.playPackageFormats,
+          },
         );
       },
     }),

@@ -58,12 +58,21 @@ export interface RequestCause {
 export interface CatalogEvents {
   /** Events of an API request: correlated by the request, caused by nothing earlier. */
   forRequest(tx: Tx, cause: RequestCause): CatalogEmitter;
+  /**
+   * Events of a consumed event applied outside the consumer (a held package released later):
+   * caused by it and in its correlation, as the consumer's own `ctx.emit` would write them.
+   */
+  forConsumedEvent(tx: Tx, event: { eventId: string; correlationId?: string }): CatalogEmitter;
 }
 
 export function createCatalogEvents(producer: EventProducer): CatalogEvents {
   return {
     forRequest: (tx, cause) => ({
       emit: (event) => producer.emit(tx, { ...event, correlationId: cause.correlationId, traceparent: cause.traceparent }),
+    }),
+    forConsumedEvent: (tx, consumed) => ({
+      emit: (event) =>
+        producer.emit(tx, { ...event, correlationId: consumed.correlationId ?? consumed.eventId, causationId: consumed.eventId }),
     }),
   };
 }

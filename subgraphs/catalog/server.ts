@@ -17,6 +17,8 @@ import { requestInfo } from '../shared/request-context.js';
 import type { CatalogContext } from './context.js';
 import type { EnrollmentCounter } from './enrollment-counter.js';
 import { createCatalogLoaders } from './loaders.js';
+import { runCatalogMaintenance } from './maintenance.js';
+import { feedCatalogMetrics } from './metrics.js';
 import { buildCatalogSchema } from './schema.js';
 import { createCatalogServices } from './services.js';
 
@@ -54,7 +56,7 @@ export async function startCatalogSubgraph(
     enrollmentCounter: deps.enrollmentCounter,
     afterEventsCommitted: deps.afterEventsCommitted,
   });
-  return startSubgraphServer<CatalogContext>({
+  const server = await startSubgraphServer<CatalogContext>({
     name: 'catalog',
     schema: await buildCatalogSchema(),
     host: deps.config.host,
@@ -73,4 +75,21 @@ export async function startCatalogSubgraph(
       services,
     }),
   });
+  const maintenance = runCatalogMaintenance({
+    db: deps.db,
+    logger,
+    clock: deps.clock ?? systemClock,
+    events: services.events,
+    gdprZeroingRetentionClasses: deps.config.gdprZeroingRetentionClasses,
+    afterEventsCommitted: deps.afterEventsCommitted,
+  });
+  const stopMetrics = deps.metrics ? feedCatalogMetrics(deps.metrics, deps.db) : undefined;
+  return {
+    ...server,
+    close: async () => {
+      stopMetrics?.();
+      await maintenance;
+      await server.close();
+    },
+  };
 }

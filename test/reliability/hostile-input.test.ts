@@ -555,7 +555,8 @@ describe.runIf(runs)('hostile input', () => {
       ['tenant id lower-case', (p) => (p.tenantId = String(p.tenantId).toLowerCase())],
       ['required field missing', (p, k) => delete p[k === 'gdpr' ? 'requestId' : 'slug']],
       ['wrong type', (p, k) => (p[k === 'gdpr' ? 'subjectId' : 'defaultLocale'] = { nested: true })],
-      ['unknown requestType', (p, k) => (k === 'gdpr' ? (p.requestType = 'delete-everything') : (p.slug = ''))],
+      // An unknown request type is tolerated (enum widening); one that is no enum value at all is not.
+      ['requestType not an enum value', (p, k) => (k === 'gdpr' ? (p.requestType = '') : (p.slug = ''))],
       ['huge string where an id belongs', (p) => (p.tenantId = HUGE.slice(0, 100_000))],
       ['deep nesting in place of a string', (p, k) => (p[k === 'gdpr' ? 'subjectType' : 'slug'] = nested(2_000, 'x', false))],
     ];
@@ -608,14 +609,13 @@ describe.runIf(runs)('hostile input', () => {
           else if (change.level === 'extra') {
             payload[`x_${change.key}`] = change.value;
             mustDeadLetter = false;
-          } else if (kind === 'built') {
-            // Validation tolerates an unknown enum value, but the catalog cannot publish a version
-            // whose format its own course_version.published schema forbids: a dead letter.
-            (payload.playPackage as Record<string, unknown>).format = 'v3';
           } else {
-            // Tolerated: an unknown visibility is stored as given; an unknown subject type is acknowledged.
-            if (kind === 'draft') payload.visibility = 'public';
-            else payload.subjectType = 'device';
+            // Tolerated (enum widening): a package of an unknown format is held until the catalog
+            // knows it, an unknown visibility is stored as given, an unknown request type is
+            // acknowledged and recorded.
+            if (kind === 'built') (payload.playPackage as Record<string, unknown>).format = 'v3';
+            else if (kind === 'draft') payload.visibility = 'public';
+            else payload.requestType = 'restriction';
             mustDeadLetter = false;
           }
           data = Buffer.from(JSON.stringify(envelope));

@@ -1,4 +1,4 @@
-import { canonicalHash, canonicalJson } from '../../../platform/canonical-json.js';
+import { canonicalJson } from '../../../platform/canonical-json.js';
 import { AppError, badInput } from '../../../platform/errors.js';
 import { isId } from '../../../platform/ids.js';
 
@@ -17,9 +17,10 @@ export interface Cover {
 }
 
 /**
- * The mutable metadata of a course: what drafts, built packages and updateCourseMetadata write,
- * what `catalog.course.metadata_updated` reports and what the etag covers. Visibility is not in
- * it: it changes only through its own operation and event (`visibility_changed`).
+ * The mutable metadata of a course: what drafts, built packages and updateCourseMetadata write
+ * and what `catalog.course.metadata_updated` reports (the etag covers more: course-etag.logic.ts).
+ * Visibility is not in it: it changes only through its own operation and event
+ * (`visibility_changed`).
  */
 export interface CourseMetadata {
   title: LocaleMap;
@@ -51,24 +52,6 @@ export function diffMetadata(before: CourseMetadata, after: CourseMetadata): Met
     (diff.next as Record<string, unknown>)[field] = after[field];
   }
   return diff;
-}
-
-/**
- * A strong entity tag derived from the content (RFC 9110 §8.8.3): the SHA-256 of the canonical
- * (RFC 8785) metadata, quoted. Any change of a metadata field changes it, equal content gives the
- * same tag on every replica, and draft/built events applied in either order end on the same tag.
- */
-export function computeEtag(metadata: CourseMetadata): string {
-  const content: Record<MetadataField, unknown> = {
-    title: metadata.title,
-    description: metadata.description,
-    defaultLocale: metadata.defaultLocale,
-    authors: metadata.authors,
-    taxonomy: metadata.taxonomy,
-    tags: metadata.tags,
-    cover: metadata.cover,
-  };
-  return `"${canonicalHash(content)}"`;
 }
 
 /**

@@ -30,10 +30,6 @@ export async function lockCourse(tx: Tx, tenantId: string, courseId: string): Pr
   return locked.length ? tx.course.findUnique({ where: { id: courseId } }) : null;
 }
 
-export function updateCourse(tx: Tx, id: string, data: Prisma.CourseUpdateInput): Promise<CourseRow> {
-  return tx.course.update({ where: { id }, data });
-}
-
 /** Courses of the tenant listing the user as an author, locked in id order (no deadlocks). */
 export async function lockCoursesByAuthor(tx: Tx, tenantId: string, userId: string): Promise<CourseRow[]> {
   const probe = JSON.stringify([{ userId }]);

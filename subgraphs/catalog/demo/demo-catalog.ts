@@ -99,7 +99,7 @@ async function allApplied(deps: DemoCatalogDeps, drafts: readonly EnvelopeDraft[
   const deadline = Date.now() + (deps.timeoutMs ?? 30_000);
   for (;;) {
     const handled = await deps.db.inboxEvent.count({
-      where: { OR: drafts.map((d) => ({ consumer: DURABLE_BY_TYPE[d.eventType], eventId: d.eventId })) },
+      where: { OR: drafts.map((d) => ({ consumer: DURABLE_BY_TYPE[d.eventType], tenantId: d.tenantId, eventId: d.eventId })) },
     });
     if (handled === drafts.length) return true;
     if (Date.now() > deadline) return false;

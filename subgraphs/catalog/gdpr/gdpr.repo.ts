@@ -1,9 +1,22 @@
 import { keyTuplesSql } from '../../../platform/db/bulk-sql.js';
-import type { Prisma, Tx } from '../../../platform/db/database.js';
+import { Prisma, type Tx } from '../../../platform/db/database.js';
+import { ERASED_USER_ID } from '../../../platform/ids.js';
 import { OUTBOX_RELAY_LOCK } from '../../../events/outbox-relay.js';
+import { erasureKey } from './redaction.logic.js';
 
 export async function recordErasure(tx: Tx, entry: { tenantId: string; userId: string; requestId: string }): Promise<void> {
-  await tx.erasedAuthor.createMany({ data: [entry], skipDuplicates: true });
+  await tx.erasedAuthor.createMany({
+    data: [{ tenantId: entry.tenantId, userIdSha256: erasureKey(entry.userId), requestId: entry.requestId }],
+    skipDuplicates: true,
+  });
+}
+
+/** A request acknowledged without being applied, and why; a redelivery of it records nothing new. */
+export async function recordNotApplied(
+  tx: Tx,
+  entry: { tenantId: string; eventId: string; requestId: string; reason: string; requestType: string; subjectType: string },
+): Promise<void> {
+  await tx.gdprRequestNotApplied.createMany({ data: [entry], skipDuplicates: true });
 }
 
 export async function erasedAmong(tx: Tx, tenantId: string, userIds: string[]): Promise<Set<string>> {
@@ -21,14 +34,67 @@ export async function erasedAmongTenants(
 ): Promise<Map<string, Set<string>>> {
   const erased = new Map<string, Set<string>>();
   if (!pairs.length) return erased;
-  const rows = await tx.$queryRaw<Array<{ tenantId: string; userId: string }>>`
-    SELECT "tenantId", "userId" FROM "ErasedAuthor" WHERE ("tenantId", "userId") IN (VALUES ${keyTuplesSql(
-      pairs,
+  const keyed = pairs.map((pair) => ({ ...pair, key: erasureKey(pair.userId) }));
+  const rows = await tx.$queryRaw<Array<{ tenantId: string; userIdSha256: string }>>`
+    SELECT "tenantId", "userIdSha256" FROM "ErasedAuthor" WHERE ("tenantId", "userIdSha256") IN (VALUES ${keyTuplesSql(
+      keyed,
       (p) => p.tenantId,
-      (p) => p.userId,
+      (p) => p.key,
     )})`;
-  for (const row of rows) erased.set(row.tenantId, (erased.get(row.tenantId) ?? new Set()).add(row.userId));
+  const found = new Set(rows.map((row) => `${row.tenantId}\u0000${row.userIdSha256}`));
+  for (const pair of keyed) {
+    if (found.has(`${pair.tenantId}\u0000${pair.key}`))
+      erased.set(pair.tenantId, (erased.get(pair.tenantId) ?? new Set()).add(pair.userId));
+  }
   return erased;
+}
+
+/**
+ * The versions of the tenant the user published, on courses whose retention class permits zeroing,
+ * get the erased id as `publishedBy`. The number of versions changed.
+ */
+export async function eraseVersionPublisher(
+  tx: Tx,
+  subject: { tenantId: string; userId: string },
+  zeroingClasses: readonly string[],
+): Promise<number> {
+  if (!zeroingClasses.length) return 0;
+  return tx.$executeRaw`
+    UPDATE "CourseVersion" AS v SET "publishedBy" = ${ERASED_USER_ID}, "updatedAt" = now()
+      FROM "Course" AS c
+     WHERE c.id = v."courseId" AND v."tenantId" = ${subject.tenantId} AND v."publishedBy" = ${subject.userId}
+       AND c."retentionClass" IN (${Prisma.join(zeroingClasses)})`;
+}
+
+/** The taxonomy versions of the tenant the user published get the erased id as their author. */
+export async function eraseTaxonomyAuthor(tx: Tx, subject: { tenantId: string; userId: string }): Promise<number> {
+  return tx.$executeRaw`
+    UPDATE "TaxonomyVersion" SET "createdBy" = ${ERASED_USER_ID}
+     WHERE "tenantId" = ${subject.tenantId} AND "createdBy" = ${subject.userId}`;
+}
+
+export interface RecordedErasure {
+  tenantId: string;
+  userIdSha256: string;
+  userId: string;
+}
+
+/**
+ * Up to `limit` erasures recorded before the record named users by digest, whose erasure has not
+ * reached every copy yet, locked (others running the same step skip them).
+ */
+export async function lockIncompleteErasures(tx: Tx, limit: number): Promise<RecordedErasure[]> {
+  return tx.$queryRaw<RecordedErasure[]>`
+    SELECT "tenantId", "userIdSha256", "userId" FROM "ErasedAuthor" WHERE "userId" IS NOT NULL
+     ORDER BY "createdAt" LIMIT ${limit} FOR UPDATE SKIP LOCKED`;
+}
+
+/** The erasure reached every copy: the record keeps only the digest. */
+export async function forgetErasedId(tx: Tx, erasure: { tenantId: string; userIdSha256: string }): Promise<void> {
+  await tx.erasedAuthor.update({
+    where: { tenantId_userIdSha256: { tenantId: erasure.tenantId, userIdSha256: erasure.userIdSha256 } },
+    data: { userId: null },
+  });
 }
 
 export interface StoredEvent {

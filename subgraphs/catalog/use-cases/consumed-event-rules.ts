@@ -8,6 +8,8 @@ import { invalidLocale, type LocaleFields } from './consumed-payload.logic.js';
 /** What a consumed-event use case needs besides its transaction. */
 export interface ConsumedEventDeps extends WriteDeps {
   logger: Logger;
+  /** The play package formats the catalog publishes (default PLAY_PACKAGE_FORMATS); others are held. */
+  playPackageFormats?: readonly string[];
 }
 
 /**

@@ -1,6 +1,7 @@
 import { badInput, notFound } from '../../../platform/errors.js';
 import { mergeByPrecedence, requireIfMatch, validateMetadataInput, type MetadataInput } from '../course/course-metadata.logic.js';
-import { lockCourse, updateCourse, type CourseRow } from '../course/course.repo.js';
+import { withFreshEtag } from '../course/course-etag.logic.js';
+import { lockCourse, updateCourses, type CourseRow } from '../course/course.repo.js';
 import { decideCourseTransition, requireEditableCourse, requireReason, requireVisibility } from '../lifecycle.logic.js';
 import { findTaxonomiesByIds } from '../taxonomy/taxonomy.repo.js';
 import type { AdminCommandContext } from './admin.js';
@@ -87,7 +88,8 @@ export async function archiveCourse(ctx: AdminCommandContext, command: { courseI
   const course = await lockOrNotFound(ctx, command.courseId);
   const decision = decideCourseTransition(course.state, 'archived');
   if (!decision.changed) return course;
-  const archived = await updateCourse(ctx.tx, course.id, { state: decision.to });
+  const archived = withFreshEtag({ ...course, state: decision.to, updatedAt: ctx.now });
+  await updateCourses(ctx.tx, [archived]);
   await ctx.events.emit({
     eventType: 'catalog.course.archived',
     payload: { courseId: course.id, reason },

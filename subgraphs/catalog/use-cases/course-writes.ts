@@ -2,7 +2,6 @@ import type { Clock } from '../../../platform/clock.js';
 import { Prisma, type Tx } from '../../../platform/db/database.js';
 import { newId } from '../../../platform/ids.js';
 import {
-  computeEtag,
   diffMetadata,
   initialProvenance,
   mergeByPrecedence,
@@ -21,8 +20,9 @@ import {
   type CourseRow,
 } from '../course/course.repo.js';
 import type { Actor, CatalogEmitter, CatalogEvent } from '../outbox-port.js';
+import { withFreshEtag } from '../course/course-etag.logic.js';
 import { erasedAmong, erasedAmongTenants } from '../gdpr/gdpr.repo.js';
-import { redactAuthors, retentionPermitsZeroing } from '../gdpr/redaction.logic.js';
+import { redactAuthors, retentionPermitsZeroing, withoutErasedId } from '../gdpr/redaction.logic.js';
 import { DEFAULT_VISIBILITY, INITIAL_COURSE_STATE } from '../lifecycle.logic.js';
 import { tenantPolicies, type TenantPolicy } from '../tenant.repo.js';
 
@@ -118,6 +118,8 @@ export interface CourseSource {
   values: IncomingValues & { title: CourseMetadata['title']; defaultLocale: string };
   stamp: FieldStamp;
   actor: Actor;
+  /** Other users the event names besides its authors (a version's publisher): checked against the erasure record too. */
+  alsoNames?: readonly string[];
 }
 
 /**
@@ -171,7 +173,12 @@ export class LockedCourses {
     const erased = await erasedAmongTenants(
       tx,
       uniqueBy(
-        sources.flatMap((s) => (s.values.authors ?? []).map((author) => ({ tenantId: s.tenantId, userId: author.userId }))),
+        sources.flatMap((s) =>
+          [...(s.values.authors ?? []).map((author) => author.userId), ...(s.alsoNames ?? [])].map((userId) => ({
+            tenantId: s.tenantId,
+            userId,
+          })),
+        ),
         (pair) => `${pair.tenantId}\u0000${pair.userId}`,
       ),
     );
@@ -203,6 +210,16 @@ export class LockedCourses {
     return this.rows.get(keyOf(this.sources[index]))!;
   }
 
+  /**
+   * A user named by source `index` (its publisher), as the course may keep it: the erased id when
+   * the user was erased in the tenant and the course's retention class permits zeroing.
+   */
+  userAsKept(index: number, userId: string): string {
+    const source = this.sources[index];
+    const zeroIds = retentionPermitsZeroing(this.current(index).retentionClass, this.deps.gdprZeroingRetentionClasses);
+    return withoutErasedId(userId, this.erased.get(source.tenantId), zeroIds);
+  }
+
   /** Whether the course of source `index` existed before this batch. */
   existedBefore(index: number): boolean {
     return !this.creators.has(keyOf(this.sources[index]));
@@ -211,17 +228,25 @@ export class LockedCourses {
   /**
    * Source `index`'s part of RegisterCourse / the merge: `registered` for the source that created
    * the course, otherwise its fields merged by the precedence rule and what changed emitted.
+   * `alsoChange` is the rest of the same event's change to the course row (a new version: its
+   * sequence and latest label), made before anything is emitted, so the etag an event carries is
+   * the course's once the event is applied, the tag readers get.
    */
-  async registerOrMerge(index: number, events: CatalogEmitter): Promise<{ course: CourseRow; created: boolean }> {
+  async registerOrMerge(
+    index: number,
+    events: CatalogEmitter,
+    alsoChange?: (row: CourseRow) => CourseRow,
+  ): Promise<{ course: CourseRow; created: boolean }> {
     const source = this.sources[index];
     const course = this.current(index);
     if (this.creators.get(keyOf(source)) === index) {
+      const registered = alsoChange ? this.replace(alsoChange(course)) : course;
       await events.emit({
         eventType: 'catalog.course.registered',
-        payload: registeredPayload(course),
-        ...courseEvent(course, source.actor),
+        payload: registeredPayload(registered),
+        ...courseEvent(registered, source.actor),
       });
-      return { course, created: true };
+      return { course: registered, created: true };
     }
     const values = {
       ...source.values,
@@ -230,6 +255,7 @@ export class LockedCourses {
     const change = courseStateChange(course, mergeByPrecedence(stampedStateOf(course), values, source.stamp), {
       visibilityReason: `authoring draft ${source.values.sourceDraftId ?? 'update'} published`,
       now: this.deps.clock.now(),
+      alsoChange,
     });
     if (!change) return { course, created: false };
     this.replace(change.row);
@@ -237,12 +263,14 @@ export class LockedCourses {
     return { course: change.row, created: false };
   }
 
-  /** Takes a changed row of one of these courses (e.g. its version sequence); `save` writes it. */
-  replace(row: CourseRow): void {
+  /** Takes a changed row of one of these courses, with the tag of what it now holds; `save` writes it. */
+  replace(row: CourseRow): CourseRow {
     const key = keyOf(row);
     if (!this.rows.has(key)) throw new Error(`course ${row.slug} is not in this batch`);
-    this.rows.set(key, row);
+    const fresh = withFreshEtag(row);
+    this.rows.set(key, fresh);
     this.dirty.add(key);
+    return fresh;
   }
 
   /** Writes every changed course, in one statement. */
@@ -276,14 +304,14 @@ function newCourseRow(
     tags: values.tags ?? [],
     cover: values.cover ?? null,
   };
-  return {
+  return withFreshEtag({
     id: newId('course'),
     tenantId: source.tenantId,
     slug: source.slug,
     ...metadataRow(metadata),
     visibility: values.visibility ?? DEFAULT_VISIBILITY,
     sourceDraftId: values.sourceDraftId ?? null,
-    etag: computeEtag(metadata),
+    etag: '',
     state: INITIAL_COURSE_STATE,
     retentionClass: policy.retentionClass,
     dataResidency: policy.dataResidency,
@@ -292,7 +320,7 @@ function newCourseRow(
     metadataProvenance: initialProvenance(values, source.stamp) as Prisma.JsonObject,
     createdAt: now,
     updatedAt: now,
-  };
+  });
 }
 
 function metadataRow(metadata: CourseMetadata) {
@@ -314,37 +342,37 @@ function uniqueBy<T>(items: readonly T[], key: (item: T) => string): T[] {
 type CourseEventFacts = Pick<CatalogEvent, 'eventType' | 'payload'>;
 
 /**
- * A course's next state as a row, and the events saying what changed: `metadata_updated`
- * (changedFields, previous, next, new etag) and/or `visibility_changed`. Null when nothing, not
- * even a stamp, changed.
+ * A course's next state as a row, with the tag of what it now holds, and the events saying what
+ * changed: `metadata_updated` (changedFields, previous, next, the new etag) and/or
+ * `visibility_changed`. `alsoChange` adds the rest of the same event's change (a new version) to
+ * the row before the tag is taken. Null when nothing, not even a stamp, changed.
  */
 export function courseStateChange(
   existing: CourseRow,
   next: StampedState,
-  options: { visibilityReason: string; now: Date },
+  options: { visibilityReason: string; now: Date; alsoChange?: (row: CourseRow) => CourseRow },
 ): { row: CourseRow; events: CourseEventFacts[] } | null {
   const previous = stampedStateOf(existing);
   const diff = diffMetadata(previous.metadata, next.metadata);
   const visibilityChanged = next.visibility !== previous.visibility;
   const stampsChanged = JSON.stringify(next.provenance) !== JSON.stringify(previous.provenance);
-  if (!diff.changedFields.length && !visibilityChanged && !stampsChanged && next.sourceDraftId === previous.sourceDraftId)
-    return null;
+  const merged = diff.changedFields.length || visibilityChanged || stampsChanged || next.sourceDraftId !== previous.sourceDraftId;
+  if (!merged && !options.alsoChange) return null;
 
-  const etag = diff.changedFields.length ? computeEtag(next.metadata) : existing.etag;
-  const row: CourseRow = {
+  const changed: CourseRow = {
     ...existing,
     ...metadataRow(next.metadata),
     visibility: next.visibility,
     sourceDraftId: next.sourceDraftId,
     metadataProvenance: next.provenance as Prisma.JsonObject,
-    etag,
     updatedAt: options.now,
   };
+  const row = withFreshEtag(options.alsoChange ? options.alsoChange(changed) : changed);
   const events: CourseEventFacts[] = [];
   if (diff.changedFields.length) {
     events.push({
       eventType: 'catalog.course.metadata_updated',
-      payload: { courseId: row.id, changedFields: diff.changedFields, previous: diff.previous, next: diff.next, etag },
+      payload: { courseId: row.id, changedFields: diff.changedFields, previous: diff.previous, next: diff.next, etag: row.etag },
     });
   }
   if (visibilityChanged) {

@@ -2,11 +2,14 @@ import type { ConsumedEnvelope } from '../../../events/envelope.js';
 import { permanentFailure } from '../../../events/verdict.logic.js';
 import type { Prisma, Tx } from '../../../platform/db/database.js';
 import { isId } from '../../../platform/ids.js';
-import { computeEtag } from '../course/course-metadata.logic.js';
-import { lockCoursesByAuthor, updateCourse } from '../course/course.repo.js';
+import type { Logger } from '../../../platform/logger.js';
+import { withFreshEtag } from '../course/course-etag.logic.js';
+import { lockCoursesByAuthor, updateCourses } from '../course/course.repo.js';
 import { CATALOG_SYSTEM_ACTOR } from '../outbox-port.js';
-import { lockStoredEventsMentioning, recordErasure, replaceStoredEnvelope } from '../gdpr/gdpr.repo.js';
-import { redactAuthors, redactPayload, retentionPermitsZeroing, type GdprRequestType } from '../gdpr/redaction.logic.js';
+import { recordErasure, recordNotApplied } from '../gdpr/gdpr.repo.js';
+import { decideGdprRequest, type NotAppliedReason } from '../gdpr/gdpr-request.logic.js';
+import { redactAuthors, retentionPermitsZeroing } from '../gdpr/redaction.logic.js';
+import { redactSubjectCopies, type CopiesRedacted, type Subject } from '../gdpr/subject-copies.js';
 import { courseEvent, metadataOf } from './course-writes.js';
 import { requireSameTenant, type ConsumedEventDeps } from './consumed-event-rules.js';
 
@@ -19,21 +22,20 @@ export interface SubjectRequestReceived {
   requestType: string;
 }
 
-const REQUEST_TYPES: readonly string[] = ['access', 'rectification', 'erasure'] satisfies GdprRequestType[];
-
 export interface GdprOutcome {
   handled: boolean;
   coursesRedacted: number;
-  storedEventsRedacted: number;
+  copiesRedacted: CopiesRedacted;
 }
 
 /**
  * HandleGdprRequest (spec, Consumed events): for a user subject, every course of the tenant whose
  * authors list the user gets the display name `[redacted]`; on erasure the user id becomes
  * `usr_` + 26 zeros where the course's retention class permits. One `metadata_updated`
- * (changedFields ['authors']) per course that changed. The same rule is applied to the stored
- * event history the service owns (unpublished outbox rows and the published archive), and an
- * erasure is recorded so authors arriving later are redacted on the way in.
+ * (changedFields ['authors']) per course that changed. The same rule reaches every other copy of
+ * the user the catalog keeps (redactSubjectCopies: the versions it published, taxonomy versions,
+ * the stored event history), and an erasure is recorded so authors, publishers and actors arriving
+ * later are redacted on the way in.
  *
  * The emitted `previous` cannot show the removed name or id without publishing them again, so for
  * these events `previous.authors` equals `next.authors`; consumers replace their copy with `next`.
@@ -41,35 +43,63 @@ export interface GdprOutcome {
 export async function handleGdprRequest(tx: Tx, envelope: ConsumedEnvelope, deps: ConsumedEventDeps): Promise<GdprOutcome> {
   const p = envelope.payload as unknown as SubjectRequestReceived;
   const tenantId = requireSameTenant(envelope, p.tenantId);
-  const log = deps.logger.child({ requestId: p.requestId, requestType: p.requestType });
-  const skipped: GdprOutcome = { handled: false, coursesRedacted: 0, storedEventsRedacted: 0 };
-  if (p.subjectType !== 'user') {
-    log.info(
-      { subjectType: p.subjectType },
-      'GDPR request for a subject type the catalog does not hold; acknowledged and ignored',
-    );
-    return skipped;
+  const log = deps.logger.child({ requestId: p.requestId });
+  const decision = decideGdprRequest({ ...p, subjectIsUserId: isId('user', p.subjectId) });
+  if (decision.kind === 'invalid') throw permanentFailure(decision.message, { requestId: p.requestId, field: 'requestType' });
+  if (decision.kind === 'not_applied') {
+    await recordNotApplied(tx, {
+      tenantId,
+      eventId: envelope.eventId,
+      requestId: p.requestId,
+      reason: decision.reason,
+      requestType: p.requestType,
+      subjectType: p.subjectType.slice(0, MAX_RECORDED_TYPE),
+    });
+    notAppliedLog(log, decision.reason, p);
+    return NOTHING_APPLIED;
   }
-  if (!REQUEST_TYPES.includes(p.requestType)) {
-    // Dropping an unknown request type could drop an obligation: a person must look at it.
-    throw permanentFailure(`Unknown GDPR request type "${p.requestType}"`, { requestId: p.requestId });
-  }
-  if (!isId('user', p.subjectId)) {
-    log.info('GDPR subject is not a user id; no course can list it');
-    return skipped;
-  }
-  const erasure = p.requestType === 'erasure';
-  if (erasure) await recordErasure(tx, { tenantId, userId: p.subjectId, requestId: p.requestId });
-  const subject = new Set([p.subjectId]);
+  const erasure = decision.requestType === 'erasure';
+  const subject = { tenantId, userId: p.subjectId };
+  if (erasure) await recordErasure(tx, { ...subject, requestId: p.requestId });
+  const coursesRedacted = await redactCourseAuthors(tx, subject, erasure, deps);
+  const copiesRedacted = await redactSubjectCopies(tx, subject, { erasure, zeroingClasses: deps.gdprZeroingRetentionClasses });
+  log.info(
+    { requestType: p.requestType, coursesRedacted, ...copiesRedacted },
+    'GDPR request applied to courses and every other copy',
+  );
+  return { handled: true, coursesRedacted, copiesRedacted };
+}
 
+const NOTHING_APPLIED: GdprOutcome = {
+  handled: false,
+  coursesRedacted: 0,
+  copiesRedacted: { versions: 0, taxonomyVersions: 0, storedEvents: 0, heldPackages: 0 },
+};
+/** A subject type is a free string: what is recorded of it is bounded. */
+const MAX_RECORDED_TYPE = 64;
+
+function notAppliedLog(log: Logger, reason: NotAppliedReason, p: SubjectRequestReceived): void {
+  const fields = { reason, requestType: p.requestType, subjectType: p.subjectType.slice(0, MAX_RECORDED_TYPE) };
+  if (reason === 'unknown_request_type') {
+    // Not applying a kind of request we do not know may leave an obligation open: a person decides.
+    log.warn(fields, 'GDPR request of a type the catalog does not know: acknowledged and recorded, not applied');
+  } else log.info(fields, 'GDPR request for a subject the catalog does not hold: acknowledged and recorded');
+}
+
+/** The spec's rule on the authors of every course listing the user; one event per course changed. */
+async function redactCourseAuthors(tx: Tx, subject: Subject, erasure: boolean, deps: ConsumedEventDeps): Promise<number> {
   let coursesRedacted = 0;
-  for (const course of await lockCoursesByAuthor(tx, tenantId, p.subjectId)) {
+  for (const course of await lockCoursesByAuthor(tx, subject.tenantId, subject.userId)) {
     const before = metadataOf(course);
     const zeroIds = erasure && retentionPermitsZeroing(course.retentionClass, deps.gdprZeroingRetentionClasses);
-    const redacted = redactAuthors(before.authors, { userIds: subject, zeroIds });
+    const redacted = redactAuthors(before.authors, { userIds: new Set([subject.userId]), zeroIds });
     if (!redacted.changed) continue;
-    const etag = computeEtag({ ...before, authors: redacted.authors });
-    const saved = await updateCourse(tx, course.id, { authors: redacted.authors as unknown as Prisma.InputJsonValue, etag });
+    const saved = withFreshEtag({
+      ...course,
+      authors: redacted.authors as unknown as Prisma.JsonArray,
+      updatedAt: deps.clock.now(),
+    });
+    await updateCourses(tx, [saved]);
     await deps.events.emit({
       eventType: 'catalog.course.metadata_updated',
       payload: {
@@ -78,21 +108,11 @@ export async function handleGdprRequest(tx: Tx, envelope: ConsumedEnvelope, deps
         // The only change is the personal data itself, which the event may not repeat.
         previous: { authors: redacted.authors },
         next: { authors: redacted.authors },
-        etag,
+        etag: saved.etag,
       },
       ...courseEvent(saved, CATALOG_SYSTEM_ACTOR),
     });
     coursesRedacted += 1;
   }
-
-  let storedEventsRedacted = 0;
-  for (const row of await lockStoredEventsMentioning(tx, tenantId, p.subjectId)) {
-    const zeroIds = erasure && retentionPermitsZeroing(row.envelope.retentionClass ?? '', deps.gdprZeroingRetentionClasses);
-    const redacted = redactPayload(row.envelope.payload, { userIds: subject, zeroIds });
-    if (!redacted.changed) continue;
-    await replaceStoredEnvelope(tx, row.id, { ...row.envelope, payload: redacted.payload } as Prisma.InputJsonValue);
-    storedEventsRedacted += 1;
-  }
-  log.info({ coursesRedacted, storedEventsRedacted }, 'GDPR request applied to courses and stored events');
-  return { handled: true, coursesRedacted, storedEventsRedacted };
+  return coursesRedacted;
 }

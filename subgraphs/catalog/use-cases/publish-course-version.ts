@@ -4,13 +4,16 @@ import type { Prisma, Tx } from '../../../platform/db/database.js';
 import { newId } from '../../../platform/ids.js';
 import { normalizeAuthors, type Cover, type LocaleMap, type TaxonomyRef } from '../course/course-metadata.logic.js';
 import { findVersionsByLabels, insertVersions, type CourseVersionRow } from '../course-version/course-version.repo.js';
-import { decideBecameLatest, parseVersionLabel } from '../course-version/semver.logic.js';
+import { parseVersionLabel } from '../course-version/semver.logic.js';
+import { placeVersion, withVersion, type Placement } from '../course-version/version-placement.logic.js';
 import { CATALOG_SYSTEM_ACTOR, COURSE_VERSION_SEQ_HEADER, type CatalogEmitter } from '../outbox-port.js';
 import { INITIAL_VERSION_STATE } from '../lifecycle.logic.js';
 import type { CourseRow } from '../course/course.repo.js';
 import { courseEvent, LockedCourses, type CourseSource } from './course-writes.js';
 import { requireSameTenant, requireValidLocales, consumedEventStamp, type ConsumedEventDeps } from './consumed-event-rules.js';
-import { builtLocaleFields, resolvePublishedBy } from './consumed-payload.logic.js';
+import { builtLocaleFields, readEnumValue, resolvePublishedBy } from './consumed-payload.logic.js';
+import { holdUnknownFormats } from './hold-play-packages.js';
+import { PLAY_PACKAGE_FORMATS } from '../course-version/play-package.logic.js';
 
 /** content.play_package.built v1, as its schema admits it (the runner validated it). */
 export interface PlayPackageBuilt {
@@ -80,27 +83,49 @@ export async function publishCourseVersions(
   batch: readonly BuiltEvent[],
   deps: Omit<ConsumedEventDeps, 'events'>,
 ): Promise<Array<CourseVersionRow | null>> {
-  const built = batch.map(({ envelope, events }) => checkedBuiltEvent(envelope, events));
+  const checked = batch.map(({ envelope, events }) => checkedBuiltEvent(envelope, events, deps.playPackageFormats));
+  await holdUnknownFormats(
+    tx,
+    checked.filter((event) => event.held),
+    deps,
+  );
+  const built = checked.filter((event) => !event.held);
+  const versionsByEvent = await publishKnownFormats(tx, built, deps);
+  return checked.map((event) => versionsByEvent.get(event) ?? null);
+}
+
+/** The built events of known formats, in their order: the version each created (none for a repeat). */
+async function publishKnownFormats(
+  tx: Tx,
+  built: readonly CheckedBuiltEvent[],
+  deps: Omit<ConsumedEventDeps, 'events'>,
+): Promise<Map<CheckedBuiltEvent, CourseVersionRow>> {
+  const results = new Map<CheckedBuiltEvent, CourseVersionRow>();
+  if (!built.length) return results;
   const courses = await LockedCourses.lock(tx, built.map(courseSourceOf), deps);
   const versions = await labelsOnExistingCourses(tx, built, courses);
   const created: CourseVersionRow[] = [];
-  const results: Array<CourseVersionRow | null> = [];
   for (const [index, event] of built.entries()) {
-    const { course } = await courses.registerOrMerge(index, event.events);
-    const existing = versions.get(versionKey(course.id, event.p.versionLabel));
+    const before = courses.current(index);
+    const existing = versions.get(versionKey(before.id, event.p.versionLabel));
     if (existing) {
-      requireSamePackage(existing, course, event);
+      requireSamePackage(existing, before, event);
+      await courses.registerOrMerge(index, event.events);
       deps.logger.info(
-        { courseId: course.id, versionLabel: event.p.versionLabel, eventId: event.envelope.eventId },
+        { courseId: before.id, versionLabel: event.p.versionLabel, eventId: event.envelope.eventId },
         'version already published; nothing to do',
       );
-      results.push(null);
       continue;
     }
-    const version = await publishNextVersion(courses, course, event, deps.clock.now());
+    const placement = placeVersion(before, event.p.versionLabel);
+    const now = deps.clock.now();
+    const { course } = await courses.registerOrMerge(index, event.events, (row) => withVersion(row, placement, now));
+    // A publisher erased before this event arrived is kept as the erased id (where permitted).
+    const publisher = courses.userAsKept(index, event.publishedBy);
+    const version = await publishVersion(course, { ...event, publishedBy: publisher }, placement, now);
     versions.set(versionKey(course.id, event.p.versionLabel), version);
     created.push(version);
-    results.push(version);
+    results.set(event, version);
   }
   await courses.save(tx);
   await insertVersions(tx, created);
@@ -115,12 +140,24 @@ interface CheckedBuiltEvent {
   tenantId: string;
   label: ReturnType<typeof parseLabel>;
   publishedBy: string;
+  /** Its package format is one the catalog does not know yet: held, not published. */
+  held: boolean;
 }
 
 /** The checks no retry can change (a failure is permanent: the runner dead-letters the event). */
-function checkedBuiltEvent(envelope: ConsumedEnvelope, events: CatalogEmitter): CheckedBuiltEvent {
+function checkedBuiltEvent(
+  envelope: ConsumedEnvelope,
+  events: CatalogEmitter,
+  formats: readonly string[] = PLAY_PACKAGE_FORMATS,
+): CheckedBuiltEvent {
   const p = envelope.payload as unknown as PlayPackageBuilt;
   requireValidLocales(envelope, builtLocaleFields(p));
+  const format = readEnumValue(p.playPackage.format, formats);
+  if (format === 'invalid') {
+    throw permanentFailure(`${envelope.eventType} ${envelope.eventId}: playPackage.format is not an enum value`, {
+      field: 'playPackage.format',
+    });
+  }
   return {
     envelope,
     events,
@@ -128,11 +165,12 @@ function checkedBuiltEvent(envelope: ConsumedEnvelope, events: CatalogEmitter): 
     tenantId: requireSameTenant(envelope, p.tenantId),
     label: parseLabel(p.versionLabel),
     publishedBy: requirePublisher(envelope, p),
+    held: format === 'unknown',
   };
 }
 
 /** The course a built event registers or merges into, with the metadata it carries. */
-function courseSourceOf({ envelope, p, tenantId }: CheckedBuiltEvent): CourseSource {
+function courseSourceOf({ envelope, p, tenantId, publishedBy }: CheckedBuiltEvent): CourseSource {
   return {
     tenantId,
     slug: p.slug,
@@ -148,6 +186,7 @@ function courseSourceOf({ envelope, p, tenantId }: CheckedBuiltEvent): CourseSou
     },
     stamp: consumedEventStamp(envelope, 'built'),
     actor: CATALOG_SYSTEM_ACTOR,
+    alsoNames: [publishedBy],
   };
 }
 
@@ -182,32 +221,20 @@ function requireSamePackage(existing: CourseVersionRow, course: CourseRow, { env
   });
 }
 
-/**
- * The course's next version, at the next per-course sequence (latest by semantic-version order),
- * and its `published` event. The course row change is kept in `courses` for their one save.
- */
-async function publishNextVersion(
-  courses: LockedCourses,
+/** The new version and its `published` event, for the course as the event left it. */
+async function publishVersion(
   course: CourseRow,
   event: CheckedBuiltEvent,
+  placement: Placement,
   now: Date,
 ): Promise<CourseVersionRow> {
-  const { p } = event;
-  const becameLatest = decideBecameLatest(course.latestVersionLabel, p.versionLabel);
-  const sequence = course.versionSeq + 1;
-  courses.replace({
-    ...course,
-    versionSeq: sequence,
-    ...(becameLatest ? { latestVersionLabel: p.versionLabel } : {}),
-    updatedAt: now,
-  });
-  const version = versionRow(course, event, { becameLatest, sequence, now });
+  const version = versionRow(course, event, { ...placement, now });
   await event.events.emit({
     eventType: 'catalog.course_version.published',
-    payload: publishedPayload(version, p),
+    payload: publishedPayload(version, event.p),
     ...courseEvent(course, CATALOG_SYSTEM_ACTOR),
     // Consumers can check a course's versions arrive gap-free and in order without parsing labels.
-    headers: { [COURSE_VERSION_SEQ_HEADER]: String(sequence) },
+    headers: { [COURSE_VERSION_SEQ_HEADER]: String(placement.sequence) },
   });
   return version;
 }

@@ -191,6 +191,8 @@ describe.each(stacks())('catalog consumers: $name', (stack) => {
     const taxonomyRef = { taxonomyId: newId('taxonomy'), nodePath: 'clinical/icu' };
     const draftAt = '2026-11-20T10:00:00.000Z';
     const builtAt = '2026-11-20T11:00:00.000Z';
+    // The same draft ids in both tenants: the source draft is part of what the etag covers.
+    const [draftId, builtDraftId] = [newId('courseDraft'), newId('courseDraft')];
     const draft = (tenantId: string) =>
       consumedEnvelope(
         'draft',
@@ -198,7 +200,7 @@ describe.each(stacks())('catalog consumers: $name', (stack) => {
           tenantId,
           'icu-basics',
           { title: { en: 'ICU basics' }, description: { en: 'From the draft' }, authors: [author], taxonomy: [taxonomyRef] },
-          { visibility: 'marketplace' },
+          { visibility: 'marketplace', courseDraftId: draftId },
         ),
         { occurredAt: draftAt },
       );
@@ -211,6 +213,7 @@ describe.each(stacks())('catalog consumers: $name', (stack) => {
           tags: ['icu'],
           cover: { assetId: 'med_01HZX3K7Q8W9E2R4T6Y8V0A1BP' },
           authors: [{ userId: author.userId }],
+          courseDraftId: builtDraftId,
         }),
         { occurredAt: builtAt },
       );

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERASED_USER_ID, newId } from '../../../platform/ids.js';
 import type { EventEnvelope } from '../../../events/envelope.js';
+import { erasureKey } from '../../../subgraphs/catalog/gdpr/redaction.logic.js';
 import { stacks } from '../events/helpers.js';
 import {
   builtPayload,
@@ -99,8 +100,8 @@ describe.each(stacks())('HandleGdprRequest: $name', (stack) => {
     expect(held.etag).toBe(heldBefore.etag);
     const caused = (await rowsOf(tenant)).filter((e) => e.envelope.causationId === request.eventId);
     expect(caused.map((e) => e.envelope.partitionKey)).toEqual([open.id]);
-    expect(await h.db.prisma.erasedAuthor.findMany({ select: { tenantId: true, userId: true } })).toEqual([
-      { tenantId: tenant, userId: ada },
+    expect(await h.db.prisma.erasedAuthor.findMany({ select: { tenantId: true, userIdSha256: true, userId: true } })).toEqual([
+      { tenantId: tenant, userIdSha256: erasureKey(ada), userId: null },
     ]);
 
     // Stored events under a permitting retention class lose the id in every author entry.
@@ -133,14 +134,16 @@ describe.each(stacks())('HandleGdprRequest: $name', (stack) => {
     ]);
   });
 
-  it('acknowledges and ignores subjects that are not users, and dead-letters unknown request types', async () => {
+  it('acknowledges and records subjects that are not users and request types it does not know', async () => {
     const before = h.stats();
     const ignored = consumedEnvelope('gdpr', gdprPayload(otherTenant, ada, 'erasure', 'organisation'));
     await h.send(ignored);
     await h.send(consumedEnvelope('gdpr', gdprPayload(otherTenant, ada, 'restriction')));
     await h.settled();
-    expect(h.stats().processed).toBe(before.processed + 1);
-    expect(h.stats().deadLettered).toBe(before.deadLettered + 1);
+    expect(h.stats().processed).toBe(before.processed + 2);
+    expect(h.stats().deadLettered).toBe(before.deadLettered);
+    const recorded = await h.db.prisma.gdprRequestNotApplied.findMany({ where: { tenantId: otherTenant } });
+    expect(recorded.map((row) => row.reason).sort()).toEqual(['subject_type_not_held', 'unknown_request_type']);
     expect((await course(otherTenant, 'open-course')).authors).toEqual([adaAuthor]);
     expect(await h.db.prisma.inboxEvent.count({ where: { eventId: ignored.eventId } })).toBe(1);
   });

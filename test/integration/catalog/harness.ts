@@ -130,6 +130,8 @@ export interface HarnessOptions {
   ackWaitMs?: number;
   /** Start no consumer until `startConsumers()` is called (to arrange what other processes hold first). */
   deferConsumers?: boolean;
+  /** The play package formats the consumers publish (default: this build's); fewer plays an older build. */
+  playPackageFormats?: readonly string[];
   /** Runs before the catalog's handler (per event, also in a batch); throwing makes the delivery fail (a broken dependency). */
   intercept?: (envelope: ConsumedEnvelope) => void;
 }
@@ -154,6 +156,7 @@ export async function startCatalogHarness(stack: Stack, options: HarnessOptions 
     events: config.events,
     gdprZeroingRetentionClasses: config.gdprZeroingRetentionClasses,
     subjectPrefix: streams.subjectPrefix,
+    playPackageFormats: options.playPackageFormats,
   });
   const handles: ConsumerHandle[] = [];
   const startConsumers = async () => {

@@ -311,9 +311,12 @@ describe.each(databaseKinds())('catalog mutations over HTTP on %s', (kind) => {
         code: 'lifecycle.illegal_transition',
         status: 409,
       });
-      expect(errorOf(await gql(UPDATE, { courseId: course.id, input: { tags: ['x'] } }, { ifMatch: course.etag }))).toMatchObject(
-        { code: 'lifecycle.illegal_transition', status: 409 },
-      );
+      // Archiving moved the etag (state is part of it): the edit names the archived course's tag.
+      const archived = await db.prisma.course.findUniqueOrThrow({ where: { id: course.id } });
+      expect(archived.etag).not.toBe(course.etag);
+      expect(
+        errorOf(await gql(UPDATE, { courseId: course.id, input: { tags: ['x'] } }, { ifMatch: archived.etag })),
+      ).toMatchObject({ code: 'lifecycle.illegal_transition', status: 409 });
       const events = await eventsAfter(course.id, mark);
       expect(events.map((e) => [e.envelope.eventType, e.envelope.payload])).toEqual([
         ['catalog.course.archived', { courseId: course.id, reason: 'retired guideline' }],

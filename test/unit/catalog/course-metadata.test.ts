@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { courseEtag, type CourseRepresentation } from '../../../subgraphs/catalog/course/course-etag.logic.js';
 import {
-  computeEtag,
   diffMetadata,
   ifMatchOutcome,
   mergeByPrecedence,
@@ -39,17 +39,49 @@ describe('metadata diff', () => {
   });
 });
 
+const course: CourseRepresentation = {
+  ...base,
+  visibility: 'org',
+  sourceDraftId: 'drf_01HZX3K7Q8W9E2R4T6Y8V0A1BP',
+  state: 'registered',
+  latestVersionLabel: '1.0.0',
+};
+
 describe('etag', () => {
-  it('is a quoted strong tag that changes with every metadata change and only then', () => {
-    const etag = computeEtag(base);
+  it('is a quoted strong tag of the content, equal for equal content whatever the key order', () => {
+    const etag = courseEtag(course);
     expect(etag).toMatch(/^"[0-9a-f]{64}"$/);
-    expect(computeEtag({ ...base })).toBe(etag);
-    expect(computeEtag({ ...base, cover: { assetId: 'med_01HZX3K7Q8W9E2R4T6Y8V0A1BP' } })).not.toBe(etag);
-    expect(computeEtag({ ...base, authors: [{ ...base.authors[0], displayName: '[redacted]' }] })).not.toBe(etag);
+    expect(courseEtag({ ...course })).toBe(etag);
+    expect(courseEtag({ ...course, title: { en: 'Hand hygiene' } })).toBe(etag);
+  });
+
+  it('changes with every field a reader sees', () => {
+    const etag = courseEtag(course);
+    const changes: Array<[string, Partial<CourseRepresentation>]> = [
+      ['title', { title: { en: 'Hand hygiene 2' } }],
+      ['description', { description: {} }],
+      ['defaultLocale', { defaultLocale: 'de' }],
+      ['authors', { authors: [{ ...base.authors[0], displayName: '[redacted]' }] }],
+      ['taxonomy', { taxonomy: [{ taxonomyId: 'tax_01HZX3K7Q8W9E2R4T6Y8V0A1BP', nodePath: 'a' }] }],
+      ['tags', { tags: [] }],
+      ['cover', { cover: { assetId: 'med_01HZX3K7Q8W9E2R4T6Y8V0A1BP' } }],
+      ['visibility', { visibility: 'marketplace' }],
+      ['state', { state: 'archived' }],
+      ['latestVersionLabel', { latestVersionLabel: '1.1.0' }],
+      ['latestVersionLabel (none)', { latestVersionLabel: null }],
+      ['sourceDraftId', { sourceDraftId: 'drf_01HZX3K7Q8W9E2R4T6Y8V0A1BQ' }],
+    ];
+    const tags = new Set([etag]);
+    for (const [field, change] of changes) {
+      const changed = courseEtag({ ...course, ...change });
+      expect(changed, field).not.toBe(etag);
+      tags.add(changed);
+    }
+    expect(tags.size).toBe(changes.length + 1);
   });
 
   it('compares If-Match strongly, accepting lists, * and the unquoted value', () => {
-    const etag = computeEtag(base);
+    const etag = courseEtag(course);
     expect(ifMatchOutcome(undefined, etag)).toBe('missing');
     expect(ifMatchOutcome('  ', etag)).toBe('missing');
     expect(ifMatchOutcome(etag, etag)).toBe('match');
@@ -61,7 +93,7 @@ describe('etag', () => {
   });
 
   it('answers 428 without If-Match and 412 on a stale one', () => {
-    const etag = computeEtag(base);
+    const etag = courseEtag(course);
     expect(errorOf(() => requireIfMatch(undefined, etag))).toMatchObject({ code: 'request.precondition_required', status: 428 });
     expect(errorOf(() => requireIfMatch('"stale"', etag))).toMatchObject({ code: 'request.precondition_failed', status: 412 });
     expect(errorOf(() => requireIfMatch(etag, etag))).toBeUndefined();

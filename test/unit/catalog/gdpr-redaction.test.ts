@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { ERASED_USER_ID } from '../../../platform/ids.js';
-import { redactAuthors, redactPayload, retentionPermitsZeroing } from '../../../subgraphs/catalog/gdpr/redaction.logic.js';
+import {
+  erasureKey,
+  redactAuthors,
+  redactStoredCopy,
+  retentionPermitsZeroing,
+  withoutErasedId,
+} from '../../../subgraphs/catalog/gdpr/redaction.logic.js';
 
 const ADA = 'usr_01HZX3K7Q8W9E2R4T6Y8V0A1BP';
 const BOB = 'usr_01HZX3K7Q8W9E2R4T6Y8V0A1BQ';
@@ -33,20 +39,60 @@ describe('GDPR redaction of authors', () => {
     expect(retentionPermitsZeroing('legal_hold', ['operational'])).toBe(false);
   });
 
-  it('redacts every author-shaped object of a stored event payload', () => {
-    const payload = {
-      courseId: 'crs_X',
-      changedFields: ['authors'],
-      previous: { authors: [authors[0]] },
-      next: { authors },
-      note: { userId: ADA },
+  it('redacts every author-shaped object of a stored event and, on erasure, every copy of the id', () => {
+    const envelope = {
+      eventId: '01HZX3K7Q8W9E2R4T6Y8V0A1BR',
+      actor: { type: 'user', id: ADA },
+      payload: {
+        courseId: 'crs_X',
+        changedFields: ['authors'],
+        previous: { authors: [authors[0]] },
+        next: { authors },
+        publishedBy: ADA,
+        note: { userId: ADA },
+        [ADA]: 'a key is never rewritten',
+      },
     };
-    const { payload: out, changed } = redactPayload(payload, { userIds: new Set([ADA]), zeroIds: true });
+    const { value, changed } = redactStoredCopy(envelope, { userIds: new Set([ADA]), zeroIds: true });
+    const out = value as typeof envelope;
     expect(changed).toBe(true);
     expect(JSON.stringify(out)).not.toContain('Ada Lovelace');
-    expect((out as typeof payload).next.authors[1]).toEqual(authors[1]);
-    expect((out as typeof payload).previous.authors[0].userId).toBe(ERASED_USER_ID);
-    // Objects that name the user without personal data stay as they are.
-    expect((out as typeof payload).note).toEqual({ userId: ADA });
+    expect(out.payload.next.authors[1]).toEqual(authors[1]);
+    expect(out.payload.previous.authors[0]).toEqual({ userId: ERASED_USER_ID, role: 'author', displayName: '[redacted]' });
+    expect(out.payload.publishedBy).toBe(ERASED_USER_ID);
+    expect(out.actor).toEqual({ type: 'user', id: ERASED_USER_ID });
+    expect(out.payload.note).toEqual({ userId: ERASED_USER_ID });
+    expect(Object.keys(out.payload)).toContain(ADA);
+  });
+
+  it('keeps ids on access and rectification, and reports no change once redacted', () => {
+    const envelope = { actor: { type: 'user', id: ADA }, payload: { authors, publishedBy: ADA } };
+    const rule = { userIds: new Set([ADA]), zeroIds: false };
+    const once = redactStoredCopy(envelope, rule);
+    expect(once.changed).toBe(true);
+    expect(once.value).toEqual({
+      actor: { type: 'user', id: ADA },
+      payload: { authors: [{ ...authors[0], displayName: '[redacted]' }, authors[1]], publishedBy: ADA },
+    });
+    expect(redactStoredCopy(once.value, rule).changed).toBe(false);
+    expect(redactStoredCopy(envelope, { userIds: new Set([BOB]), zeroIds: true }).value).toEqual({
+      actor: { type: 'user', id: ADA },
+      payload: { authors: [authors[0], { ...authors[1], userId: ERASED_USER_ID, displayName: '[redacted]' }], publishedBy: ADA },
+    });
+  });
+
+  it('keeps a user arriving after the erasure as the erased id only where zeroing is permitted', () => {
+    const erased = new Set([ADA]);
+    expect(withoutErasedId(ADA, erased, true)).toBe(ERASED_USER_ID);
+    expect(withoutErasedId(ADA, erased, false)).toBe(ADA);
+    expect(withoutErasedId(BOB, erased, true)).toBe(BOB);
+    expect(withoutErasedId(ADA, undefined, true)).toBe(ADA);
+  });
+
+  it('names the erased user in the erasure record by a digest, never the id', () => {
+    expect(erasureKey(ADA)).toMatch(/^[0-9a-f]{64}$/);
+    expect(erasureKey(ADA)).not.toContain(ADA);
+    expect(erasureKey(ADA)).toBe(erasureKey(`${ADA}`));
+    expect(erasureKey(ADA)).not.toBe(erasureKey(BOB));
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { placeVersion, withVersion } from '../../../subgraphs/catalog/course-version/version-placement.logic.js';
 import { AppError } from '../../../platform/errors.js';
 import {
   compareVersions,
@@ -106,5 +107,20 @@ describe('visibility and reasons', () => {
     expect(codeOf(() => requireReason('   '))).toBe('BAD_USER_INPUT');
     expect(codeOf(() => requireReason(undefined))).toBe('BAD_USER_INPUT');
     expect(codeOf(() => requireReason('x'.repeat(1001)))).toBe('BAD_USER_INPUT');
+  });
+});
+
+describe('placing a new version on its course', () => {
+  const now = new Date('2026-11-26T10:00:00.000Z');
+  const course = { versionSeq: 2, latestVersionLabel: '1.1.0', updatedAt: new Date(0), slug: 'kept' };
+
+  it('takes the next sequence and becomes latest only above the latest label', () => {
+    const higher = placeVersion(course, '1.2.0');
+    expect(higher).toEqual({ sequence: 3, becameLatest: true, versionLabel: '1.2.0' });
+    expect(withVersion(course, higher, now)).toEqual({ ...course, versionSeq: 3, latestVersionLabel: '1.2.0', updatedAt: now });
+    const lower = placeVersion(course, '1.0.5');
+    expect(lower).toEqual({ sequence: 3, becameLatest: false, versionLabel: '1.0.5' });
+    expect(withVersion(course, lower, now)).toEqual({ ...course, versionSeq: 3, updatedAt: now });
+    expect(placeVersion({ versionSeq: 0, latestVersionLabel: null }, '0.1.0').becameLatest).toBe(true);
   });
 });
