@@ -146,6 +146,7 @@ function loadQueryLimits(env: Env): QueryLimits {
     // 5 times the most the gateway itself sends in one fetch: each distinct entity once
     // (gateway/entity-representations.logic.ts), at most a page of 100 courses (MAX_PAGE_SIZE).
     maxRepresentations: envInt(env, 'QUERY_MAX_REPRESENTATIONS', 500, 1, 100_000),
+    maxStringLiteral: envInt(env, 'QUERY_MAX_STRING_LITERAL', 16_384, 64, 1_048_576),
   };
 }
 

@@ -29,10 +29,15 @@ export interface QueryLimits {
    * entity per representation, work the field count alone would not bound.
    */
   maxRepresentations: number;
+  /**
+   * Characters in one string literal of the document: a 900 KB literal is 7 tokens, inside every
+   * other limit (issue #24); long text belongs in variables, which the body limit bounds.
+   */
+  maxStringLiteral: number;
 }
 
 /** Which limit refused a document: the `limit` label of graphql_limit_rejections_total. */
-export type LimitName = 'tokens' | 'depth' | 'aliases' | 'directives' | 'cost' | 'representations';
+export type LimitName = 'tokens' | 'depth' | 'aliases' | 'directives' | 'cost' | 'representations' | 'strings';
 
 export const LIMIT_CODES: Record<LimitName, string> = {
   tokens: 'query.too_many_tokens',
@@ -41,6 +46,7 @@ export const LIMIT_CODES: Record<LimitName, string> = {
   directives: 'query.too_many_directives',
   cost: 'query.too_costly',
   representations: 'query.too_many_representations',
+  strings: 'query.string_too_long',
 };
 
 /** The context members the limits read: documents the service wrote itself skip the cost limit. */
@@ -66,6 +72,7 @@ export function queryLimitOptions<TContext extends LimitedContext>(limits: Query
     }),
     maxAliasesRule({ ...armor, n: limits.maxAliases, onReject: [reporter('aliases', limits.maxAliases, refused)] }),
     maxDirectivesRule({ ...armor, n: limits.maxDirectives, onReject: [reporter('directives', limits.maxDirectives, refused)] }),
+    maxStringLiteralRule(limits.maxStringLiteral, refused),
   ];
   const costPlugin: ApolloServerPlugin<TContext> = {
     async requestDidStart() {
@@ -105,7 +112,25 @@ const MESSAGES: Record<LimitName, (found: number | undefined, max: number) => st
     `The operation could resolve about ${found} fields; at most ${max} are allowed. Ask for fewer items (first/limit) or fewer fields`,
   representations: (found, max) =>
     `The operation asks for ${found} entity representations; at most ${max} are allowed in one request`,
+  strings: (found, max) =>
+    `The document holds a string literal of ${found} characters; at most ${max} are allowed (pass long text as a variable)`,
 };
+
+/** Refuses the first string literal (block strings included) longer than `max` characters. */
+function maxStringLiteralRule(max: number, refused: (limit: LimitName) => void): ValidationRule {
+  return (context) => {
+    let reported = false;
+    return {
+      StringValue(node) {
+        if (reported || node.value.length <= max) return;
+        reported = true;
+        refused('strings');
+        const error = limitError('strings', node.value.length, max);
+        context.reportError(new GraphQLError(error.message, { nodes: [node], originalError: error }));
+      },
+    };
+  };
+}
 
 /** The refusal of one limit, with the measured value (when known) and the bound in its details. */
 export function limitError(limit: LimitName, found: number | undefined, max: number): AppError {

@@ -135,7 +135,12 @@ describe.runIf(runs)('APQ cannot fill the Redis that holds quotas and Idempotenc
 
     // 300 documents of 900 KB (7 tokens each: the token limit does not see them) ...
     const huge = 'x'.repeat(900 * 1024);
-    for (let i = 0; i < 300; i++) await register(`{ __type(name: "${huge}${i}") { name } }`);
+    for (let i = 0; i < 300; i++) {
+      const answer = await register(`{ __type(name: "${huge}${i}") { name } }`);
+      // Refused at validation (a literal that long belongs in a variable), so never registered.
+      expect(answer.status).toBe(400);
+      expect(answer.json?.errors?.[0]?.extensions?.code).toBe('query.string_too_long');
+    }
     // ... and 2,000 small distinct ones that are registered (a comment pads them to 15 KB).
     const padding = `# ${'p'.repeat(15 * 1024)}`;
     for (let i = 0; i < 2_000; i++) {

@@ -39,6 +39,18 @@ describe('query limits at validation (GraphQL Armor rules)', () => {
     ]);
   });
 
+  it('refuses a string literal longer than QUERY_MAX_STRING_LITERAL (16,384 by default), block strings too', () => {
+    const huge = 'x'.repeat(900 * 1024);
+    // Seven tokens: no other limit sees it (issue #24, the APQ flood).
+    expect(refusals(`{ course(id: "${huge}") { id } }`)).toMatchObject([
+      { code: 'query.string_too_long', status: 400, details: { limit: 'strings', found: huge.length, max: 16_384 } },
+    ]);
+    expect(refusals(`{ course(id: """${'y'.repeat(101)}""") { id } }`, { maxStringLiteral: 100 })).toMatchObject([
+      { code: 'query.string_too_long', details: { found: 101, max: 100 } },
+    ]);
+    expect(refusals(`{ course(id: "${'z'.repeat(16_384)}") { id } }`)).toEqual([]);
+  });
+
   it('counts introspection for depth and aliases like any other field', () => {
     const aliased = `{ ${Array.from({ length: 40 }, (_, i) => `s${i}: __schema { queryType { name } }`).join(' ')} }`;
     expect(refusals(aliased)).toMatchObject([{ code: 'query.too_many_aliases' }]);
