@@ -193,11 +193,29 @@ function openFileLimit(): number | undefined {
 function write(res: http.ServerResponse, answer: Reply): void {
   if (res.headersSent) return;
   const headers: Record<string, string | number> = { ...answer.headers };
-  // A refusal sent before the body was read (401 from the headers alone): closing the connection
-  // frees it at once, instead of reading a body nobody wants at whatever pace the client sends it.
-  if (!res.req.complete) headers.connection = 'close';
+  if (!res.req.complete) lingerForUnreadBody(res.req);
   // A 204/304 carries no body and no length (RFC 9110 §8.6).
   if (answer.status !== 204 && answer.status !== 304) headers['content-length'] = Buffer.byteLength(answer.body);
   res.writeHead(answer.status, headers);
   res.end(answer.status === 204 || answer.status === 304 ? undefined : answer.body);
+}
+
+/** How long a client may go on sending a body the server answered without reading it. */
+const UNREAD_BODY_LINGER_MS = 1_000;
+
+/**
+ * A reply sent before the body was read (401 from the headers alone). Closing the socket at once
+ * resets it under a client still writing its body, which then sees EPIPE instead of the answer;
+ * keeping it lets a slow client hold it at whatever pace it sends (issue #24). The middle way is
+ * the lingering close HTTP servers have long used: Node reads and discards a body the reply left
+ * unread, for up to a second; then the socket is cut. A client that finishes in time keeps its
+ * connection.
+ */
+function lingerForUnreadBody(req: http.IncomingMessage): void {
+  const { socket } = req;
+  const cut = setTimeout(() => socket.destroy(), UNREAD_BODY_LINGER_MS);
+  cut.unref();
+  const keep = () => clearTimeout(cut);
+  req.once('end', keep);
+  socket.once('close', keep);
 }

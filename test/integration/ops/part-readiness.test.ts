@@ -133,16 +133,27 @@ describe.runIf(runs)('/readyz of each part, as its own process', () => {
     });
   });
 
-  it('names the database connections of each part in pg_stat_activity', async () => {
+  /** The parts holding a connection named `catalog-ai-<part>` right now. */
+  async function namedConnections(): Promise<string[]> {
+    const rows = await db.prisma.$queryRawUnsafe<Array<{ name: string }>>(
+      'SELECT DISTINCT application_name AS name FROM pg_stat_activity WHERE datname = current_database()',
+    );
+    return rows
+      .map((row) => row.name)
+      .filter((name) => name.startsWith('catalog-ai-'))
+      .sort();
+  }
+
+  it('names the database connections of the catalog, AI and worker in pg_stat_activity', async () => {
     const names = await eventually(async () => {
-      const rows = await db.prisma.$queryRawUnsafe<Array<{ name: string }>>(
-        'SELECT DISTINCT application_name AS name FROM pg_stat_activity WHERE datname = current_database()',
-      );
-      const found = rows.map((row) => row.name).filter((name) => name.startsWith('catalog-ai-'));
-      expect(found.sort()).toEqual(['catalog-ai-ai', 'catalog-ai-catalog', 'catalog-ai-gateway', 'catalog-ai-worker']);
+      // An idle pool connection closes after 10 s: each part's readiness check queries its database,
+      // so each holds a connection right now.
+      await Promise.all(['catalog', 'ai', 'worker'].map((part) => readiness(part)));
+      const found = await namedConnections();
+      expect(found).toEqual(expect.arrayContaining(['catalog-ai-ai', 'catalog-ai-catalog', 'catalog-ai-worker']));
       return found;
     }, 'every part to hold a named connection');
-    expect(names).toHaveLength(4);
+    expect(names.length).toBeGreaterThanOrEqual(3);
   });
 
   it('takes the catalog, AI and worker out of rotation while their database is down, and back when it returns', async () => {
@@ -186,6 +197,8 @@ describe.runIf(runs)('/readyz of each part, as its own process', () => {
     expect(replay.status).toBe(201);
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
     expect(await replay.text()).toBe(body);
+    // The gateway queries the database only for this fallback: its connection carries its name.
+    expect(await namedConnections()).toContain('catalog-ai-gateway');
 
     redisProxy.restore();
     await eventually(async () => {
