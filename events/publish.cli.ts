@@ -10,6 +10,9 @@ import { newUlid } from '../platform/ids.js';
 import { silentLogger } from '../platform/logger.js';
 import { connectJetStreamBus } from './bus/jetstream-bus.js';
 import { subjectFor } from './envelope.js';
+import { streamSpecs } from './streams.js';
+import type { EventBus } from './bus/event-bus.js';
+import { loadEventsSlice, type EventsConfig } from './config.js';
 import { completeEnvelope } from './publish.logic.js';
 import { loadSchemaRegistry } from './schemas/registry.js';
 
@@ -67,9 +70,10 @@ const envelopes = positionals.flatMap((file) => {
 const bus = await connectJetStreamBus(config.natsUrl, { logger: silentLogger }).catch((error: unknown) =>
   fail(`NATS_URL ${config.natsUrl}: ${(error as Error).message}`, 1),
 );
+let subject = '';
 try {
   for (const envelope of envelopes) {
-    const subject = subjectFor(envelope.eventType, envelope.eventVersion);
+    subject = subjectFor(envelope.eventType, envelope.eventVersion);
     const ack = await bus.publish(subject, Buffer.from(JSON.stringify(envelope)), {
       msgId: envelope.eventId,
       headers: { 'Content-Type': 'application/json' },
@@ -79,7 +83,25 @@ try {
     );
   }
 } catch (error) {
-  fail(`publish failed: ${(error as Error).message}`, 1);
+  const missing = await missingStream(bus, loadEventsSlice(process.env, config).events, subject);
+  fail(`publish failed: ${missing ? `${missing} (${(error as Error).message})` : (error as Error).message}`, 1);
 } finally {
   await bus.close();
+}
+
+/**
+ * JetStream answers a publish no stream takes as "no responders", which the client reports as
+ * "jetstream is not enabled" (issue #26): on a fresh broker the stream is what is missing. Names
+ * it, and how it comes to exist, when that is the case.
+ */
+async function missingStream(bus: EventBus, events: EventsConfig, subject: string): Promise<string | undefined> {
+  const spec = streamSpecs(events).find((candidate) =>
+    candidate.subjects.some((pattern) => subject.startsWith(pattern.replace(/>$/, ''))),
+  );
+  if (!spec || (await bus.streamConfig(spec.name).catch(() => 'unknown'))) return undefined;
+  return (
+    `no stream takes ${subject}: stream ${spec.name} (${spec.subjects.join(', ')}) does not exist. ` +
+    `Its producer creates it; for development, start the system once with NATS_URL and ` +
+    `CREATE_PRODUCER_STREAMS=true (README, "With real services")`
+  );
 }

@@ -51,7 +51,8 @@ export function streamSpecs(events: EventsConfig, options: StreamOptions = {}): 
  * missing (replicas from STREAM_REPLICAS) and otherwise only given the subjects they lack and the
  * replicas they are short of, never fewer (see stream-config.logic.ts). The producers' streams
  * are created only in development mode (CREATE_PRODUCER_STREAMS, on without NATS_URL); otherwise
- * they are never created or edited here, and a missing one stops the start with its name.
+ * they are never created or edited here, and a missing one is refused with its name before anything
+ * changes (the worker waits for it: events/worker-when-streams.ts).
  */
 export async function ensureStreams(
   bus: EventBus,

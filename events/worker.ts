@@ -50,19 +50,25 @@ export interface EventWorker {
   stop(): Promise<void>;
 }
 
+/** The producer the worker's handlers emit with: the catalog's, from the configuration. */
+export function workerEventProducer(
+  config: EventWorkerOptions['config'],
+  options: { registry?: SchemaRegistry; clock?: Clock; serviceName?: string } = {},
+): EventProducer {
+  return createEventProducer({
+    registry: options.registry ?? loadSchemaRegistry(),
+    clock: options.clock ?? systemClock,
+    source: { service: options.serviceName ?? 'catalog', instance: config.service.instance, commit: config.service.commit },
+    dualPublishDays: config.events.dualPublishDays,
+  });
+}
+
 export async function startEventWorker(options: EventWorkerOptions): Promise<EventWorker> {
   const { bus, db, config } = options;
   const logger = options.logger.child({ component: 'event-worker' });
   const clock = options.clock ?? systemClock;
   const registry = options.registry ?? loadSchemaRegistry();
-  const producer =
-    options.producer ??
-    createEventProducer({
-      registry,
-      clock,
-      source: { service: options.serviceName ?? 'catalog', instance: config.service.instance, commit: config.service.commit },
-      dualPublishDays: config.events.dualPublishDays,
-    });
+  const producer = options.producer ?? workerEventProducer(config, { registry, clock, serviceName: options.serviceName });
   const deadLetterStream = {
     stream: config.events.dlqStream,
     subjectPrefix: deadLetterSubjectPrefix(config.events, options.streams),

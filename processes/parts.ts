@@ -1,7 +1,9 @@
 import type { Redis } from 'ioredis';
 import { createEventBus } from '../events/bus/create-bus.js';
 import type { EventBus } from '../events/bus/event-bus.js';
-import { startEventWorker, type EventWorker } from '../events/worker.js';
+import { startEventWorker, workerEventProducer, type EventWorker } from '../events/worker.js';
+import type { EventProducer } from '../events/outbox.js';
+import { startWorkerWhenStreamsExist, type PendingWorker } from '../events/worker-when-streams.js';
 import { feedWorkerMetrics } from '../events/worker-metrics.js';
 import { subgraphChecks } from '../gateway/readiness.js';
 import type { SubgraphName } from '../gateway/supergraph.js';
@@ -15,8 +17,6 @@ import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { PartStack } from '../platform/parts.js';
 import { databaseCheck, redisCheck } from '../platform/readiness.js';
-import { DependencyMisconfiguredError, redactUrl } from '../platform/reach-dependency.js';
-import { isAppError } from '../platform/errors.js';
 import { connectRedis, connectStateRedis } from '../platform/redis.js';
 import { flushTelemetry, startTelemetry, telemetryOptions } from '../platform/telemetry.js';
 import { databaseSchema } from '../prisma/migrate.js';
@@ -88,37 +88,55 @@ export function busPart(stack: PartStack, config: PlatformConfig, logger: Logger
   );
 }
 
-/** The event worker: outbox relay, consumers, DLQ monitor. Stopping lets in-flight messages finish, then flushes the outbox. */
+/** The process's event worker, which may still be waiting for the producers' streams. */
+export interface WorkerPart {
+  /** What the worker's handlers emit with; usable before the worker runs (rows wait in the outbox). */
+  producer: EventProducer;
+  /** Wakes the outbox relay after a commit (nothing to wake while the worker waits). */
+  notifyRelay(): void;
+  current(): EventWorker | undefined;
+}
+
+/**
+ * The event worker: outbox relay, consumers, DLQ monitor. A producer's stream that does not exist
+ * yet is waited for (not ready, one log line naming it; events/worker-when-streams.ts), so
+ * deploying the worker before its producers is not a crash loop. Stopping lets in-flight messages
+ * finish, then flushes the outbox.
+ */
 export async function workerPart(
   stack: PartStack,
   deps: { config: WorkerProcessConfig; platform: Platform; bus: EventBus; metrics: Metrics },
-): Promise<EventWorker> {
+): Promise<WorkerPart> {
   const { config, platform, bus } = deps;
   const db = platform.database.prisma;
-  const worker = await stack.start(
-    'event worker',
-    () =>
-      startEventWorker({
-        bus,
-        db,
-        logger: platform.logger,
-        config,
-        consumers: catalogConsumers({ events: config.events, gdprZeroingRetentionClasses: config.gdprZeroingRetentionClasses }),
-      }).catch((error: unknown) => {
-        // A producer's stream not there yet is an operator's matter, not a crash: one line naming it.
-        if (!isAppError(error) || error.code !== 'events.stream_missing') throw error;
-        throw new DependencyMisconfiguredError('NATS_URL', redactUrl(config.natsUrl ?? ''), error.message);
-      }),
-    (running) => running.stop(),
-  );
-  feedWorkerMetrics(deps.metrics, worker, { db, deadLetterStream: config.events.dlqStream });
+  const producer = workerEventProducer(config);
+  const start = async () => {
+    const worker = await startEventWorker({
+      bus,
+      db,
+      logger: platform.logger,
+      config,
+      producer,
+      consumers: catalogConsumers({ events: config.events, gdprZeroingRetentionClasses: config.gdprZeroingRetentionClasses }),
+    });
+    feedWorkerMetrics(deps.metrics, worker, { db, deadLetterStream: config.events.dlqStream });
+    return worker;
+  };
+  // The checks come first: the ops server may answer /readyz while the first attempt runs.
+  const started: { worker?: PendingWorker } = {};
   stack.check('database', databaseCheck(db));
   stack.check('bus', busCheck(bus, config.events.dlqStream, true));
   stack.check(
     'events',
-    eventWorkerCheck(() => worker),
+    eventWorkerCheck({ current: () => started.worker?.current(), waitingFor: () => started.worker?.waitingFor() }),
   );
-  return worker;
+  const pending = await stack.start(
+    'event worker',
+    () => startWorkerWhenStreamsExist(start, { logger: platform.logger }),
+    (running) => running.stop(),
+  );
+  started.worker = pending;
+  return { producer, notifyRelay: () => pending.current()?.relay.notify(), current: () => pending.current() };
 }
 
 /** The event worker has no HTTP door of its own: its ops port is always open, 9464 unless METRICS_PORT says. */

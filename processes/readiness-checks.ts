@@ -1,5 +1,5 @@
 import type { EventBus } from '../events/bus/event-bus.js';
-import type { EventWorker } from '../events/worker.js';
+import type { PendingWorker } from '../events/worker-when-streams.js';
 import { stateCheck, type ReadinessCheck } from '../platform/readiness.js';
 
 /**
@@ -21,11 +21,14 @@ export function busCheck(bus: EventBus, stream: string, required: boolean): Read
   };
 }
 
-/** The worker's own state: a failing relay or a DLQ alert shows as degraded without failing readiness. */
-export function eventWorkerCheck(worker: () => EventWorker | undefined): ReadinessCheck {
+/**
+ * The worker's own state: not started (waiting for the producers' streams, named) is down; a
+ * failing relay or a DLQ alert shows as degraded without failing readiness.
+ */
+export function eventWorkerCheck(worker: Pick<PendingWorker, 'current' | 'waitingFor'>): ReadinessCheck {
   return stateCheck(true, () => {
-    const running = worker();
-    if (!running) return { status: 'down', detail: 'event worker not started' };
+    const running = worker.current();
+    if (!running) return { status: 'down', detail: worker.waitingFor() ?? 'event worker not started' };
     const health = running.health();
     const detail = [
       health.relay.consecutiveFailures > 0 ? `outbox relay failing (${health.relay.consecutiveFailures} attempts)` : undefined,

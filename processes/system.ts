@@ -34,8 +34,9 @@ export async function startSystem(config: SystemConfig, onStack?: PartStack): Pr
     const metrics = createMetrics();
     const bus = await busPart(stack, config, logger);
     const worker = await workerPart(stack, { config, platform, bus, metrics });
-    const relay = worker.relay;
-    if (config.demoData) {
+    if (config.demoData && !worker.current()) {
+      logger.warn("demo catalog not published: the producers' streams do not exist yet (see the event worker's line)");
+    } else if (config.demoData) {
       // Through the bus, as the producers' events arrive: what a newcomer sees is what the event path makes.
       await publishDemoCatalog({
         db: platform.database.prisma,
@@ -44,10 +45,16 @@ export async function startSystem(config: SystemConfig, onStack?: PartStack): Pr
         producer: worker.producer,
         logger,
         source: { service: 'demo-catalog', instance: config.service.instance, commit: config.service.commit },
-        afterCommit: () => relay.notify(),
+        afterCommit: () => worker.notifyRelay(),
       });
     }
-    const catalog = await catalogPart(stack, { config, platform, metrics, bus, afterEventsCommitted: () => relay.notify() });
+    const catalog = await catalogPart(stack, {
+      config,
+      platform,
+      metrics,
+      bus,
+      afterEventsCommitted: () => worker.notifyRelay(),
+    });
     const ai = await aiPart(stack, { config, platform, metrics, redis });
     const gateway = await gatewayPart(stack, {
       config,

@@ -13,6 +13,7 @@ await runProcess('worker', loadWorkerProcessConfig, async (stack, config) => {
   if (!config.natsUrl) platform.logger.warn('NATS_URL is not set: this worker uses an in-process bus no other process can reach');
   const bus = await busPart(stack, config, platform.logger);
   const metrics = createMetrics();
-  await workerPart(stack, { config, platform, bus, metrics });
+  // Probes first: a worker waiting for the producers' streams answers /readyz 503 meanwhile.
   await opsServerPart(stack, { config, logger: platform.logger, metrics, service: 'worker', defaultPort: WORKER_OPS_PORT });
+  await workerPart(stack, { config, platform, bus, metrics });
 });

@@ -89,4 +89,18 @@ describe.runIf(privateServicesAvailable('events:publish', ['nats-server']))('npm
     expect(noNats.stderr).toMatch(/needs NATS_URL/);
     expect(publishCli(['--help'], {}).stdout).toMatch(/^Usage: npm run events:publish -- <file\.json>/);
   });
+
+  it('on a fresh broker names the missing stream and how it comes to exist (not "jetstream is not enabled")', async () => {
+    const fresh = await startPrivateNats();
+    try {
+      const run = publishCli([write('fresh.json', fixtureDraft('built'))], { NATS_URL: fresh.url });
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(
+        /^publish failed: no stream takes content\.play_package\.built\.v1: stream CONTENT \(content\.>\) does not exist\. .*CREATE_PRODUCER_STREAMS=true/,
+      );
+      expect(run.stderr).not.toMatch(/\n\s+at /);
+    } finally {
+      await fresh.destroy();
+    }
+  });
 });
