@@ -7,12 +7,19 @@ import type { TestProject } from 'vitest/node';
 import { figuresDocument, summaryTable, type RunFacts, type SuiteFigures } from '../support/reliability-figures.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-/** Generated, not edited: docs/reliability.md links here. */
+/** Generated, not edited: docs/reliability.md links here. Written only when a run is recorded. */
 export const FIGURES_FILE = path.join(ROOT, 'test/reliability/latest-figures.md');
+/** Where an ordinary run's figures go: untracked, so a test run leaves a clean clone clean (issue #26). */
+export const RUN_FIGURES_FILE = path.join(ROOT, '.data/test-figures/latest-figures.md');
+
+/** RECORD_FIGURES=true writes the tracked file, to be committed; any other run writes under .data/. */
+export function figuresTarget(env: NodeJS.ProcessEnv = process.env): string {
+  return env.RECORD_FIGURES === 'true' ? FIGURES_FILE : RUN_FIGURES_FILE;
+}
 
 /**
  * Each reliability file records its figures; at the end the summary table is printed once and
- * written, with the facts of the run, to test/reliability/latest-figures.md.
+ * written, with the facts of the run, to `figuresTarget()`.
  */
 export default function setup(project: TestProject) {
   const startedAt = new Date();
@@ -28,8 +35,14 @@ export default function setup(project: TestProject) {
     if (all.length === 0) return;
     const facts = runFacts(startedAt);
     console.log(`\nReliability summary (${facts.finishedAt.toISOString()}, ${facts.cpus} CPUs)\n\n${summaryTable(all)}\n`);
-    fs.writeFileSync(FIGURES_FILE, figuresDocument(facts, all));
-    console.log(`Written to ${path.relative(ROOT, FIGURES_FILE)}; commit it to record this run.\n`);
+    const target = figuresTarget();
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    fs.writeFileSync(target, figuresDocument(facts, all));
+    console.log(
+      target === FIGURES_FILE
+        ? `Written to ${path.relative(ROOT, target)}; commit it to record this run.\n`
+        : `Written to ${path.relative(ROOT, target)} (RECORD_FIGURES=true writes ${path.relative(ROOT, FIGURES_FILE)}, to commit).\n`,
+    );
   };
 }
 

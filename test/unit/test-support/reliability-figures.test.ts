@@ -1,4 +1,8 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { FIGURES_FILE, figuresTarget, RUN_FIGURES_FILE } from '../../reliability/global-setup.js';
 import { figuresDocument, type SuiteFigures } from '../../support/reliability-figures.js';
 
 const suite = (name: string, requests: number, serverErrors = 0): SuiteFigures => ({
@@ -35,5 +39,17 @@ describe('the reliability figures file', () => {
     expect(document).toMatch(/\| soak \(mixed load\) +\| +2 \| +10 \| +0 \| +0 \| +100 \| +0 \|/);
     expect(document).toMatch(/\| total +\| +4 \| +20 \| +0 \| +0 \| +150 \| +1 \|/);
     expect(document).toContain('- token attacks: token attacks note');
+  });
+});
+
+describe('where a run writes its figures', () => {
+  it('writes an untracked file unless RECORD_FIGURES=true asks for the tracked one (a clean clone stays clean)', () => {
+    const root = fileURLToPath(new URL('../../..', import.meta.url));
+    const ignored = (file: string) =>
+      spawnSync('git', ['check-ignore', '-q', path.relative(root, file)], { cwd: root }).status === 0;
+    expect(figuresTarget({})).toBe(RUN_FIGURES_FILE);
+    expect(ignored(figuresTarget({}))).toBe(true);
+    expect(figuresTarget({ RECORD_FIGURES: 'true' })).toBe(FIGURES_FILE);
+    expect(ignored(FIGURES_FILE)).toBe(false);
   });
 });
