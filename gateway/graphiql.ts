@@ -62,18 +62,26 @@ const INIT = `(() => {
   const h = React.createElement;
   function usable(headers) {
     try {
-      const parsed = JSON.parse(headers || '{}');
+      const parsed = typeof headers === 'string' ? JSON.parse(headers || '{}') : headers || {};
       const auth = parsed.Authorization || parsed.authorization || '';
       return /^Bearer [A-Za-z0-9._-]{20,}$/.test(auth) ? JSON.stringify(parsed) : null;
     } catch (e) {
       return null;
     }
   }
+  // Nothing is sent while the headers hold no token: the first screen shows what to do, not a 401
+  // from the placeholders (issue #26).
+  const hint = {
+    errors: [{ message: 'Put a token and its tenant in the Headers tab (npm run token prints both); the schema loads once they are valid.' }],
+  };
+  function guarded(base) {
+    return (params, options) => (usable(options && options.headers) ? base(params, options) : Promise.resolve(hint));
+  }
   function App() {
     // GraphiQL introspects when its fetcher changes: a new fetcher per usable header set makes the
     // schema (Docs, autocompletion) load as soon as a valid token is typed.
     const [key, setKey] = React.useState('');
-    const fetcher = React.useMemo(() => GraphiQL.createFetcher({ url: endpoint }), [key]);
+    const fetcher = React.useMemo(() => guarded(GraphiQL.createFetcher({ url: endpoint })), [key]);
     const timer = React.useRef(0);
     return h(GraphiQL, {
       fetcher,

@@ -129,11 +129,18 @@ describe.runIf(available || process.env.CI)('GraphiQL at /graphiql (offline)', (
   });
 
   it('loads without any request leaving the machine, with the token and tenant headers to fill in', async () => {
+    const sent: string[] = [];
+    const onRequest = (request: { url(): string }) => sent.push(request.url());
+    page.on('request', onRequest);
     const response = await page.goto(`${system.baseUrl}/graphiql`);
     expect(response?.status()).toBe(200);
     await page.locator('.graphiql-container').waitFor({ timeout: 30_000 });
     const headers = await editorText(HEADERS);
     expect(JSON.parse(headers)).toEqual({ Authorization: 'Bearer <token>', 'X-Tenant-Id': '<tenant>' });
+    // The first screen says what to do; the placeholders are never sent (no 401 to start with).
+    await expect.poll(() => editorText('.graphiql-response'), { timeout: 30_000 }).toContain('Put a token');
+    page.off('request', onRequest);
+    expect(sent.filter((url) => new URL(url).pathname === '/graphql')).toEqual([]);
     expect(external).toEqual([]);
   });
 
