@@ -6,6 +6,7 @@ import { answerWithEndpoint } from '../platform/http/serve.js';
 import { accessLog } from '../platform/http/stages/access-log.js';
 import { authenticate, tenantGuard } from '../platform/http/stages/authenticate.js';
 import { readBody } from '../platform/http/stages/body.js';
+import { compression } from '../platform/http/stages/compression.js';
 import { cors, type CorsOrigins } from '../platform/http/stages/cors.js';
 import { errorReplies } from '../platform/http/stages/error-replies.js';
 import { prepare } from '../platform/http/stages/prepare.js';
@@ -38,6 +39,7 @@ export function frontDoor(deps: FrontDoorDeps): Handler {
       traceContext('gateway'),
       accessLog({ service: 'gateway', logger: deps.logger, metrics: deps.metrics }),
       cors(deps.corsOrigins),
+      compression(),
       errorReplies(deps.logger),
       route(deps.endpoints),
       // The caller is known from its headers before a byte of its body is read: a client without

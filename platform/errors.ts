@@ -23,6 +23,7 @@ const STATUS_BY_CODE = {
   'request.precondition_failed': 412,
   'request.payload_too_large': 413,
   'request.unsupported_media_type': 415,
+  'request.unsupported_content_encoding': 415,
   'request.precondition_required': 428,
   // The client went away mid-request (nginx's 499): never seen by it, only in the access log.
   'request.client_closed': 499,

@@ -154,7 +154,7 @@ export function sharedErrors(route: Route): Record<number, string[]> {
   if (route.body) {
     add(400, 'BAD_USER_INPUT');
     add(413, 'request.payload_too_large');
-    add(415, 'request.unsupported_media_type');
+    add(415, 'request.unsupported_media_type', 'request.unsupported_content_encoding');
   }
   if (!route.public) {
     add(400, 'authz.tenant_header_required');

@@ -1,3 +1,5 @@
+import http from 'node:http';
+import zlib from 'node:zlib';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { SignJWT, importJWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -420,6 +422,47 @@ describe('the OpenAPI contract of the running REST door', () => {
     expect(served).toEqual(JSON.parse(JSON.stringify(openApiDocument(ROUTES))));
     const result = await new Validator().validate(structuredClone(served));
     expect(result.errors ?? []).toEqual([]);
+  });
+
+  it('serves /openapi.json gzip- or brotli-compressed as Accept-Encoding asks, identity otherwise', async () => {
+    const raw = (acceptEncoding?: string) =>
+      new Promise<{ encoding: string | undefined; vary: string | undefined; body: Buffer }>((resolve, reject) => {
+        const url = new URL('/openapi.json', system.baseUrl);
+        http
+          .get(url, { headers: acceptEncoding ? { 'accept-encoding': acceptEncoding } : {} }, (response) => {
+            const chunks: Buffer[] = [];
+            response.on('data', (chunk: Buffer) => chunks.push(chunk));
+            response.on('end', () =>
+              resolve({
+                encoding: response.headers['content-encoding'],
+                vary: response.headers.vary,
+                body: Buffer.concat(chunks),
+              }),
+            );
+          })
+          .on('error', reject);
+      });
+    const plain = await raw();
+    expect(plain.encoding).toBeUndefined();
+    expect(plain.vary).toMatch(/Accept-Encoding/);
+    const gz = await raw('gzip');
+    expect(gz.encoding).toBe('gzip');
+    expect(zlib.gunzipSync(gz.body).equals(plain.body)).toBe(true);
+    expect(gz.body.length).toBeLessThan(plain.body.length / 3);
+    const br = await raw('gzip, br');
+    expect(br.encoding).toBe('br');
+    expect(zlib.brotliDecompressSync(br.body).equals(plain.body)).toBe(true);
+  });
+
+  it('refuses a compressed request body with 415 request.unsupported_content_encoding', async () => {
+    const answer = await request('/v1/admin/routing-rules', {
+      method: 'POST',
+      raw: zlib.gzipSync(JSON.stringify(RULE)).toString('latin1'),
+      headers: { 'content-encoding': 'gzip' },
+    });
+    expect(answer.status).toBe(415);
+    expect(JSON.parse(answer.text)).toMatchObject({ code: 'request.unsupported_content_encoding' });
+    expect(check({ method: 'POST', path: '/v1/admin/routing-rules' }, answer)).toEqual([]);
   });
 
   it('has cases for every route of the table, and none for a route that is gone', () => {

@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import zlib from 'node:zlib';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SignJWT, importJWK } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +9,8 @@ import { AppError, unauthenticated } from '../../../platform/errors.js';
 import { jsonReply, pipeline, reply, type Endpoint, type Exchange, type Handler } from '../../../platform/http/pipeline.js';
 import { authenticate, tenantGuard } from '../../../platform/http/stages/authenticate.js';
 import { readBody } from '../../../platform/http/stages/body.js';
+import { compression } from '../../../platform/http/stages/compression.js';
+import { acceptsRequestCoding, chooseCoding } from '../../../platform/http/compression.logic.js';
 import { cors, SANDBOX_ORIGINS } from '../../../platform/http/stages/cors.js';
 import { errorReplies } from '../../../platform/http/stages/error-replies.js';
 import { acceptedRequestId, requestId } from '../../../platform/http/stages/request-id.js';
@@ -304,5 +307,69 @@ describe('errorReplies()', () => {
     const answer = await errorReplies(silentLogger)(exchange(), failing(new Error('password=hunter2 at /srv/app')));
     expect(answer.status).toBe(500);
     expect(answer.body.toString()).not.toContain('hunter2');
+  });
+});
+
+describe('compression()', () => {
+  const big = { items: Array.from({ length: 200 }, (_, i) => ({ id: `crs_${i}`, title: 'Recognising sepsis' })) };
+  const bigJson: Handler = async () => jsonReply(200, big, { etag: '"v1"' });
+  const compress = (acceptEncoding: string | undefined, handler: Handler = bigJson, method = 'GET') =>
+    compression()(
+      exchange({ method, headers: acceptEncoding === undefined ? {} : { 'accept-encoding': acceptEncoding } }),
+      handler,
+    );
+
+  it('gzips or brotli-compresses a large JSON reply as Accept-Encoding allows, keeping its ETag', async () => {
+    const gz = await compress('gzip');
+    expect(gz.headers['content-encoding']).toBe('gzip');
+    expect(gz.headers.vary).toBe('Accept-Encoding');
+    expect(gz.headers.etag).toBe('"v1"');
+    expect(JSON.parse(zlib.gunzipSync(gz.body).toString('utf8'))).toEqual(big);
+    expect(gz.body.length).toBeLessThan(JSON.stringify(big).length / 4);
+
+    const br = await compress('gzip, deflate, br');
+    expect(br.headers['content-encoding']).toBe('br');
+    expect(JSON.parse(zlib.brotliDecompressSync(br.body).toString('utf8'))).toEqual(big);
+    expect((await compress('br;q=0.5, gzip;q=0.9')).headers['content-encoding']).toBe('gzip');
+  });
+
+  it('sends identity without Accept-Encoding, when it refuses both codings, for small replies, HEAD and 204', async () => {
+    for (const accept of [undefined, 'identity', 'gzip;q=0, br;q=0', '*;q=0']) {
+      const plain = await compress(accept);
+      expect(plain.headers['content-encoding'], String(accept)).toBeUndefined();
+      expect(plain.headers.vary).toBe('Accept-Encoding');
+      expect(JSON.parse(String(plain.body))).toEqual(big);
+    }
+    expect((await compress('gzip', ok)).headers['content-encoding']).toBeUndefined();
+    expect((await compress('gzip', bigJson, 'HEAD')).headers['content-encoding']).toBeUndefined();
+    expect((await compress('gzip', async () => reply(204, ''))).headers['content-encoding']).toBeUndefined();
+    expect((await compress('*')).headers['content-encoding']).toBe('br');
+  });
+
+  it('chooses by weight, our preference breaking ties', () => {
+    expect(chooseCoding('gzip')).toBe('gzip');
+    expect(chooseCoding('br, gzip')).toBe('br');
+    expect(chooseCoding('GZIP;q=1, br;q=0.1')).toBe('gzip');
+    expect(chooseCoding('deflate')).toBeUndefined();
+    expect(chooseCoding('')).toBeUndefined();
+  });
+});
+
+describe('readBody() and request content codings', () => {
+  it('refuses a compressed request body with 415 request.unsupported_content_encoding', async () => {
+    const refused = await readBody(1024)(
+      exchange({
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+        body: '{}',
+        endpoint: tenantEndpoint,
+      }),
+      ok,
+    ).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(AppError);
+    expect(refused).toMatchObject({ code: 'request.unsupported_content_encoding', status: 415 });
+    expect(acceptsRequestCoding('identity')).toBe(true);
+    expect(acceptsRequestCoding(undefined)).toBe(true);
+    expect(acceptsRequestCoding('br')).toBe(false);
   });
 });

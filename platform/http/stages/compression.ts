@@ -1,0 +1,53 @@
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+import { chooseCoding, worthCompressing, type Coding } from '../compression.logic.js';
+import { header } from '../http.js';
+import type { Reply, Stage } from '../pipeline.js';
+
+const brotli = promisify(zlib.brotliCompress);
+const gzip = promisify(zlib.gzip);
+
+/** Fast settings: replies are compressed per request, on the event loop's thread pool. */
+const ENCODERS: Record<Coding, (body: Buffer) => Promise<Buffer>> = {
+  br: (body) =>
+    brotli(body, {
+      params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length },
+    }),
+  gzip: (body) => gzip(body, { level: 6 }),
+};
+
+/**
+ * Compresses replies over 1 KiB with br or gzip as Accept-Encoding allows (issue #26: /openapi.json
+ * and list pages went out uncompressed), every reply saying `Vary: Accept-Encoding`. Placed outside
+ * the error replies, so large errors are compressed too.
+ */
+export function compression(): Stage {
+  return async (exchange, next) => {
+    const reply = await next(exchange);
+    const coding = chooseCoding(header(exchange.req, 'accept-encoding'));
+    const headers = { ...reply.headers, vary: addVary(reply.headers.vary, 'Accept-Encoding') };
+    const body = typeof reply.body === 'string' ? Buffer.from(reply.body) : reply.body;
+    const worth = worthCompressing({
+      status: reply.status,
+      contentType: reply.headers['content-type'],
+      contentEncoding: reply.headers['content-encoding'],
+      bytes: body.length,
+    });
+    if (!coding || !worth || exchange.method === 'HEAD') return { ...reply, headers };
+    // The ETag stays as it is: it names the resource's state, which If-Match compares strongly on
+    // writes; weakening it for compressed replies would make every compressing client's write 412.
+    const compressed: Reply = {
+      status: reply.status,
+      headers: { ...headers, 'content-encoding': coding },
+      body: await ENCODERS[coding](body),
+    };
+    return compressed;
+  };
+}
+
+function addVary(existing: string | undefined, name: string): string {
+  if (!existing) return name;
+  return existing.split(',').some((v) => v.trim().toLowerCase() === name.toLowerCase() || v.trim() === '*')
+    ? existing
+    : `${existing}, ${name}`;
+}
