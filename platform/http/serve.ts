@@ -83,7 +83,10 @@ export function serve(
       const refusal = new AppError('service.unavailable', 'The server is shutting down; retry on another replica', {
         headers: { 'retry-after': '1', connection: 'close' },
       });
-      write(res, errorReply(refusal, exchange.url.pathname === '/graphql' ? 'graphql' : 'problem'));
+      write(
+        res,
+        errorReply(refusal, exchange.url.pathname === '/graphql' ? 'graphql' : 'problem', undefined, req.headers.accept),
+      );
       return;
     }
     active.add(res);

@@ -40,7 +40,7 @@ export function idempotency(store: IdempotencyStore, logger: Logger): Stage {
       try {
         return stored(await next(exchange));
       } catch (error) {
-        if (isAppError(error)) return stored(errorReply(error, format));
+        if (isAppError(error)) return stored(errorReply(error, format, undefined, exchange.req.headers.accept));
         throw error;
       }
     };

@@ -1,3 +1,4 @@
+import Negotiator from 'negotiator';
 import { isAppError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import { toProblem } from '../http.js';
@@ -8,15 +9,14 @@ import { jsonReply, reply, type ErrorFormat, type Reply, type Stage } from '../p
  * code in `extensions.code`, everyone else RFC 9457 problem+json with a `code` member. Anything that
  * is not an AppError is a 500 whose message never leaves the process (it is logged).
  */
-export function errorReply(error: unknown, format: ErrorFormat, logger?: Logger): Reply {
+export function errorReply(error: unknown, format: ErrorFormat, logger?: Logger, accept?: string): Reply {
   const { problem, headers } = toProblem(error, logger);
   if (format === 'graphql') {
     const details = isAppError(error) ? (error.details ?? {}) : {};
-    return jsonReply(
-      problem.status,
-      { errors: [{ message: problem.detail, extensions: { code: problem.code, status: problem.status, ...details } }] },
-      headers,
-    );
+    const body = {
+      errors: [{ message: problem.detail, extensions: { code: problem.code, status: problem.status, ...details } }],
+    };
+    return jsonReply(problem.status, body, { ...headers, 'content-type': graphqlErrorMediaType(accept) });
   }
   return reply(problem.status, JSON.stringify(problem), {
     'content-type': 'application/problem+json; charset=utf-8',
@@ -34,7 +34,24 @@ export function errorReplies(logger: Logger): Stage {
       return await next(exchange);
     } catch (error) {
       const format = exchange.endpoint?.errors ?? (exchange.url.pathname === '/graphql' ? 'graphql' : 'problem');
-      return errorReply(error, format, logger);
+      return errorReply(error, format, logger, exchange.req.headers.accept);
     }
   };
+}
+
+const GRAPHQL_RESPONSE = 'application/graphql-response+json; charset=utf-8';
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * The media type of a GraphQL error reply, negotiated as Apollo Server negotiates its answers. A
+ * client that accepts application/graphql-response+json (Apollo Client 4, graphql-http) reads a
+ * non-2xx reply in that type as GraphQL errors with their codes (GraphQL over HTTP, §7.1.2); in
+ * application/json it sees only an HTTP failure (issue #26: 401 and 403 reached Apollo Client as a
+ * ServerError with the code buried in its text).
+ */
+export function graphqlErrorMediaType(accept: string | undefined): string {
+  if (!accept) return JSON_TYPE;
+  return new Negotiator({ headers: { accept } }).mediaType([JSON_TYPE, GRAPHQL_RESPONSE]) === GRAPHQL_RESPONSE
+    ? GRAPHQL_RESPONSE
+    : JSON_TYPE;
 }

@@ -12,7 +12,7 @@ import { readBody } from '../../../platform/http/stages/body.js';
 import { compression } from '../../../platform/http/stages/compression.js';
 import { acceptsRequestCoding, chooseCoding } from '../../../platform/http/compression.logic.js';
 import { cors, SANDBOX_ORIGINS } from '../../../platform/http/stages/cors.js';
-import { errorReplies } from '../../../platform/http/stages/error-replies.js';
+import { errorReplies, graphqlErrorMediaType } from '../../../platform/http/stages/error-replies.js';
 import { acceptedRequestId, requestId } from '../../../platform/http/stages/request-id.js';
 import { route } from '../../../platform/http/stages/route.js';
 import { silentLogger } from '../../../platform/logger.js';
@@ -371,5 +371,17 @@ describe('readBody() and request content codings', () => {
     expect(acceptsRequestCoding('identity')).toBe(true);
     expect(acceptsRequestCoding(undefined)).toBe(true);
     expect(acceptsRequestCoding('br')).toBe(false);
+  });
+});
+
+describe('graphqlErrorMediaType()', () => {
+  it('answers application/graphql-response+json to a client that prefers or accepts only it', () => {
+    expect(graphqlErrorMediaType('application/graphql-response+json, application/json;q=0.9')).toMatch(
+      /^application\/graphql-response\+json/,
+    );
+    expect(graphqlErrorMediaType('application/graphql-response+json')).toMatch(/^application\/graphql-response\+json/);
+    expect(graphqlErrorMediaType('application/json')).toMatch(/^application\/json/);
+    expect(graphqlErrorMediaType('*/*')).toMatch(/^application\/json/);
+    expect(graphqlErrorMediaType(undefined)).toMatch(/^application\/json/);
   });
 });
