@@ -11,7 +11,9 @@ import { spawnEntry } from '../../support/entry-process.js';
  * ports; the bound is generous because the machine is shared).
  */
 const SECRET = 's3cret-pw';
-const EXIT_BOUND_MS = 30_000;
+// The system migrates its embedded database before it reaches NATS or Redis (12 s alone; past 30 s
+// in a full run on a loaded 2-core machine, issue #27): the bound says "exits", not "is fast".
+const EXIT_BOUND_MS = 90_000;
 
 let dataDir: string;
 beforeAll(() => {
@@ -41,19 +43,23 @@ describe('an unreachable service stops start-up with one line naming its variabl
     ['DATABASE_URL', (port: number) => `postgresql://app:${SECRET}@127.0.0.1:${port}/catalog`],
     ['NATS_URL', (port: number) => `nats://app:${SECRET}@127.0.0.1:${port}`],
     ['REDIS_URL', (port: number) => `redis://:${SECRET}@127.0.0.1:${port}`],
-  ])('%s on a closed port', async (variable, url) => {
-    const port = await freePort();
-    const result = await runToExit('main.ts', [], {
-      [variable]: url(port),
-      PORT: String(await freePort()),
-      CATALOG_PORT: String(await freePort()),
-      AI_PORT: String(await freePort()),
-    });
-    expect(result.code, result.output).not.toBe(0);
-    expect(result.code).not.toBe(-1);
-    expect(result.ms).toBeLessThan(EXIT_BOUND_MS);
-    expectOneLineNaming(result.output, variable, `127.0.0.1:${port}`);
-  });
+  ])(
+    '%s on a closed port',
+    async (variable, url) => {
+      const port = await freePort();
+      const result = await runToExit('main.ts', [], {
+        [variable]: url(port),
+        PORT: String(await freePort()),
+        CATALOG_PORT: String(await freePort()),
+        AI_PORT: String(await freePort()),
+      });
+      expect(result.code, result.output).not.toBe(0);
+      expect(result.code).not.toBe(-1);
+      expect(result.ms).toBeLessThan(EXIT_BOUND_MS);
+      expectOneLineNaming(result.output, variable, `127.0.0.1:${port}`);
+    },
+    120_000,
+  );
 
   it('DATABASE_URL on a closed port, for npm run db:migrate', async () => {
     const port = await freePort();
