@@ -105,7 +105,18 @@ export interface WorkerPart {
  */
 export async function workerPart(
   stack: PartStack,
-  deps: { config: WorkerProcessConfig; platform: Platform; bus: EventBus; metrics: Metrics },
+  deps: {
+    config: WorkerProcessConfig;
+    platform: Platform;
+    bus: EventBus;
+    metrics: Metrics;
+    /**
+     * Whether a broker outage makes the process unready: yes for the worker process, which can do
+     * nothing without it; no for `npm start`, whose doors keep serving while events wait in the
+     * outbox (the `events` check then says degraded).
+     */
+    busRequired?: boolean;
+  },
 ): Promise<WorkerPart> {
   const { config, platform, bus } = deps;
   const db = platform.database.prisma;
@@ -125,7 +136,7 @@ export async function workerPart(
   // The checks come first: the ops server may answer /readyz while the first attempt runs.
   const started: { worker?: PendingWorker } = {};
   stack.check('database', databaseCheck(db));
-  stack.check('bus', busCheck(bus, config.events.dlqStream, true));
+  stack.check('bus', busCheck(bus, config.events.dlqStream, deps.busRequired ?? true));
   stack.check(
     'events',
     eventWorkerCheck({ current: () => started.worker?.current(), waitingFor: () => started.worker?.waitingFor() }),

@@ -346,6 +346,8 @@ describe.runIf(runs)('dependency loss across processes: one subgraph down', () =
   let keys: DevKeyPair;
   let dataDir: string;
   const ports = { gateway: 0, catalog: 0, ai: 0 };
+  // Each part's probes and /metrics on an ops port of its own (METRICS_PORT is per process).
+  const opsPorts = { gateway: 0, catalog: 0, ai: 0 };
   const processes: Record<'gateway' | 'catalog' | 'ai', EntryProcess | undefined> = {
     gateway: undefined,
     catalog: undefined,
@@ -356,7 +358,7 @@ describe.runIf(runs)('dependency loss across processes: one subgraph down', () =
   let token: string;
 
   const startPart = async (part: 'catalog' | 'ai') => {
-    processes[part] = spawnEntry(`processes/${part}.main.ts`, env);
+    processes[part] = spawnEntry(`processes/${part}.main.ts`, { ...env, METRICS_PORT: String(opsPorts[part]) });
     await waitForHttp(processes[part]!, `http://127.0.0.1:${ports[part]}/healthz`, `the ${part} subgraph`);
   };
 
@@ -365,6 +367,7 @@ describe.runIf(runs)('dependency loss across processes: one subgraph down', () =
     keys = await generateEd25519();
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'reliability-parts-'));
     [ports.gateway, ports.catalog, ports.ai] = [await freePort(), await freePort(), await freePort()];
+    [opsPorts.gateway, opsPorts.catalog, opsPorts.ai] = [await freePort(), await freePort(), await freePort()];
     env = {
       DATABASE_URL: postgres.url,
       DB_POOL_SIZE: '4',
@@ -376,12 +379,11 @@ describe.runIf(runs)('dependency loss across processes: one subgraph down', () =
       AI_PORT: String(ports.ai),
       CATALOG_URL: `http://127.0.0.1:${ports.catalog}/graphql`,
       AI_URL: `http://127.0.0.1:${ports.ai}/graphql`,
-      METRICS_PORT: String(await freePort()),
     };
     // Migrations run at start under an advisory lock; one part first keeps start-up quick.
     await startPart('catalog');
     await startPart('ai');
-    processes.gateway = spawnEntry('processes/gateway.main.ts', env);
+    processes.gateway = spawnEntry('processes/gateway.main.ts', { ...env, METRICS_PORT: String(opsPorts.gateway) });
     await waitForHttp(processes.gateway, `http://127.0.0.1:${ports.gateway}/readyz`, 'the gateway');
     token = await mintToken(keys.privateJwk, { sub: 'svc:deps', tid: tenant, scope: SCOPES });
   });
