@@ -3,7 +3,8 @@
 import 'reflect-metadata';
 import { createMetrics } from '../platform/metrics.js';
 import { loadAiProcessConfig } from './config.js';
-import { aiPart, opsServerPart, platformPart, redisPart } from './parts.js';
+import { opsServerPart, platformPart, redisPart } from './parts.js';
+import { aiPart } from './subgraph-parts.js';
 import { runProcess } from './run-process.js';
 
 await runProcess('ai', loadAiProcessConfig, async (stack, config) => {

@@ -3,7 +3,8 @@ import 'reflect-metadata';
 import { connectNats } from '../events/bus/create-bus.js';
 import { createMetrics } from '../platform/metrics.js';
 import { loadCatalogProcessConfig } from './config.js';
-import { catalogPart, opsServerPart, platformPart } from './parts.js';
+import { opsServerPart, platformPart } from './parts.js';
+import { catalogPart } from './subgraph-parts.js';
 import { runProcess } from './run-process.js';
 
 await runProcess('catalog', loadCatalogProcessConfig, async (stack, config) => {

@@ -5,7 +5,9 @@ import { createMetrics } from '../platform/metrics.js';
 import { buildParts, PartStack } from '../platform/parts.js';
 import { publishDemoCatalog } from '../subgraphs/catalog/demo/demo-catalog.js';
 import type { SystemConfig } from './config.js';
-import { aiPart, busPart, catalogPart, gatewayPart, opsServerPart, platformPart, redisPart, workerPart } from './parts.js';
+import { busPart, gatewayPart, opsServerPart, platformPart, redisPart } from './parts.js';
+import { aiPart, catalogPart } from './subgraph-parts.js';
+import { workerPart } from './worker-part.js';
 
 export interface System {
   platform: Platform;

@@ -5,7 +5,8 @@
 import 'reflect-metadata';
 import { createMetrics } from '../platform/metrics.js';
 import { loadWorkerProcessConfig } from './config.js';
-import { busPart, opsServerPart, platformPart, WORKER_OPS_PORT, workerPart } from './parts.js';
+import { busPart, opsServerPart, platformPart, WORKER_OPS_PORT } from './parts.js';
+import { workerPart } from './worker-part.js';
 import { runProcess } from './run-process.js';
 
 await runProcess('worker', loadWorkerProcessConfig, async (stack, config) => {

@@ -4,6 +4,16 @@ import { ERASED_USER_ID } from '../../../platform/ids.js';
 import { OUTBOX_RELAY_LOCK } from '../../../events/outbox-relay.js';
 import { erasureKey } from './redaction.logic.js';
 
+/**
+ * Serialises, per tenant, a GDPR request with the writes of copies no row lock covers (a held
+ * package inserted while the request runs). Without it each transaction misses the other's
+ * uncommitted rows: the hold reads no erasure yet, the erasure finds no held row yet, and the
+ * name stays. With it, whichever commits second sees the first.
+ */
+export async function lockSubjectCopies(tx: Tx, tenantId: string): Promise<void> {
+  await tx.$queryRaw`SELECT 1 AS locked FROM (SELECT pg_advisory_xact_lock(hashtextextended(${`catalog-gdpr:${tenantId}`}, 0))) l`;
+}
+
 export async function recordErasure(tx: Tx, entry: { tenantId: string; userId: string; requestId: string }): Promise<void> {
   await tx.erasedAuthor.createMany({
     data: [{ tenantId: entry.tenantId, userIdSha256: erasureKey(entry.userId), requestId: entry.requestId }],

@@ -6,7 +6,7 @@ import type { Logger } from '../../../platform/logger.js';
 import { withFreshEtag } from '../course/course-etag.logic.js';
 import { lockCoursesByAuthor, updateCourses } from '../course/course.repo.js';
 import { CATALOG_SYSTEM_ACTOR } from '../outbox-port.js';
-import { recordErasure, recordNotApplied } from '../gdpr/gdpr.repo.js';
+import { lockSubjectCopies, recordErasure, recordNotApplied } from '../gdpr/gdpr.repo.js';
 import { decideGdprRequest, type NotAppliedReason } from '../gdpr/gdpr-request.logic.js';
 import { redactAuthors, retentionPermitsZeroing } from '../gdpr/redaction.logic.js';
 import { redactSubjectCopies, type CopiesRedacted, type Subject } from '../gdpr/subject-copies.js';
@@ -60,6 +60,7 @@ export async function handleGdprRequest(tx: Tx, envelope: ConsumedEnvelope, deps
   }
   const erasure = decision.requestType === 'erasure';
   const subject = { tenantId, userId: p.subjectId };
+  await lockSubjectCopies(tx, tenantId);
   if (erasure) await recordErasure(tx, { ...subject, requestId: p.requestId });
   const coursesRedacted = await redactCourseAuthors(tx, subject, erasure, deps);
   const copiesRedacted = await redactSubjectCopies(tx, subject, { erasure, zeroingClasses: deps.gdprZeroingRetentionClasses });

@@ -1,6 +1,7 @@
 import type { ConsumedEnvelope } from '../../../events/envelope.js';
 import type { Tx } from '../../../platform/db/database.js';
 import { holdPackages } from '../course-version/held-package.repo.js';
+import { lockSubjectCopies } from '../gdpr/gdpr.repo.js';
 import { withoutErasedUsers } from '../gdpr/subject-copies.js';
 import type { ConsumedEventDeps } from './consumed-event-rules.js';
 
@@ -23,6 +24,9 @@ export async function holdUnknownFormats(
   held: ReadonlyArray<{ envelope: ConsumedEnvelope; p: HeldPayload; tenantId: string }>,
   deps: Pick<ConsumedEventDeps, 'logger' | 'gdprZeroingRetentionClasses'>,
 ): Promise<void> {
+  // Before reading the erasures: a GDPR request running now either commits first (its erasure is
+  // read here) or waits and then finds these rows (lockSubjectCopies).
+  for (const tenantId of [...new Set(held.map((h) => h.tenantId))].sort()) await lockSubjectCopies(tx, tenantId);
   const rows = [];
   for (const { envelope, p, tenantId } of held) {
     // A stored copy like any other: users erased before it arrived do not come back through it.
