@@ -23,7 +23,7 @@ import type { StringKeyValueCache } from '../platform/persisted-queries.js';
 import type { GatewaySlice } from './config.js';
 import type { ExecuteOperation } from './execute-port.js';
 import { gatewayContext, type GatewayContext } from './forwarding.js';
-import { graphiqlEndpoints } from './graphiql.js';
+import { GRAPHIQL_PATH, graphiqlEndpoints } from './graphiql.js';
 import { InProcessSubgraph } from './in-process-subgraph.js';
 import { frontDoor } from './pipeline.js';
 import { RemoteSubgraph } from './remote-subgraph.js';
@@ -137,6 +137,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     apollo,
     methods: ['GET', 'POST'],
     landingPage: true,
+    offlineExplorer: settings.graphiql ? { href: GRAPHIQL_PATH, label: 'GraphiQL, served by this gateway' } : undefined,
     context: async (exchange) => gatewayContext(exchange, { trusted: false }),
     keyedWrite: (exchange) => graphqlKeyedWrite(exchange.body, settings.limits.maxTokens),
   });

@@ -12,6 +12,11 @@ export interface GraphQLEndpointOptions<TContext extends BaseContext> {
   methods: ReadonlyArray<'GET' | 'POST'>;
   /** Serves Apollo's landing page (Sandbox) to a browser's GET without authentication. */
   landingPage?: boolean;
+  /**
+   * A page of this server the landing page links to, for networks where Apollo's CDN (which
+   * Sandbox loads from) is blocked: hospital networks often block it (issue #26).
+   */
+  offlineExplorer?: { href: string; label: string };
   /** Declares a mutation a keyed write (the gateway's Idempotency-Key rule). */
   keyedWrite?(exchange: Exchange): KeyedWrite | undefined;
 }
@@ -35,10 +40,12 @@ export function graphqlEndpoints<TContext extends BaseContext>(options: GraphQLE
     route: GRAPHQL_PATH,
     access: 'public',
     errors: 'graphql',
-    handle: (exchange) =>
-      executeHttp(apollo, exchange, async () => {
+    handle: async (exchange) => {
+      const page = await executeHttp(apollo, exchange, async () => {
         throw unauthenticated();
-      }),
+      });
+      return options.offlineExplorer ? withOfflineExplorer(page, options.offlineExplorer) : page;
+    },
   };
   const methods: readonly string[] = options.methods;
   return {
@@ -88,4 +95,22 @@ async function executeHttp<TContext extends BaseContext>(
   if (response.body.kind === 'complete') body = response.body.string;
   else for await (const chunk of response.body.asyncIterator) body += chunk;
   return { status: response.status ?? 200, headers: replyHeaders, body };
+}
+
+/**
+ * The landing page with a link, always visible in a corner, to an explorer served by this server:
+ * plain HTML, so it shows whether or not Sandbox's script could be loaded. The page's CSP admits
+ * styles by nonce only, so the link's style carries the page's own nonce.
+ */
+function withOfflineExplorer(page: Reply, explorer: { href: string; label: string }): Reply {
+  const html = String(page.body);
+  if (!page.headers['content-type']?.includes('text/html') || !html.includes('</body>')) return page;
+  const nonce = /<style nonce=["']?([\w+/=-]+)/.exec(html)?.[1];
+  const style =
+    '#offline-explorer{position:fixed;bottom:8px;right:12px;margin:0;padding:4px 8px;z-index:2147483647;' +
+    'font:13px system-ui,sans-serif;background:#fff;border-radius:4px;box-shadow:0 1px 3px rgba(0,0,0,.3)}';
+  const link =
+    `<style${nonce ? ` nonce="${nonce}"` : ''}>${style}</style>` +
+    `<p id="offline-explorer">Sandbox loads from Apollo's CDN. Blocked? <a href="${explorer.href}">${explorer.label}</a></p>`;
+  return { ...page, body: html.replace('</body>', `${link}</body>`) };
 }

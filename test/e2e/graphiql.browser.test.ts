@@ -200,4 +200,18 @@ describe.runIf(available || process.env.CI)('GraphiQL at /graphiql (offline)', (
     expect(await other.evaluate(calls, [system.baseUrl, token, tenant] as const)).toBe('refused: TypeError');
     await Promise.all([ui.close(), other.close()]);
   });
+
+  it('the Sandbox page, with Apollo’s CDN unreachable, offers /graphiql, which works', async () => {
+    const blockedBefore = external.length;
+    const response = await page.goto(`${system.baseUrl}/graphql`);
+    expect(response?.headers()['content-type']).toContain('text/html');
+    // This test's browser reaches nothing but 127.0.0.1: Sandbox's script from the CDN was refused.
+    await expect.poll(() => external.length, { timeout: 30_000 }).toBeGreaterThan(blockedBefore);
+    const link = page.locator('#offline-explorer a');
+    await link.waitFor({ state: 'visible', timeout: 30_000 });
+    await link.click();
+    await page.locator('.graphiql-container').waitFor({ timeout: 30_000 });
+    expect(new URL(page.url()).pathname).toBe('/graphiql');
+    external.splice(blockedBefore);
+  });
 });
