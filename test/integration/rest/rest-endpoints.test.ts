@@ -466,7 +466,7 @@ describe('REST conventions', () => {
       expect(response.status, ifNoneMatch).toBe(304);
       expect(response.text).toBe('');
       expect(response.headers.get('etag')).toBe('"v2"');
-      expect(response.headers.get('vary')).toBe('Accept-Language');
+      expect(response.headers.get('vary')).toBe('Accept-Language, Accept-Encoding');
       expect(response.headers.get('content-type')).toBeNull();
       expect(check(courseOp, response)).toEqual([]);
     }
