@@ -20,6 +20,30 @@ const OURS = [
   './test',
 ];
 const above = (...allowed) => OURS.filter((folder) => !allowed.includes(folder));
+
+/**
+ * events/ by concern (issue #27): the bus and the schemas stand alone; publishing (outbox, relay)
+ * knows neither consumers nor ordering; ordering, dead letters and the archive serve the
+ * consumers, which use them all. The files at events/ itself (envelope, config, streams, the
+ * worker) may use every folder.
+ */
+const EVENTS_FOLDERS = ['bus', 'schemas', 'consume', 'ordering', 'publish', 'archive', 'dead-letters'];
+const EVENTS_MAY_IMPORT = {
+  bus: [],
+  schemas: [],
+  publish: ['bus', 'schemas'],
+  ordering: ['bus', 'consume'],
+  'dead-letters': ['bus', 'consume', 'ordering'],
+  archive: ['bus', 'consume'],
+  consume: ['bus', 'schemas', 'ordering', 'publish', 'dead-letters'],
+};
+const EVENTS_ZONES = EVENTS_FOLDERS.map((folder) => ({
+  target: `./events/${folder}`,
+  from: EVENTS_FOLDERS.filter((other) => other !== folder && !EVENTS_MAY_IMPORT[folder].includes(other)).map(
+    (other) => `./events/${other}`,
+  ),
+  message: `events/${folder}/ may import, of events/, only ${['the files at events/', ...EVENTS_MAY_IMPORT[folder].map((f) => `${f}/`)].join(', ')}.`,
+}));
 export const LAYER_ZONES = [
   // The Prisma client generated from prisma/schema.prisma is the database library platform/ wraps.
   {
@@ -35,6 +59,7 @@ export const LAYER_ZONES = [
   },
   { target: './prisma', from: above('./prisma', './platform'), message: 'prisma/ holds the schema and migrations only.' },
   { target: './events', from: above('./events', './platform'), message: 'events/ may import platform/ only.' },
+  ...EVENTS_ZONES,
   {
     target: './subgraphs/catalog',
     from: [...above('./subgraphs', './events', './platform', './prisma'), './subgraphs/ai'],

@@ -70,7 +70,7 @@ interface PlanNode {
 
 // The statements the catalog's repository sends (Prisma, course.repo.ts), as plain SQL.
 const LIST_SQL = `SELECT * FROM "Course" WHERE "tenantId" = $1 AND ($2::text IS NULL OR id > $2) ORDER BY id ASC LIMIT 21`;
-/** The relay's batch statement (events/outbox-relay.ts) without the cross-database refinement of its horizon. */
+/** The relay's batch statement (events/publish/outbox-relay.ts) without the cross-database refinement of its horizon. */
 const RELAY_SQL = `SELECT id FROM "OutboxEvent" WHERE "publishedAt" IS NULL AND txid < (pg_snapshot_xmin(pg_current_snapshot())::text::bigint) ORDER BY id LIMIT 100`;
 const BY_ID_SQL = `SELECT * FROM "Course" WHERE "tenantId" = $1 AND id = ANY($2::text[])`;
 

@@ -1,6 +1,6 @@
 import type { EventBus } from '../events/bus/event-bus.js';
 import { startEventWorker, workerEventProducer, type EventWorker } from '../events/worker.js';
-import type { EventProducer } from '../events/outbox.js';
+import type { EventProducer } from '../events/publish/outbox.js';
 import { startWorkerWhenStreamsExist, type PendingWorker } from '../events/worker-when-streams.js';
 import { feedWorkerMetrics } from '../events/worker-metrics.js';
 import type { Platform } from '../platform/bootstrap.js';

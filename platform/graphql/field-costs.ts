@@ -22,6 +22,6 @@ export const FIELD_COSTS: Readonly<Record<string, number>> = {
   // values each, then a random sample) and sorts them in memory for the percentiles.
   'Query.shadowParity': SCAN_COST,
   // Reads the shared dead-letter stream to select the tenant's letters, then republishes up to
-  // 1,000 of them (events/dead-letters.ts).
+  // 1,000 of them (events/dead-letters/dead-letters.ts).
   'Mutation.replayDeadLetters': SCAN_COST,
 };

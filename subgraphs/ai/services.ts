@@ -3,7 +3,7 @@ import { systemClock, type Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
 import type { Logger } from '../../platform/logger.js';
 import type { Metrics } from '../../platform/metrics.js';
-import { createEventProducer, type EventProducer } from '../../events/outbox.js';
+import { createEventProducer, type EventProducer } from '../../events/publish/outbox.js';
 import { loadSchemaRegistry } from '../../events/schemas/registry.js';
 import type { AiSubgraphConfig } from './config.js';
 import { createAssistPipeline, type AssistPipeline } from './assist/assist.pipeline.js';

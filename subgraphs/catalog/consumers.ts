@@ -1,4 +1,4 @@
-import type { ConsumerSpec, EventHandlerContext } from '../../events/consumer-spec.js';
+import type { ConsumerSpec, EventHandlerContext } from '../../events/consume/consumer-spec.js';
 import { subjectFor, type ConsumedEnvelope } from '../../events/envelope.js';
 import type { Tx } from '../../platform/db/database.js';
 import type { EventsConfig } from '../../events/config.js';
@@ -41,7 +41,7 @@ type UseCase = (tx: Tx, envelope: ConsumedEnvelope, deps: ConsumedEventDeps) => 
 type BatchUseCase = (tx: Tx, batch: BuiltEvent[], deps: Omit<ConsumedEventDeps, 'events'>) => Promise<unknown>;
 
 /**
- * The catalog's consumers for the event worker (events/consumer-runner.ts runs them: payload
+ * The catalog's consumers for the event worker (events/consume/consumer-runner.ts runs them: payload
  * validation, inbox row, one transaction with the handler's writes and outbox rows, ack after
  * commit, redelivery and dead letters). Each is a durable JetStream consumer on the producing
  * service's stream, filtered to its event's subject.

@@ -1,7 +1,7 @@
 import type { Tx } from '../../platform/db/database.js';
-import type { EventHandlerContext } from '../../events/consumer-spec.js';
+import type { EventHandlerContext } from '../../events/consume/consumer-spec.js';
 import type { EventEnvelope } from '../../events/envelope.js';
-import type { EventProducer } from '../../events/outbox.js';
+import type { EventProducer } from '../../events/publish/outbox.js';
 
 export const CATALOG_EVENT_TYPES = [
   'catalog.course.registered',

@@ -1,7 +1,7 @@
 import type { EventBus } from '../../events/bus/event-bus.js';
 import { systemClock, type Clock } from '../../platform/clock.js';
-import type { DeadLetterLocation } from '../../events/dead-letters.js';
-import { createEventProducer } from '../../events/outbox.js';
+import type { DeadLetterLocation } from '../../events/dead-letters/dead-letters.js';
+import { createEventProducer } from '../../events/publish/outbox.js';
 import { loadSchemaRegistry, type SchemaRegistry } from '../../events/schemas/registry.js';
 import { deadLetterSubjectPrefix, type StreamOptions } from '../../events/streams.js';
 import type { EventsSlice } from '../../events/config.js';

@@ -188,7 +188,7 @@ describe('the production build', () => {
       parts.push(catalog, ai, worker);
       await waitForHttp(catalog, `${catalogUrl}/healthz`, 'node dist/processes/catalog.main.js');
       await waitForHttp(ai, `${aiUrl}/healthz`, 'node dist/processes/ai.main.js');
-      await waitForHttp(worker, `http://127.0.0.1:${ports.metrics}/metrics`, 'node dist/processes/worker.main.js');
+      await waitForHttp(worker, `http://127.0.0.1:${ports.metrics}/readyz`, 'node dist/processes/worker.main.js');
       const gateway = spawnBuiltEntry('processes/gateway.main.ts', {
         ...common,
         PORT: String(ports.gateway),

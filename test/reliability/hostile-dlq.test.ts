@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventBus } from '../../events/bus/event-bus.js';
 import { connectJetStreamBus } from '../../events/bus/jetstream-bus.js';
-import { listDeadLetters, type DeadLetterLocation } from '../../events/dead-letters.js';
+import { listDeadLetters, type DeadLetterLocation } from '../../events/dead-letters/dead-letters.js';
 import { subjectFor } from '../../events/envelope.js';
 import { newId, newUlid } from '../../platform/ids.js';
 import { silentLogger } from '../../platform/logger.js';

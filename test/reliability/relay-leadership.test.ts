@@ -5,7 +5,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventBus } from '../../events/bus/event-bus.js';
 import { connectJetStreamBus } from '../../events/bus/jetstream-bus.js';
-import { createEventProducer } from '../../events/outbox.js';
+import { createEventProducer } from '../../events/publish/outbox.js';
 import { loadSchemaRegistry } from '../../events/schemas/registry.js';
 import { ensureStreams } from '../../events/streams.js';
 import { systemClock } from '../../platform/clock.js';
@@ -113,7 +113,8 @@ describe.runIf(runs)('outbox relay leadership under a frozen leader', () => {
     });
     workers.set(name, worker);
     const metrics = `http://127.0.0.1:${metricsPort}/metrics`;
-    await waitForHttp(worker, metrics, `worker ${name}`);
+    // Ready, not merely listening: the ops port answers before the worker has started.
+    await waitForHttp(worker, `http://127.0.0.1:${metricsPort}/readyz`, `worker ${name}`);
     return { worker, metrics };
   }
 

@@ -2,7 +2,7 @@ import { Prisma, type Tx } from '../../../platform/db/database.js';
 import { prepared } from '../../../platform/db/prepared.js';
 import { effectInsertSql, effectOfWinner, keyedTransaction } from '../../../platform/idempotency/effect-store.js';
 import type { EffectClaim } from '../../../platform/idempotency/effect.logic.js';
-import { outboxInsertSql } from '../../../events/outbox.js';
+import { outboxInsertSql } from '../../../events/publish/outbox.js';
 import type { AuditEvent } from '../audit/audit.sink.js';
 import { onClock } from '../audit/audited-change.js';
 import { provenanceAuditDetails, type ProvenanceRecord } from '../provenance/provenance.logic.js';

@@ -1,5 +1,5 @@
 import type { Tx } from '../../../platform/db/database.js';
-import type { EmitInput, EventProducer, OutboxRow } from '../../../events/outbox.js';
+import type { EmitInput, EventProducer, OutboxRow } from '../../../events/publish/outbox.js';
 
 export interface AuditActor {
   type: string;

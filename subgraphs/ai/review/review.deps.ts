@@ -1,4 +1,4 @@
-import type { EventProducer } from '../../../events/outbox.js';
+import type { EventProducer } from '../../../events/publish/outbox.js';
 import type { Logger } from '../../../platform/logger.js';
 import type { ReviewTask as TaskRow } from '../../../prisma/generated/client.js';
 import type { ChangeStore } from '../audit/audited-change.js';

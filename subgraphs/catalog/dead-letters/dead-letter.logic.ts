@@ -1,4 +1,4 @@
-import type { DeadLetterFilter } from '../../../events/dead-letters.js';
+import type { DeadLetterFilter } from '../../../events/dead-letters/dead-letters.js';
 import { isValidSubject } from '../../../events/bus/subject.logic.js';
 import { AppError, badInput } from '../../../platform/errors.js';
 

@@ -4,7 +4,7 @@ import {
   type DeadLetter,
   type DeadLetterFilter,
   type DeadLetterLocation,
-} from '../../../events/dead-letters.js';
+} from '../../../events/dead-letters/dead-letters.js';
 
 /**
  * The dead-letter stream is shared by every tenant, and the replay filter has no tenant member:

@@ -1,4 +1,4 @@
-import type { EnvelopeDraft } from '../../../events/publish.logic.js';
+import type { EnvelopeDraft } from '../../../events/publish/publish.logic.js';
 import type { TaxonomyDiff } from '../taxonomy/taxonomy.logic.js';
 
 /** The tenant of the README's first query. */

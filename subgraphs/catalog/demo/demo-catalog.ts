@@ -1,8 +1,8 @@
 import type { EventBus } from '../../../events/bus/event-bus.js';
 import { systemClock, type Clock } from '../../../platform/clock.js';
 import { subjectFor, type EventSource } from '../../../events/envelope.js';
-import type { EventProducer } from '../../../events/outbox.js';
-import { completeEnvelope, type EnvelopeDraft } from '../../../events/publish.logic.js';
+import type { EventProducer } from '../../../events/publish/outbox.js';
+import { completeEnvelope, type EnvelopeDraft } from '../../../events/publish/publish.logic.js';
 import type { SchemaRegistry } from '../../../events/schemas/registry.js';
 import type { Db } from '../../../platform/db/database.js';
 import { AppError } from '../../../platform/errors.js';

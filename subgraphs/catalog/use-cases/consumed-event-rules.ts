@@ -1,5 +1,5 @@
 import type { ConsumedEnvelope } from '../../../events/envelope.js';
-import { permanentFailure } from '../../../events/verdict.logic.js';
+import { permanentFailure } from '../../../events/consume/verdict.logic.js';
 import type { Logger } from '../../../platform/logger.js';
 import type { FieldStamp, MetadataSource } from '../course/course-metadata.logic.js';
 import type { WriteDeps } from './course-writes.js';

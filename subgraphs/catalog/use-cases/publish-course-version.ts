@@ -1,5 +1,5 @@
 import type { ConsumedEnvelope } from '../../../events/envelope.js';
-import { permanentFailure } from '../../../events/verdict.logic.js';
+import { permanentFailure } from '../../../events/consume/verdict.logic.js';
 import type { Prisma, Tx } from '../../../platform/db/database.js';
 import { newId } from '../../../platform/ids.js';
 import { normalizeAuthors, type Cover, type LocaleMap, type TaxonomyRef } from '../course/course-metadata.logic.js';

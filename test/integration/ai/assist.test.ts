@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInProcessBus } from '../../../events/bus/in-process-bus.js';
-import { createOutboxRelay } from '../../../events/outbox-relay.js';
+import { createOutboxRelay } from '../../../events/publish/outbox-relay.js';
 import { ensureStreams } from '../../../events/streams.js';
 import { silentLogger } from '../../../platform/logger.js';
 import { BASELINE_TEMPLATES } from '../../../subgraphs/ai/baseline.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../platform/ids.js';
-import { listDeadLetters } from '../../../events/dead-letters.js';
-import { permanentFailure } from '../../../events/verdict.logic.js';
+import { listDeadLetters } from '../../../events/dead-letters/dead-letters.js';
+import { permanentFailure } from '../../../events/consume/verdict.logic.js';
 import { validateDeadLetterFilter } from '../../../subgraphs/catalog/dead-letters/dead-letter.logic.js';
 import { replayTenantDeadLetters } from '../../../subgraphs/catalog/dead-letters/tenant-dead-letters.js';
 import { stacks } from '../events/helpers.js';

@@ -5,7 +5,7 @@ import { newId } from '../../../platform/ids.js';
 import { silentLogger } from '../../../platform/logger.js';
 import { createInProcessBus } from '../../../events/bus/in-process-bus.js';
 import type { EventEnvelope } from '../../../events/envelope.js';
-import { createOutboxRelay } from '../../../events/outbox-relay.js';
+import { createOutboxRelay } from '../../../events/publish/outbox-relay.js';
 import { ensureStreams } from '../../../events/streams.js';
 import { createCatalogEvents } from '../../../subgraphs/catalog/outbox-port.js';
 import { publishCourseVersion } from '../../../subgraphs/catalog/use-cases/publish-course-version.js';

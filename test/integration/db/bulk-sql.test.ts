@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { outboxInsertSql, type OutboxRow } from '../../../events/outbox.js';
+import { outboxInsertSql, type OutboxRow } from '../../../events/publish/outbox.js';
 import { Prisma } from '../../../platform/db/database.js';
 import { newId } from '../../../platform/ids.js';
 import type { ProvenanceRecord } from '../../../subgraphs/ai/provenance/provenance.logic.js';

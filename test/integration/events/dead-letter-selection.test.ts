@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventBus } from '../../../events/bus/event-bus.js';
-import { deadLetterReplayMsgId } from '../../../events/dead-letter.logic.js';
-import { listDeadLetters, replayDeadLetters, type DeadLetterLocation } from '../../../events/dead-letters.js';
+import { deadLetterReplayMsgId } from '../../../events/dead-letters/dead-letter.logic.js';
+import { listDeadLetters, replayDeadLetters, type DeadLetterLocation } from '../../../events/dead-letters/dead-letters.js';
 import { deadLetterSubjectPrefix, ensureStreams, streamSpecs } from '../../../events/streams.js';
 import { newId } from '../../../platform/ids.js';
 import { loadSystemConfig } from '../../../processes/config.js';

@@ -1,8 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { silentLogger } from '../../../platform/logger.js';
 import type { EventBus, StoredMessage } from '../../../events/bus/event-bus.js';
-import { DEAD_LETTER_HEADERS, deadLetterHeaders, deadLetterMsgId, deadLetterSubject } from '../../../events/dead-letter.logic.js';
-import type { DeadLetterLocation } from '../../../events/dead-letters.js';
+import {
+  DEAD_LETTER_HEADERS,
+  deadLetterHeaders,
+  deadLetterMsgId,
+  deadLetterSubject,
+} from '../../../events/dead-letters/dead-letter.logic.js';
+import type { DeadLetterLocation } from '../../../events/dead-letters/dead-letters.js';
 import { createInProcessBus } from '../../../events/bus/in-process-bus.js';
 import { connectJetStreamBus } from '../../../events/bus/jetstream-bus.js';
 import { realService } from '../../support/services.js';
@@ -124,7 +129,7 @@ export interface LetterDraft {
 }
 
 /**
- * Dead letters as the DLQ writer publishes them (events/dead-letter-writer.ts), written straight to
+ * Dead letters as the DLQ writer publishes them (events/dead-letters/dead-letter-writer.ts), written straight to
  * the DLQ. `legacy` leaves out x-tenant-id, as letters written before that header existed.
  */
 export async function writeDeadLetters(

@@ -35,7 +35,7 @@ describe.runIf(privateServicesAvailable('NATS cluster', ['nats-server']))('NATS_
     if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  /** `npm run start:worker` on the cluster's list, until its /metrics answers; then stopped. */
+  /** `npm run start:worker` on the cluster's list, until it is ready (streams and consumers in place); then stopped. */
   async function runWorker(what: string): Promise<string> {
     const metricsPort = await freePort();
     const worker = spawnEntry('processes/worker.main.ts', {
@@ -46,7 +46,7 @@ describe.runIf(privateServicesAvailable('NATS cluster', ['nats-server']))('NATS_
       OTEL_SDK_DISABLED: 'true',
     });
     try {
-      await waitForHttp(worker, `http://127.0.0.1:${metricsPort}/metrics`, what);
+      await waitForHttp(worker, `http://127.0.0.1:${metricsPort}/readyz`, what);
       return worker.output();
     } finally {
       await worker.kill('SIGTERM');
@@ -72,7 +72,7 @@ describe.runIf(privateServicesAvailable('NATS cluster', ['nats-server']))('NATS_
   it('publishes with `npm run events:publish` through the same list', () => {
     const file = path.join(dataDir, 'built.json');
     fs.writeFileSync(file, JSON.stringify(fixtureDraft('built')));
-    const run = spawnSync(process.execPath, ['--import', 'tsx', 'events/publish.cli.ts', file], {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'events/publish/publish.cli.ts', file], {
       cwd: ROOT,
       env: childEnv({ NATS_URL: cluster.url }),
       encoding: 'utf8',

@@ -18,7 +18,7 @@ const registry: SchemaRegistry = loadSchemaRegistry();
 
 /** `npm run events:publish -- <args>`, to completion. */
 function publishCli(args: string[], env: Record<string, string | undefined>) {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', 'events/publish.cli.ts', ...args], {
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'events/publish/publish.cli.ts', ...args], {
     cwd: path.resolve(import.meta.dirname, '../../..'),
     env: childEnv(env),
     encoding: 'utf8',

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventBus } from '../../../events/bus/event-bus.js';
 import { connectJetStreamBus } from '../../../events/bus/jetstream-bus.js';
-import { createEventProducer } from '../../../events/outbox.js';
+import { createEventProducer } from '../../../events/publish/outbox.js';
 import { loadSchemaRegistry } from '../../../events/schemas/registry.js';
 import { ensureStreams, streamSpecs } from '../../../events/streams.js';
 import { systemClock } from '../../../platform/clock.js';
@@ -33,7 +33,7 @@ const producer = createEventProducer({
  */
 function replayCli(args: string[], env: Record<string, string | undefined>) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'events/replay-archive.cli.ts', ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'events/archive/replay-archive.cli.ts', ...args], {
       cwd: ROOT,
       env: childEnv(env),
     });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { purgeInbox } from '../../../events/inbox.js';
-import { purgeArchive } from '../../../events/outbox-archive.js';
-import { createRetentionJob } from '../../../events/retention.js';
+import { purgeInbox } from '../../../events/consume/inbox.js';
+import { purgeArchive } from '../../../events/archive/outbox-archive.js';
+import { createRetentionJob } from '../../../events/archive/retention.js';
 import { newId } from '../../../platform/ids.js';
 import { silentLogger } from '../../../platform/logger.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../../support/database.js';

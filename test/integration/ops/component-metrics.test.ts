@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../../platform/clock.js';
-import { createEventProducer } from '../../../events/outbox.js';
+import { createEventProducer } from '../../../events/publish/outbox.js';
 import { loadSchemaRegistry } from '../../../events/schemas/registry.js';
 import { feedWorkerMetrics } from '../../../events/worker-metrics.js';
 import type { EventWorkerHealth } from '../../../events/worker.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseArchiveReplayArgs } from '../../../events/archive-replay.logic.js';
+import { parseArchiveReplayArgs } from '../../../events/archive/archive-replay.logic.js';
 import { AppError } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
 

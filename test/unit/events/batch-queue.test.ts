@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BatchQueue } from '../../../events/batch-queue.js';
+import { BatchQueue } from '../../../events/consume/batch-queue.js';
 
 /** A run function whose batches finish only when the test says so. */
 function controlledRuns() {

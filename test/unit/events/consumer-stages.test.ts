@@ -5,7 +5,7 @@ import {
   keepAliveIntervalMs,
   onePerEvent,
   orderCandidates,
-} from '../../../events/consumer-stages.logic.js';
+} from '../../../events/consume/consumer-stages.logic.js';
 
 const message = (seq: number, eventId: string, key?: string) => ({ m: { seq }, envelope: { eventId }, key });
 

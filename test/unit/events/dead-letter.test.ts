@@ -2,9 +2,14 @@ import { describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../../../platform/logger.js';
 import { AppError } from '../../../platform/errors.js';
 import { manualClock } from '../../../platform/clock.js';
-import { deadLetterHeaders, deadLetterMsgId, deadLetterSubject, headerValue } from '../../../events/dead-letter.logic.js';
-import { createDeadLetterMonitor } from '../../../events/dead-letter-monitor.js';
-import { initialDeadLetterAlertState, nextDeadLetterAlertState } from '../../../events/dead-letter-monitor.logic.js';
+import {
+  deadLetterHeaders,
+  deadLetterMsgId,
+  deadLetterSubject,
+  headerValue,
+} from '../../../events/dead-letters/dead-letter.logic.js';
+import { createDeadLetterMonitor } from '../../../events/dead-letters/dead-letter-monitor.js';
+import { initialDeadLetterAlertState, nextDeadLetterAlertState } from '../../../events/dead-letters/dead-letter-monitor.logic.js';
 import { retryDelayMs } from '../../../events/retry.logic.js';
 import { isValidSubject, subjectMatches } from '../../../events/bus/subject.logic.js';
 

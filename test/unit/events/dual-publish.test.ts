@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { newId, isUlid } from '../../../platform/ids.js';
 import type { Tx } from '../../../platform/db/database.js';
 import { manualClock } from '../../../platform/clock.js';
-import { createEventProducer } from '../../../events/outbox.js';
+import { createEventProducer } from '../../../events/publish/outbox.js';
 import { versionsToPublish, type RegistryInfo } from '../../../events/schemas/dual-publish.logic.js';
 import { createSchemaRegistry, loadSchemaRegistry, readSchemaFiles } from '../../../events/schemas/registry.js';
 import { courseEmit, testSource } from './fixtures.js';

@@ -1,6 +1,6 @@
 import { newId } from '../../../platform/ids.js';
 import type { EventSource } from '../../../events/envelope.js';
-import type { EmitInput } from '../../../events/outbox.js';
+import type { EmitInput } from '../../../events/publish/outbox.js';
 
 /** Valid payloads per event type, shared by the unit and integration suites. */
 export function coursePublishedPayload(overrides: Record<string, unknown> = {}) {

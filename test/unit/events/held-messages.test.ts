@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../../../platform/logger.js';
 import type { BusMessage } from '../../../events/bus/event-bus.js';
 import { manualClock } from '../../../platform/clock.js';
-import { HeldMessages } from '../../../events/held-messages.js';
+import { HeldMessages } from '../../../events/ordering/held-messages.js';
 
 function message(seq: number) {
   const calls: string[] = [];

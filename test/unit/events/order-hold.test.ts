@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { deadLetterMark, heldCandidates, holdLimitMs, raisedFloor } from '../../../events/order-hold.logic.js';
+import { deadLetterMark, heldCandidates, holdLimitMs, raisedFloor } from '../../../events/ordering/order-hold.logic.js';
 
 const gap = (seq: number, key: string | undefined, settled = false) => ({ seq, key, settled });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { afterRelayRun, inPartitions, reportedFailure } from '../../../events/outbox-relay.logic.js';
+import { afterRelayRun, inPartitions, reportedFailure } from '../../../events/publish/outbox-relay.logic.js';
 
 const row = (id: number, partitionKey: string) => ({ id: BigInt(id), partitionKey });
 

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { heartbeatIntervalMs, heldLease, leaseMarginMs, leaseValid, renewalDue } from '../../../events/relay-lease.logic.js';
+import {
+  heartbeatIntervalMs,
+  heldLease,
+  leaseMarginMs,
+  leaseValid,
+  renewalDue,
+} from '../../../events/publish/relay-lease.logic.js';
 
 describe('relay lease, as this process counts on it', () => {
   const ttl = 10_000;

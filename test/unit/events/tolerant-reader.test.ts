@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { newId } from '../../../platform/ids.js';
 import { buildEnvelope } from '../../../events/envelope.js';
 import { manualClock } from '../../../platform/clock.js';
-import { completeEnvelope } from '../../../events/publish.logic.js';
+import { completeEnvelope } from '../../../events/publish/publish.logic.js';
 import { breakingChanges } from '../../../events/schemas/compat.logic.js';
 import { isReaderCopy, loadSchemaRegistry, type SchemaRegistry } from '../../../events/schemas/registry.js';
 import { readSchemaUri } from '../../../events/schemas/schema-uri.logic.js';

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../../platform/errors.js';
-import { relativeStack, deadLetterHeaders } from '../../../events/dead-letter.logic.js';
-import { databaseUnreachable, isPermanent, permanentFailure, sqlStateOf, verdictFor } from '../../../events/verdict.logic.js';
+import { relativeStack, deadLetterHeaders } from '../../../events/dead-letters/dead-letter.logic.js';
+import {
+  databaseUnreachable,
+  isPermanent,
+  permanentFailure,
+  sqlStateOf,
+  verdictFor,
+} from '../../../events/consume/verdict.logic.js';
 
 /** A Prisma error as the pg driver adapter raises it (shape observed on PGlite and Postgres). */
 function prismaError(sqlState: string, message = 'Raw query failed') {
@@ -64,7 +70,7 @@ describe('dead-letter stacks', () => {
     const stack = [
       'Error: x',
       '    at handle (/srv/app/subgraphs/catalog/use-cases/publish.ts:10:5)',
-      '    at file:///srv/app/events/consumer-runner.ts:200:3',
+      '    at file:///srv/app/events/consume/consumer-runner.ts:200:3',
       '    at run (/srv/app/node_modules/pg/lib/client.js:1:1)',
       '    at node:internal/process/task_queues:95:5',
     ].join('\n');
@@ -72,7 +78,7 @@ describe('dead-letter stacks', () => {
       [
         'Error: x',
         '    at handle (subgraphs/catalog/use-cases/publish.ts:10:5)',
-        '    at events/consumer-runner.ts:200:3',
+        '    at events/consume/consumer-runner.ts:200:3',
         '    at run (node_modules/pg/lib/client.js:1:1)',
         '    at node:internal/process/task_queues:95:5',
       ].join('\n'),

@@ -1,9 +1,9 @@
-import type { Tx } from '../platform/db/database.js';
-import { childTraceparent } from '../platform/trace-context.js';
-import type { BusMessage } from './bus/event-bus.js';
+import type { Tx } from '../../platform/db/database.js';
+import { childTraceparent } from '../../platform/trace-context.js';
+import type { BusMessage } from '../bus/event-bus.js';
 import type { EventHandlerContext } from './consumer-spec.js';
-import type { ConsumedEnvelope } from './envelope.js';
-import { outboxInsertSql, type EmitInput, type EventProducer, type OutboxRow } from './outbox.js';
+import type { ConsumedEnvelope } from '../envelope.js';
+import { outboxInsertSql, type EmitInput, type EventProducer, type OutboxRow } from '../publish/outbox.js';
 
 /**
  * The one write path of the events that consumed-event handlers emit, for one message or a batch

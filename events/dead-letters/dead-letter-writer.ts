@@ -1,16 +1,16 @@
 import { fileURLToPath } from 'node:url';
-import type { Db } from '../platform/db/database.js';
-import type { Logger } from '../platform/logger.js';
-import type { EventBus } from './bus/event-bus.js';
-import type { Clock } from '../platform/clock.js';
+import type { Db } from '../../platform/db/database.js';
+import type { Logger } from '../../platform/logger.js';
+import type { EventBus } from '../bus/event-bus.js';
+import type { Clock } from '../../platform/clock.js';
 import { deadLetterHeaders, deadLetterMsgId, deadLetterSubject } from './dead-letter.logic.js';
-import type { EventEnvelope } from './envelope.js';
-import { recordDeadLetterMark } from './inbox.js';
-import { deadLetterMark } from './order-hold.logic.js';
-import { oneLine } from './error-text.logic.js';
+import type { EventEnvelope } from '../envelope.js';
+import { recordDeadLetterMark } from '../consume/inbox.js';
+import { deadLetterMark } from '../ordering/order-hold.logic.js';
+import { oneLine } from '../error-text.logic.js';
 
 /** Where the code is installed: dead letters name stack frames relative to it. */
-const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
+const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** What a dead letter is made of: the message as delivered (or as stored, for the safety net). */
 export interface DeadLetterSource {

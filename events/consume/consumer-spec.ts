@@ -1,10 +1,10 @@
-import type { Db, Tx } from '../platform/db/database.js';
-import type { Logger } from '../platform/logger.js';
-import type { BusMessage, EventBus } from './bus/event-bus.js';
-import type { Clock } from '../platform/clock.js';
-import type { ConsumedEnvelope, EventEnvelope } from './envelope.js';
-import type { EmitInput, EventProducer } from './outbox.js';
-import type { SchemaRegistry } from './schemas/registry.js';
+import type { Db, Tx } from '../../platform/db/database.js';
+import type { Logger } from '../../platform/logger.js';
+import type { BusMessage, EventBus } from '../bus/event-bus.js';
+import type { Clock } from '../../platform/clock.js';
+import type { ConsumedEnvelope, EventEnvelope } from '../envelope.js';
+import type { EmitInput, EventProducer } from '../publish/outbox.js';
+import type { SchemaRegistry } from '../schemas/registry.js';
 
 // What a consumer is (the catalog's ConsumerSpec) and what the runner (consumer-runner.ts) gives
 // its handlers and its caller.

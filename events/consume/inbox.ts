@@ -1,6 +1,6 @@
-import { deleteInBatches } from '../platform/db/batched-delete.js';
-import { keyTuplesSql } from '../platform/db/bulk-sql.js';
-import { Prisma, type Db, type Tx } from '../platform/db/database.js';
+import { deleteInBatches } from '../../platform/db/batched-delete.js';
+import { keyTuplesSql } from '../../platform/db/bulk-sql.js';
+import { Prisma, type Db, type Tx } from '../../platform/db/database.js';
 import { eventKey } from './consumer-stages.logic.js';
 
 /** One consumed event as the inbox knows it: producers choose event ids, so an id names an event only within its tenant. */

@@ -1,11 +1,11 @@
-import { withMessageSpan } from '../platform/telemetry.js';
-import type { Subscription } from './bus/event-bus.js';
+import { withMessageSpan } from '../../platform/telemetry.js';
+import type { Subscription } from '../bus/event-bus.js';
 import { ConsumerPipeline } from './consumer-pipeline.js';
 import type { ConsumerHandle, StartConsumerOptions } from './consumer-spec.js';
-import type { DeadLetterWriter } from './dead-letter-writer.js';
-import type { EventEnvelope } from './envelope.js';
+import type { DeadLetterWriter } from '../dead-letters/dead-letter-writer.js';
+import type { EventEnvelope } from '../envelope.js';
 import { ANY_TENANT, inboxHas } from './inbox.js';
-import { oneLine } from './error-text.logic.js';
+import { oneLine } from '../error-text.logic.js';
 
 /**
  * Runs one consumer: its messages go through the pipeline (consumer-pipeline.ts: admit, apply,

@@ -1,8 +1,8 @@
-import { deleteInBatches } from '../platform/db/batched-delete.js';
-import { Prisma, type Db } from '../platform/db/database.js';
-import { AppError } from '../platform/errors.js';
-import type { EventBus } from './bus/event-bus.js';
-import { oneLine } from './error-text.logic.js';
+import { deleteInBatches } from '../../platform/db/batched-delete.js';
+import { Prisma, type Db } from '../../platform/db/database.js';
+import { AppError } from '../../platform/errors.js';
+import type { EventBus } from '../bus/event-bus.js';
+import { oneLine } from '../error-text.logic.js';
 
 // The outbox's cold archive: published rows kept for OUTBOX_ARCHIVE_MONTHS (spec: 13 months).
 
@@ -75,7 +75,7 @@ function archivePage(db: Db, filter: ArchiveReplayFilter, afterId: bigint, pageS
 }
 
 /**
- * Operator command (`npm run events:replay-archive`, events/replay-archive.cli.ts): re-publishes
+ * Operator command (`npm run events:replay-archive`, events/archive/replay-archive.cli.ts): re-publishes
  * archived (already published) events to their subjects, in their original order, reading the
  * archive a page at a time, so memory does not grow with the range. Message ids follow the
  * relay's rule, Nats-Msg-Id = eventId: an event still on its stream within the duplicate window

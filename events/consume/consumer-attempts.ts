@@ -1,10 +1,10 @@
-import type { Db } from '../platform/db/database.js';
-import type { Logger } from '../platform/logger.js';
-import type { BusMessage } from './bus/event-bus.js';
+import type { Db } from '../../platform/db/database.js';
+import type { Logger } from '../../platform/logger.js';
+import type { BusMessage } from '../bus/event-bus.js';
 import type { BatchEventHandler, EventHandler, EventHandlerContext, PendingMessage } from './consumer-spec.js';
 import { eventKey, onePerEvent } from './consumer-stages.logic.js';
-import type { ConsumedEnvelope } from './envelope.js';
-import type { EventProducer } from './outbox.js';
+import type { ConsumedEnvelope } from '../envelope.js';
+import type { EventProducer } from '../publish/outbox.js';
 import { HandlerOutbox } from './handler-outbox.js';
 import { recordInbox, recordInboxBatch } from './inbox.js';
 

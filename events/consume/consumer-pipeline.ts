@@ -1,19 +1,19 @@
-import { AppError } from '../platform/errors.js';
-import type { Logger } from '../platform/logger.js';
+import { AppError } from '../../platform/errors.js';
+import type { Logger } from '../../platform/logger.js';
 import { BatchQueue } from './batch-queue.js';
-import type { BusMessage } from './bus/event-bus.js';
-import { systemClock, type Clock } from '../platform/clock.js';
+import type { BusMessage } from '../bus/event-bus.js';
+import { systemClock, type Clock } from '../../platform/clock.js';
 import { digestMismatchLog, readConsumed } from './consumed-reader.js';
 import { handleBatchOnce, handleOnce, type AttemptDeps, type AttemptOutcome } from './consumer-attempts.js';
 import type { ConsumerStats, PendingMessage, StartConsumerOptions } from './consumer-spec.js';
 import { afterBatchFailure, inStreamOrder, keepAliveIntervalMs } from './consumer-stages.logic.js';
 import { databaseReturned, StopSignal } from './database-wait.js';
-import { createDeadLetterWriter, type DeadLetterWriter } from './dead-letter-writer.js';
-import type { ConsumedEnvelope, EventEnvelope } from './envelope.js';
-import { MessageOrder } from './message-order.js';
-import { oneLine } from './error-text.logic.js';
-import { retryDelayMs } from './retry.logic.js';
-import type { SchemaRegistry } from './schemas/registry.js';
+import { createDeadLetterWriter, type DeadLetterWriter } from '../dead-letters/dead-letter-writer.js';
+import type { ConsumedEnvelope, EventEnvelope } from '../envelope.js';
+import { MessageOrder } from '../ordering/message-order.js';
+import { oneLine } from '../error-text.logic.js';
+import { retryDelayMs } from '../retry.logic.js';
+import type { SchemaRegistry } from '../schemas/registry.js';
 import { verdictFor, type VerdictPolicy } from './verdict.logic.js';
 
 /** The longest default delay before a failed message is redelivered. */

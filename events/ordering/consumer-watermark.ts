@@ -1,8 +1,8 @@
-import type { Db } from '../platform/db/database.js';
+import type { Db } from '../../platform/db/database.js';
 
 /**
  * The producer-order guard's floor, per durable consumer: every message of the consumer's subject
- * at or below `settledThrough` is settled by the consumer's own records (events/order-guard.ts).
+ * at or below `settledThrough` is settled by the consumer's own records (events/ordering/order-guard.ts).
  * Shared by every replica through the database, so a restarted worker starts where the others are.
  */
 

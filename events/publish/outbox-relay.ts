@@ -1,13 +1,13 @@
 import os from 'node:os';
-import type { Db } from '../platform/db/database.js';
-import type { Logger } from '../platform/logger.js';
-import type { EventBus } from './bus/event-bus.js';
-import { systemClock, type Clock } from '../platform/clock.js';
+import type { Db } from '../../platform/db/database.js';
+import type { Logger } from '../../platform/logger.js';
+import type { EventBus } from '../bus/event-bus.js';
+import { systemClock, type Clock } from '../../platform/clock.js';
 import { afterRelayRun, type RelayTick } from './outbox-relay.logic.js';
-import { oneLine } from './error-text.logic.js';
+import { oneLine } from '../error-text.logic.js';
 import { relayBatch, type BatchResult } from './relay-batch.js';
 import { RelayLease } from './relay-lease.js';
-import { retryDelayMs } from './retry.logic.js';
+import { retryDelayMs } from '../retry.logic.js';
 
 export { OUTBOX_RELAY_LOCK } from './relay-batch.js';
 

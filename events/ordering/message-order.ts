@@ -1,13 +1,13 @@
-import type { Db } from '../platform/db/database.js';
-import type { Logger } from '../platform/logger.js';
-import type { BusMessage, EventBus } from './bus/event-bus.js';
-import type { Clock } from '../platform/clock.js';
-import type { PendingMessage } from './consumer-spec.js';
-import { keepAliveIntervalMs, orderCandidates } from './consumer-stages.logic.js';
+import type { Db } from '../../platform/db/database.js';
+import type { Logger } from '../../platform/logger.js';
+import type { BusMessage, EventBus } from '../bus/event-bus.js';
+import type { Clock } from '../../platform/clock.js';
+import type { PendingMessage } from '../consume/consumer-spec.js';
+import { keepAliveIntervalMs, orderCandidates } from '../consume/consumer-stages.logic.js';
 import { HeldMessages } from './held-messages.js';
 import { createOrderGuard, type OrderGuard } from './order-guard.js';
 import { holdLimitMs } from './order-hold.logic.js';
-import { oneLine } from './error-text.logic.js';
+import { oneLine } from '../error-text.logic.js';
 
 export interface MessageOrderOptions {
   bus: EventBus;

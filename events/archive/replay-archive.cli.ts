@@ -1,14 +1,14 @@
 // `npm run events:replay-archive -- --since <ISO> --until <ISO> [--tenant <id>] [--type <event type>] [--dry-run]`:
 // re-publishes events of the outbox's cold archive (published rows, kept OUTBOX_ARCHIVE_MONTHS) to
-// NATS_URL, in their original order, a page at a time (events/outbox-archive.ts).
+// NATS_URL, in their original order, a page at a time (events/archive/outbox-archive.ts).
 import { parseArgs } from 'node:util';
-import { loadPlatformConfig } from '../platform/config/config.js';
-import { openDatabase } from '../platform/db/database.js';
-import { configOrExit, startOrExit } from '../platform/entrypoint.js';
-import { AppError, isAppError } from '../platform/errors.js';
-import { silentLogger } from '../platform/logger.js';
+import { loadPlatformConfig } from '../../platform/config/config.js';
+import { openDatabase } from '../../platform/db/database.js';
+import { configOrExit, startOrExit } from '../../platform/entrypoint.js';
+import { AppError, isAppError } from '../../platform/errors.js';
+import { silentLogger } from '../../platform/logger.js';
 import { parseArchiveReplayArgs, type ArchiveReplayArgs } from './archive-replay.logic.js';
-import { connectNats } from './bus/create-bus.js';
+import { connectNats } from '../bus/create-bus.js';
 import { replayFromArchive } from './outbox-archive.js';
 
 const USAGE = `Usage: npm run events:replay-archive -- --since <ISO instant> --until <ISO instant> [--tenant <tenant id>] [--type <event type>] [--dry-run]

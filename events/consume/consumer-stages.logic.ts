@@ -1,4 +1,4 @@
-import type { OrderedCandidate } from './order-hold.logic.js';
+import type { OrderedCandidate } from '../ordering/order-hold.logic.js';
 import { databaseUnreachable } from './verdict.logic.js';
 
 // The consumer runner's decisions that need no I/O (consumer-runner.ts and its stages apply them).
@@ -27,7 +27,7 @@ export function orderCandidates(messages: readonly Sequenced[]): OrderedCandidat
 /**
  * One message per event, in the order the events first appear: a batch may hold an event twice
  * (a redelivery beside its first delivery), and it is handled once, with its latest delivery. An
- * event is its tenant and id: two tenants' producers may choose the same id (events/inbox.ts).
+ * event is its tenant and id: two tenants' producers may choose the same id (events/consume/inbox.ts).
  */
 export function onePerEvent<T extends { envelope: { tenantId?: string; eventId: string } }>(messages: readonly T[]): T[] {
   return [...new Map(messages.map((message) => [eventKey(message.envelope), message])).values()];
@@ -35,7 +35,7 @@ export function onePerEvent<T extends { envelope: { tenantId?: string; eventId: 
 
 /**
  * An event as a consumer's inbox knows it, as one string: its tenant and its id, since producers
- * choose event ids and two tenants' producers may choose the same one (events/inbox.ts). A
+ * choose event ids and two tenants' producers may choose the same one (events/consume/inbox.ts). A
  * missing tenant is the inbox's "any tenant" ('').
  */
 export function eventKey(event: { tenantId?: string; eventId: string }): string {

@@ -1,11 +1,11 @@
-import type { Prisma, Tx } from '../platform/db/database.js';
-import { insertSql, type Column } from '../platform/db/bulk-sql.js';
-import { AppError } from '../platform/errors.js';
-import type { Clock } from '../platform/clock.js';
-import { buildEnvelope, subjectFor, type EnvelopeInput, type EventEnvelope, type EventSource } from './envelope.js';
-import { versionsToPublish } from './schemas/dual-publish.logic.js';
-import type { SchemaRegistry } from './schemas/registry.js';
-import { newTraceparent } from '../platform/trace-context.js';
+import type { Prisma, Tx } from '../../platform/db/database.js';
+import { insertSql, type Column } from '../../platform/db/bulk-sql.js';
+import { AppError } from '../../platform/errors.js';
+import type { Clock } from '../../platform/clock.js';
+import { buildEnvelope, subjectFor, type EnvelopeInput, type EventEnvelope, type EventSource } from '../envelope.js';
+import { versionsToPublish } from '../schemas/dual-publish.logic.js';
+import type { SchemaRegistry } from '../schemas/registry.js';
+import { newTraceparent } from '../../platform/trace-context.js';
 
 export interface OutboxWrite {
   envelopes: EventEnvelope<object>[];

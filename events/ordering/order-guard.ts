@@ -1,10 +1,10 @@
-import type { Db } from '../platform/db/database.js';
-import type { Clock } from '../platform/clock.js';
-import type { Logger } from '../platform/logger.js';
-import type { EventBus } from './bus/event-bus.js';
+import type { Db } from '../../platform/db/database.js';
+import type { Clock } from '../../platform/clock.js';
+import type { Logger } from '../../platform/logger.js';
+import type { EventBus } from '../bus/event-bus.js';
 import { readSettledThrough, raiseSettledThrough, resetSettledThrough } from './consumer-watermark.js';
-import { eventKey } from './consumer-stages.logic.js';
-import { ANY_TENANT, settledAmong } from './inbox.js';
+import { eventKey } from '../consume/consumer-stages.logic.js';
+import { ANY_TENANT, settledAmong } from '../consume/inbox.js';
 import { deadLetterMark, heldCandidates, raisedFloor, type OrderedCandidate } from './order-hold.logic.js';
 
 /** What the guard knows of one message of the consumer's subject above its floor. */
@@ -12,7 +12,7 @@ interface Known {
   /** Undefined: rejected on sight (never applied, so never waited for). */
   key: string | undefined;
   eventId: string | undefined;
-  /** The event's tenant: an event id names an event only within its tenant (events/inbox.ts). */
+  /** The event's tenant: an event id names an event only within its tenant (events/consume/inbox.ts). */
   tenantId: string;
   settled: boolean;
   /** Received by this process (rather than read from the stream). */
@@ -58,7 +58,7 @@ const FLOOR_WRITE_INTERVAL_MS = 1_000;
  * or the database showed. Above the floor the guard reads the stream's messages once each (none in
  * steady state for those this process received) and asks the inbox, in one statement, about those
  * another process had; then it raises the floor past what is settled and writes it back for the
- * other replicas and the next start (events/consumer-watermark.ts).
+ * other replicas and the next start (events/ordering/consumer-watermark.ts).
  *
  * Why not JetStream's ack floor: after a server restart the server's consumer state can be older
  * than the workers' (a SIGKILL loses its last writes), and an ack from a worker for a message it

@@ -1,7 +1,7 @@
-import type { Logger } from '../platform/logger.js';
-import type { BusMessage } from './bus/event-bus.js';
-import type { Clock } from '../platform/clock.js';
-import { retryDelayMs } from './retry.logic.js';
+import type { Logger } from '../../platform/logger.js';
+import type { BusMessage } from '../bus/event-bus.js';
+import type { Clock } from '../../platform/clock.js';
+import { retryDelayMs } from '../retry.logic.js';
 
 interface Entry<T> {
   item: T;

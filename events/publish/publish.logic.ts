@@ -1,6 +1,6 @@
-import { AppError } from '../platform/errors.js';
-import type { EventEnvelope, EventSource } from './envelope.js';
-import type { SchemaRegistry } from './schemas/registry.js';
+import { AppError } from '../../platform/errors.js';
+import type { EventEnvelope, EventSource } from '../envelope.js';
+import type { SchemaRegistry } from '../schemas/registry.js';
 
 /**
  * An event as an operator or a tester writes it for `npm run events:publish`: the spec's envelope

@@ -1,7 +1,7 @@
-import { AppError } from '../platform/errors.js';
-import type { EventBus, StoredMessage } from './bus/event-bus.js';
+import { AppError } from '../../platform/errors.js';
+import type { EventBus, StoredMessage } from '../bus/event-bus.js';
 import { DEAD_LETTER_HEADERS, deadLetterReplayMsgId } from './dead-letter.logic.js';
-import { oneLine } from './error-text.logic.js';
+import { oneLine } from '../error-text.logic.js';
 
 // "Dead letters" is the code's one name for them. Names on the wire keep saying "dlq" because
 // they are contracts: the CATALOG_DLQ stream and its CATALOG.dlq subjects, the x-dlq-* headers,

@@ -1,4 +1,4 @@
-import { AppError, isAppError } from '../platform/errors.js';
+import { AppError, isAppError } from '../../platform/errors.js';
 
 /**
  * What the consumer runner does with a message after one attempt at it. Pure: it looks at the

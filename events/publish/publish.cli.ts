@@ -1,20 +1,20 @@
 // `npm run events:publish -- <file.json> [more.json ...]`: publishes consumed events (one envelope,
 // or an array of them, per file) to NATS_URL, the way their producers would. Missing envelope
-// members a publisher computes are filled in (events/publish.logic.ts); the payload is checked
+// members a publisher computes are filled in (events/publish/publish.logic.ts); the payload is checked
 // against our copy of the producer's schema first, so a mistake is reported here, not dead-lettered.
 import fs from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadPlatformConfig } from '../platform/config/config.js';
-import { newUlid } from '../platform/ids.js';
-import { silentLogger } from '../platform/logger.js';
-import { connectJetStreamBus } from './bus/jetstream-bus.js';
-import { subjectFor } from './envelope.js';
-import { streamSpecs } from './streams.js';
-import type { EventBus } from './bus/event-bus.js';
-import { loadEventsSlice, type EventsConfig } from './config.js';
+import { ConfigError, loadPlatformConfig } from '../../platform/config/config.js';
+import { newUlid } from '../../platform/ids.js';
+import { silentLogger } from '../../platform/logger.js';
+import { connectJetStreamBus } from '../bus/jetstream-bus.js';
+import { subjectFor } from '../envelope.js';
+import { streamSpecs } from '../streams.js';
+import type { EventBus } from '../bus/event-bus.js';
+import { loadEventsSlice, type EventsConfig } from '../config.js';
 import { completeEnvelope } from './publish.logic.js';
-import { loadSchemaRegistry } from './schemas/registry.js';
+import { loadSchemaRegistry } from '../schemas/registry.js';
 
 const USAGE = `Usage: npm run events:publish -- <file.json> [more.json ...]
 

@@ -1,5 +1,5 @@
-import { AppError } from '../platform/errors.js';
-import { isId } from '../platform/ids.js';
+import { AppError } from '../../platform/errors.js';
+import { isId } from '../../platform/ids.js';
 
 /**
  * The arguments of `npm run events:replay-archive`, checked before anything is opened. Each mistake

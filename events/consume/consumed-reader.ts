@@ -1,8 +1,8 @@
-import { AppError } from '../platform/errors.js';
-import type { Logger } from '../platform/logger.js';
-import type { ConsumedEnvelope } from './envelope.js';
-import type { SchemaRegistry } from './schemas/registry.js';
-import type { SchemaUriReading } from './schemas/schema-uri.logic.js';
+import { AppError } from '../../platform/errors.js';
+import type { Logger } from '../../platform/logger.js';
+import type { ConsumedEnvelope } from '../envelope.js';
+import type { SchemaRegistry } from '../schemas/registry.js';
+import type { SchemaUriReading } from '../schemas/schema-uri.logic.js';
 
 /** Distinct producer digests logged per consumer; beyond it they are only counted. */
 const MAX_LOGGED_DIGESTS = 20;

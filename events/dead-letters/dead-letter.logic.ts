@@ -1,4 +1,4 @@
-import type { Headers } from './bus/event-bus.js';
+import type { Headers } from '../bus/event-bus.js';
 
 export const DEAD_LETTER_HEADERS = {
   originalSubject: 'x-original-subject',

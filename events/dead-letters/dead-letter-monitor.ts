@@ -1,6 +1,6 @@
-import type { Logger } from '../platform/logger.js';
-import { systemClock, type Clock } from '../platform/clock.js';
-import type { EventBus } from './bus/event-bus.js';
+import type { Logger } from '../../platform/logger.js';
+import { systemClock, type Clock } from '../../platform/clock.js';
+import type { EventBus } from '../bus/event-bus.js';
 import {
   initialDeadLetterAlertState,
   nextDeadLetterAlertState,
@@ -8,7 +8,7 @@ import {
   type DeadLetterAlertState,
   type DeadLetterSample,
 } from './dead-letter-monitor.logic.js';
-import { oneLine } from './error-text.logic.js';
+import { oneLine } from '../error-text.logic.js';
 
 /** The DLQ's depth and its oldest letter's storage time, as the stream (shared by every replica) says. */
 export async function sampleDeadLetters(bus: EventBus, deadLetterStream: { stream: string }): Promise<DeadLetterSample> {

@@ -1,6 +1,6 @@
-import type { Db } from '../platform/db/database.js';
-import type { Logger } from '../platform/logger.js';
-import { retryDelayMs } from './retry.logic.js';
+import type { Db } from '../../platform/db/database.js';
+import type { Logger } from '../../platform/logger.js';
+import { retryDelayMs } from '../retry.logic.js';
 
 /** Set once by the consumer's stop(); ends a wait for the database at once. */
 export class StopSignal {
