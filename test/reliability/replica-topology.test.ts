@@ -56,7 +56,14 @@ const REQUEST_DEADLINE_MS = 120_000;
 const BUILT_SUBJECT = subjectFor('content.play_package.built', 1);
 const PARTS = ['catalog', 'ai', 'worker', 'gateway'] as const;
 type Part = (typeof PARTS)[number];
-const FAULTS = ['SIGKILL catalog-1', 'SIGKILL ai-1', 'SIGKILL gateway-1', 'SIGKILL worker-1', 'SIGSTOP relay leader', 'stop CONTENT leader node'];
+const FAULTS = [
+  'SIGKILL catalog-1',
+  'SIGKILL ai-1',
+  'SIGKILL gateway-1',
+  'SIGKILL worker-1',
+  'SIGSTOP relay leader',
+  'stop CONTENT leader node',
+];
 
 /** A deliberate backoff (a Retry-After, a publish retry) or a producer's pace; never a stand-in for waiting on a state. */
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -137,7 +144,13 @@ describe.runIf(runs)('replica topology: two replicas of every part on a 3-node J
     for (const part of PARTS) {
       for (const index of [1, 2]) {
         const name = `${part}-${index}`;
-        replicas.set(name, { name, part, door: part === 'worker' ? undefined : await freePort(), ops: await freePort(), faulted: false });
+        replicas.set(name, {
+          name,
+          part,
+          door: part === 'worker' ? undefined : await freePort(),
+          ops: await freePort(),
+          faulted: false,
+        });
       }
     }
     const doors = (part: Part) =>
@@ -231,16 +244,14 @@ describe.runIf(runs)('replica topology: two replicas of every part on a 3-node J
       for (const envelope of inputs) {
         while (published >= allowed) await pause(20);
         // Until JetStream acknowledged it (the same Nats-Msg-Id: a retry of a publish that landed is dropped).
-        for (const deadline = Date.now() + CONVERGENCE_MS; ; ) {
-          const sent = await bus
-            .publish(BUILT_SUBJECT, Buffer.from(JSON.stringify(envelope)), { msgId: envelope.eventId })
-            .then(
-              () => true,
-              (error: unknown) => {
-                if (Date.now() > deadline) throw error;
-                return false;
-              },
-            );
+        for (const deadline = Date.now() + CONVERGENCE_MS; ;) {
+          const sent = await bus.publish(BUILT_SUBJECT, Buffer.from(JSON.stringify(envelope)), { msgId: envelope.eventId }).then(
+            () => true,
+            (error: unknown) => {
+              if (Date.now() > deadline) throw error;
+              return false;
+            },
+          );
           if (sent) break;
           publishRetries += 1;
           await pause(200);
@@ -253,7 +264,7 @@ describe.runIf(runs)('replica topology: two replicas of every part on a 3-node J
     // --- the clients: reads and keyed writes through the balancer, retrying documented refusals --
     const agent = new Agent({ connections: CLIENTS * 2, keepAliveTimeout: 10_000 });
     const reader = await mintToken(keys.privateJwk, { sub: 'svc:topology', tid: tenant, scope: 'catalog.read' });
-    const attempts: Attempt[] = [];
+    const attempts: Array<Attempt & { request: 'read' | 'write' }> = [];
     const failedRequests: string[] = [];
     let longestKeyBlockMs = 0;
     let loading = true;
@@ -283,9 +294,17 @@ describe.runIf(runs)('replica topology: two replicas of every part on a 3-node J
         // The balancer's own answer when the gateway it forwarded to died under the request.
         if (response.status === 502 && text.startsWith('balancer:'))
           return { kind: 'connection cut', at: Date.now(), detail: text.slice(0, 200) } as const;
-        return { kind: 'unexpected', status: response.status, detail: `${request.method} ${request.path}: ${text.slice(0, 300)}` } as const;
+        return {
+          kind: 'unexpected',
+          status: response.status,
+          detail: `${request.method} ${request.path}: ${text.slice(0, 300)}`,
+        } as const;
       } catch (error) {
-        return { kind: 'unexpected', status: 0, detail: `${request.method} ${request.path}: ${String((error as Error).cause ?? error)}` } as const;
+        return {
+          kind: 'unexpected',
+          status: 0,
+          detail: `${request.method} ${request.path}: ${String((error as Error).cause ?? error)}`,
+        } as const;
       }
     };
 
@@ -326,10 +345,12 @@ describe.runIf(runs)('replica topology: two replicas of every part on a 3-node J
       let blockedSince: number | undefined;
       for (;;) {
         const outcome = await attempt(request);
-        attempts.push(outcome);
+        attempts.push({ ...outcome, request: kind === 2 ? 'write' : 'read' });
         if (outcome.kind === 'ok') break;
         if (outcome.kind === 'unexpected' || Date.now() > deadline) {
-          failedRequests.push(outcome.kind === 'unexpected' ? `${outcome.status} ${outcome.detail}` : `gave up: ${JSON.stringify(outcome)}`);
+          failedRequests.push(
+            outcome.kind === 'unexpected' ? `${outcome.status} ${outcome.detail}` : `gave up: ${JSON.stringify(outcome)}`,
+          );
           return;
         }
         if (outcome.kind === 'in flight 409') blockedSince ??= Date.now();
@@ -386,7 +407,9 @@ describe.runIf(runs)('replica topology: two replicas of every part on a 3-node J
           timeoutMs: 60_000,
           intervalMs: 100,
         });
-        timeline.push(`${at()} ${follower.name} took the lease ${((Date.now() - stoppedAt) / 1000).toFixed(1)} s after the stop (lease ${LEASE_SECONDS} s); SIGCONT ${leader.name}`);
+        timeline.push(
+          `${at()} ${follower.name} took the lease ${((Date.now() - stoppedAt) / 1000).toFixed(1)} s after the stop (lease ${LEASE_SECONDS} s); SIGCONT ${leader.name}`,
+        );
         process.kill(leader.process!.pid, 'SIGCONT');
         leader.faulted = false;
         await eventually(async () => (await relayLeader(leader)) === 0, `${leader.name} to know it does not lead`, {
@@ -476,13 +499,14 @@ describe.runIf(runs)('replica topology: two replicas of every part on a 3-node J
     const documented503 = attempts.filter((a) => a.kind === 'documented 503');
     const inFlight = attempts.filter((a) => a.kind === 'in flight 409');
     const cuts = attempts.filter((a) => a.kind === 'connection cut');
+    const writes = (list: Array<{ request: 'read' | 'write' }>) => list.filter((a) => a.request === 'write').length;
     const cutsOutsideOutage = cuts.filter((c) => !gatewayDown.some(([from, to]) => c.at >= from && c.at <= to));
     tally.serverErrors = attempts.filter((a) => a.kind === 'unexpected' && a.status >= 500).length;
     notes.push(
       `topology: 3-node JetStream cluster (streams × 3 replicas), private Postgres and Redis; 2 × catalog, ai, worker, gateway processes (DB_POOL_SIZE 3, relay lease ${LEASE_SECONDS} s), gateways given both subgraph replicas as URL lists, behind a balancer following /readyz`,
       `faults: ${timeline.join('; ')}`,
       `${EVENTS} built events over ${COURSES} courses (${publishRetries} publish retries): ${tally.lost} lost, ${tally.duplicated} duplicated, ${outOfOrder.length} courses out of producer order; converged ${(convergedMs / 1000).toFixed(1)} s after the last fault`,
-      `${tally.requests} client requests (${CLIENTS} clients: GraphQL, REST, keyed writes), ${attempts.length} attempts: ${count('ok')} ok, ${documented503.length} documented 503 with Retry-After, ${inFlight.length} 409 idempotency.in_flight (max Retry-After ${Math.max(0, ...inFlight.map((a) => (a.kind === 'in flight 409' ? a.retryAfter : 0)))} s), ${cuts.length} connections cut by the killed gateway, ${count('unexpected')} unexpected; longest keyed write blocked ${(longestKeyBlockMs / 1000).toFixed(1)} s; balancer served ${JSON.stringify(Object.values(balancer.served()))}`,
+      `${tally.requests} client requests (${CLIENTS} clients: GraphQL, REST, keyed writes), ${attempts.length} attempts: ${count('ok')} ok, ${documented503.length} documented 503 with Retry-After (${writes(documented503)} of them keyed writes), ${inFlight.length} 409 idempotency.in_flight (max Retry-After ${Math.max(0, ...inFlight.map((a) => (a.kind === 'in flight 409' ? a.retryAfter : 0)))} s), ${cuts.length} connections cut by the killed gateway (${writes(cuts)} keyed writes, retried with their key), ${count('unexpected')} unexpected; longest keyed write blocked ${(longestKeyBlockMs / 1000).toFixed(1)} s; balancer served ${JSON.stringify(Object.values(balancer.served()))}`,
       `duration ${((Date.now() - t0) / 1000).toFixed(0)} s; unplanned exits ${unplannedExits.length}`,
     );
 
