@@ -3,58 +3,15 @@
  * once: GraphQL puts `code` in `extensions.code`, REST in a problem+json `code` member with `status`.
  * Anything that is not an AppError is an internal error and its message never leaves the process.
  */
+import { ERROR_CODES, type KnownErrorCode } from './error-codes.js';
+
+export type { KnownErrorCode } from './error-codes.js';
+
 /**
- * The codes shared across parts, with the HTTP status each one answers. Our own codes are
- * lower-case `area.reason` (the spec's `authz.tenant_not_a_member`); the upper-case ones are
- * GraphQL's and Apollo's standard codes, kept as clients know them. A part's own codes (review.*,
- * keys.*, events.* …) are thrown where they arise with their status, and listed in
- * docs/rest-compat.md ("Errors").
+ * A code of the registry: a code thrown anywhere must be added there first (with its status and
+ * meaning), so the compiler, the docs and the changelog guard all see it.
  */
-const STATUS_BY_CODE = {
-  // GraphQL / Apollo standard codes.
-  BAD_USER_INPUT: 400,
-  UNAUTHENTICATED: 401,
-  FORBIDDEN: 403,
-  INTERNAL_SERVER_ERROR: 500,
-  // The request itself, at any HTTP door.
-  'request.not_found': 404,
-  'request.method_not_allowed': 405,
-  'request.conflict': 409,
-  'request.precondition_failed': 412,
-  'request.payload_too_large': 413,
-  'request.unsupported_media_type': 415,
-  'request.unsupported_content_encoding': 415,
-  'request.precondition_required': 428,
-  // The client went away mid-request (nginx's 499): never seen by it, only in the access log.
-  'request.client_closed': 499,
-  'request.not_implemented': 501,
-  'lifecycle.illegal_transition': 409,
-  'quota.exceeded': 429,
-  'authz.tenant_not_a_member': 403,
-  'authz.scope_missing': 403,
-  'idempotency.key_required': 400,
-  'idempotency.key_invalid': 400,
-  'idempotency.key_reused': 422,
-  'idempotency.in_flight': 409,
-  'routing.no_provider_for_residency': 422,
-  'routing.no_rule': 422,
-  'routing.assessment_required': 422,
-  'provider.unavailable': 503,
-  'provider.rejected': 502,
-  'moderation.blocked': 422,
-  'schema.invalid_event': 400,
-  // The server cannot take the request now (shutting down, a part not wired in): retry later.
-  'service.unavailable': 503,
-  // A dependency this request needs cannot be reached.
-  'dependency.unavailable': 503,
-  // The gateway could not reach a subgraph (its fields only; gateway/subgraph-fetch.ts).
-  'subgraph.unavailable': 503,
-} as const satisfies Record<string, number>;
-
-export type KnownErrorCode = keyof typeof STATUS_BY_CODE;
-
-/** A known code, or a part's own `area.reason` code. */
-export type ErrorCode = KnownErrorCode | (string & {});
+export type ErrorCode = KnownErrorCode;
 
 export interface AppErrorOptions {
   status?: number;
@@ -102,8 +59,9 @@ export function isAppError(error: unknown): error is AppError {
   return error instanceof AppError;
 }
 
+/** The status of a code in the registry (platform/error-codes.ts), the one source of statuses. */
 function statusOf(code: string): number | undefined {
-  return Object.hasOwn(STATUS_BY_CODE, code) ? STATUS_BY_CODE[code as KnownErrorCode] : undefined;
+  return Object.hasOwn(ERROR_CODES, code) ? ERROR_CODES[code as KnownErrorCode].status : undefined;
 }
 
 export function statusForCode(code: string): number {

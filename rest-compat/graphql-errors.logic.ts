@@ -1,4 +1,4 @@
-import { AppError, statusForCode } from '../platform/errors.js';
+import { AppError, statusForCode, type ErrorCode } from '../platform/errors.js';
 
 export interface GraphQLErrorLike {
   message: string;
@@ -31,7 +31,8 @@ const DEFAULT_RETRY_AFTER_SECONDS = 1;
 export function errorFromGraphQL(errors: ReadonlyArray<GraphQLErrorLike>): AppError {
   const [error] = errors;
   const extensions = error?.extensions ?? {};
-  const code = typeof extensions.code === 'string' ? extensions.code : 'INTERNAL_SERVER_ERROR';
+  // Relayed as the graph gave it: the subgraphs throw only codes of the registry (ErrorCode).
+  const code = (typeof extensions.code === 'string' ? extensions.code : 'INTERNAL_SERVER_ERROR') as ErrorCode;
   if (code === 'GRAPHQL_VALIDATION_FAILED' || code === 'GRAPHQL_PARSE_FAILED') {
     return new AppError('request.not_implemented', 'This route is not available yet: the graph does not offer its operation', {
       status: 501,

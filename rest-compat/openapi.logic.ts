@@ -141,6 +141,15 @@ const STATUS_TEXT: Record<number, string> = {
   503: 'A dependency is unavailable; retry after Retry-After',
 };
 
+/** The operations' tags (the first segment of the route id), each described for the reader. */
+const TAGS: Record<string, string> = {
+  courses: "The tenant's courses: list, read, change metadata (catalog subgraph)",
+  ai: 'The AI gateway: assist, provenance, quota settings, routing rules, health (AI subgraph)',
+  catalog: 'Catalog operations: the dead-letter queue of consumed events (catalog subgraph)',
+};
+
+const tagOf = (route: Route) => route.id.split('.')[0];
+
 const isKeyedWrite = (route: Route) => !route.public && ['POST', 'PUT', 'PATCH'].includes(route.method);
 
 /** A GET whose answer carries an ETag answers If-None-Match with 304 (rest-endpoints.ts). */
@@ -148,9 +157,14 @@ export const answersNotModified = (route: Route) => route.method === 'GET' && ro
 
 /** The problem codes each route can answer because of the request rules in front of it. */
 export function sharedErrors(route: Route): Record<number, string[]> {
-  const errors: Record<number, string[]> = { 500: ['INTERNAL_SERVER_ERROR'], 503: ['service.unavailable'] };
+  // Every route validates its query string (a route without query parameters refuses any), so
+  // every route can answer 400 request.validation_failed (rest-endpoints.ts, parseRequest).
+  const errors: Record<number, string[]> = {
+    400: ['request.validation_failed'],
+    500: ['INTERNAL_SERVER_ERROR'],
+    503: ['service.unavailable'],
+  };
   const add = (status: number, ...codes: string[]) => (errors[status] = [...(errors[status] ?? []), ...codes]);
-  if (route.params || route.query || route.body) add(400, 'request.validation_failed');
   if (route.body) {
     add(400, 'BAD_USER_INPUT');
     add(413, 'request.payload_too_large');
@@ -191,6 +205,7 @@ function checkDocumented(route: Route): void {
     throw new Error(`REST route ${route.id} must document each successful answer with its schema`);
   }
   if (!route.public && !route.scopes?.length) throw new Error(`REST route ${route.id} must name the scopes that admit a caller`);
+  if (!Object.hasOwn(TAGS, tagOf(route))) throw new Error(`REST route ${route.id}: describe its tag ${tagOf(route)} in TAGS`);
   const inPath = [...route.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1]).sort();
   const documented = Object.keys((route.params?.properties as JsonObject | undefined) ?? {}).sort();
   if (inPath.join() !== documented.join())
@@ -302,7 +317,7 @@ function operationOf(route: Route): JsonObject {
     operationId: route.id,
     summary: route.summary,
     ...(route.description ? { description: route.description } : {}),
-    tags: [route.id.split('.')[0]],
+    tags: [tagOf(route)],
     security: route.public ? [] : route.scopes!.map((scope) => ({ bearerAuth: [scope], tenantId: [] })),
     ...(route.public ? {} : { 'x-scopes': [...route.scopes!] }),
     parameters: parametersOf(route),
@@ -327,8 +342,12 @@ export function openApiDocument(routes: readonly Route[]): JsonObject {
       title: 'Catalog and AI gateway: REST-compat',
       version: '1.0.0',
       description:
-        'The REST routes of legacy consumers. Each runs one GraphQL operation through the gateway, so authentication, tenancy, scopes and error codes are those of `/graphql`. Errors are RFC 9457 problem documents with a stable `code`.',
+        'The REST routes of legacy consumers. Each runs one GraphQL operation through the gateway, so authentication, tenancy, scopes and error codes are those of `/graphql`. Errors are RFC 9457 problem documents with a stable `code` (every code: docs/error-codes.md).',
+      // The package is private; SPDX's LicenseRef- form names a licence that is not on its list.
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
+    servers: [{ url: '/', description: 'The gateway that served this document (REST routes beside /graphql)' }],
+    tags: [...new Set(routes.map(tagOf))].map((name) => ({ name, description: TAGS[name] })),
     paths,
     components: {
       schemas: Object.fromEntries(Object.entries(NAMED_SCHEMAS).map(([name, value]) => [name, publish(value, names, value)])),

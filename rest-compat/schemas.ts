@@ -95,12 +95,35 @@ export const mergePatchCourseMetadataBody: JsonSchema = {
   minProperties: 1,
 };
 
+/**
+ * A template variable's value as the AI subgraph renders it (templates/template.logic.ts): a string
+ * as it is, a number or boolean printed, an object or array as its JSON; null counts as missing.
+ */
+const templateValue: JsonSchema = {
+  anyOf: [
+    { type: 'string' },
+    { type: 'number' },
+    { type: 'boolean' },
+    { type: 'object', additionalProperties: true },
+    { type: 'array' },
+    { type: 'null' },
+  ],
+};
+
 export const assistBody = closed(
   {
     featureKey,
-    // Values are whatever the template renders; unknown names are ignored and missing ones are
-    // refused by the AI subgraph, which knows the template.
-    variables: { type: 'object', maxProperties: 200, propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$', maxLength: 100 } },
+    // Unknown names are ignored and missing ones are refused by the AI subgraph, which knows the
+    // template. The values are typed (not a bare `type: object`, which generated clients type as an
+    // object without members): what the template renders, and `__mock` (an object).
+    variables: {
+      type: 'object',
+      maxProperties: 200,
+      propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$', maxLength: 100 },
+      additionalProperties: templateValue,
+      description:
+        'Template variables by name. Unknown names are ignored; a missing one (or null) is 400 BAD_USER_INPUT. Names starting with `__` are gateway directives (`__mock` drives the mock provider when fault injection is on).',
+    },
     context: closed({ facilityId: text(200), specialty: text(200), subjectRef: text(200) }, ['facilityId', 'specialty']),
     locale,
     residency,
@@ -214,7 +237,7 @@ export const provenance = record({
   outputHash: orNull(string),
   moderation: { description: 'The moderation verdict as recorded (any JSON value), null when none ran.' },
   reviewState: orNull(string),
-  review: orNull({ type: 'object' }),
+  review: orNull({ type: 'object', additionalProperties: true, description: 'The review decision as recorded, null before one' }),
   facilityId: orNull(string),
   specialty: orNull(string),
   subjectRef: orNull(string),
@@ -264,7 +287,11 @@ export const aiHealth = closed(
   {
     status: { enum: ['ok', 'degraded', 'down', 'unknown'] },
     service: { const: 'ai' },
-    dependencies: { type: 'object', description: 'database, quota, vault and provider circuits' },
+    dependencies: {
+      type: 'object',
+      additionalProperties: true,
+      description: 'database, quota, vault and provider circuits, each with its `status`',
+    },
     checkedInMs: integer,
   },
   ['status'],

@@ -3,7 +3,7 @@ import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives';
 import { GraphQLError, type ValidationContext, type ValidationRule } from 'graphql';
-import { AppError } from '../errors.js';
+import { AppError, type KnownErrorCode } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import { FIELD_COSTS } from './field-costs.js';
 import { operationCost, representationCount } from './query-cost.js';
@@ -39,7 +39,7 @@ export interface QueryLimits {
 /** Which limit refused a document: the `limit` label of graphql_limit_rejections_total. */
 export type LimitName = 'tokens' | 'depth' | 'aliases' | 'directives' | 'cost' | 'representations' | 'strings';
 
-export const LIMIT_CODES: Record<LimitName, string> = {
+export const LIMIT_CODES: Record<LimitName, KnownErrorCode> = {
   tokens: 'query.too_many_tokens',
   depth: 'query.too_deep',
   aliases: 'query.too_many_aliases',

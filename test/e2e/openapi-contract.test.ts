@@ -389,6 +389,12 @@ const CASES: Record<string, () => Case[]> = {
   ],
   'ai.health': () => [
     { label: 'without credentials', status: 200, send: () => request('/v1/ai/health', { authorization: null, tenantId: null }) },
+    // Its documented 4xx: the route declares no query parameters, so it refuses one.
+    {
+      label: 'an unknown parameter',
+      status: 400,
+      send: () => request('/v1/ai/health?verbose=1', { authorization: null, tenantId: null }),
+    },
   ],
 };
 

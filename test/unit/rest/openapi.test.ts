@@ -4,7 +4,10 @@ import { describe, expect, it } from 'vitest';
 import { openApiDocument, routeErrors } from '../../../rest-compat/openapi.logic.js';
 import type { Route } from '../../../rest-compat/route-definition.js';
 import { ROUTES } from '../../../rest-compat/route-table.js';
+import { assistBody } from '../../../rest-compat/schemas.js';
+import { compileValidator } from '../../../rest-compat/validation.js';
 import { contractChecker } from '../../support/openapi-contract.js';
+import { lintOpenApi } from '../../support/openapi-lint.js';
 
 // Bodies and operations are read member by member from the generated JSON.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -93,6 +96,64 @@ describe('the OpenAPI document of the REST table', () => {
       ['a path taken twice', { ...model, id: 'x.twice' }],
     ];
     for (const [what, route] of broken) expect(() => openApiDocument([...ROUTES, route]), what).toThrow(/REST route x\./);
+  });
+
+  it("passes the checks of Redocly's recommended ruleset that apply to it, warnings included", () => {
+    // The real `redocly lint` needs @redocly/openapi-core (not a dependency); test/support/openapi-lint.ts
+    // does its rules that can fire on a document like ours.
+    expect(lintOpenApi(structuredClone(document))).toEqual([]);
+  });
+
+  it('has a lint that fails on what Redocly (or openapi-typescript) would flag', () => {
+    const planted = structuredClone(document);
+    delete planted.info.license;
+    planted.servers = [{ url: '/api/' }];
+    planted.tags[0].description = '';
+    const health = planted.paths['/v1/ai/health'].get;
+    for (const status of Object.keys(health.responses)) if (status.startsWith('4')) delete health.responses[status];
+    delete health.summary;
+    planted.paths['/v1/ai/assist'].post.requestBody.content['application/json'].schema.properties.variables = { type: 'object' };
+    planted.components.parameters.Unused = { name: 'X-Unused', in: 'header', schema: { type: 'string' } };
+    const rules = lintOpenApi(planted).map((finding) => finding.split(':')[0]);
+    expect(new Set(rules)).toEqual(
+      new Set([
+        'info-license',
+        'no-server-trailing-slash',
+        'tag-description',
+        'operation-4xx-response',
+        'operation-summary',
+        'object-admits-no-member',
+        'no-unused-components',
+      ]),
+    );
+  });
+
+  it('names its server, its licence and its tags', () => {
+    expect(document.servers).toEqual([{ url: '/', description: expect.stringMatching(/\S/) }]);
+    expect(document.info.license).toEqual({ name: 'Proprietary', identifier: 'LicenseRef-Proprietary' });
+    const tags = new Set(ROUTES.map((route) => route.id.split('.')[0]));
+    expect(document.tags.map((tag: { name: string }) => tag.name).sort()).toEqual([...tags].sort());
+    const broken = { ...ROUTES[0], id: 'untagged.route', path: '/x' };
+    expect(() => openApiDocument([...ROUTES, broken])).toThrow(/describe its tag untagged/);
+  });
+
+  it('types the assist variables as the route takes them: by name, values rendered by the template', () => {
+    const variables = operationOf(ROUTES.find((route) => route.id === 'ai.assist')!).requestBody.content['application/json']
+      .schema.properties.variables;
+    const types = variables.additionalProperties.anyOf.map((member: { type: string }) => member.type);
+    expect(types).toEqual(['string', 'number', 'boolean', 'object', 'array', 'null']);
+    const validate = compileValidator(assistBody, 'body');
+    const body = (vars: unknown) => ({
+      featureKey: 'clinical.summary',
+      context: { facilityId: 'f', specialty: 's' },
+      variables: vars,
+    });
+    expect(() => validate(body({ message: 'cough', days: 3, urgent: true, __mock: { latencyMs: 1 } }))).not.toThrow();
+    expect(() => validate(body({ 'not a name': 'x' }))).toThrow(/variables/);
+  });
+
+  it('lists 400 request.validation_failed on every route: each refuses an unknown query parameter', () => {
+    for (const route of ROUTES) expect(routeErrors(route)[400], route.id).toContain('request.validation_failed');
   });
 
   it('lets the contract checker find what differs from the document', () => {

@@ -1,0 +1,14 @@
+import { format, resolveConfig } from 'prettier';
+import { ERROR_CODES } from './error-codes.js';
+import { ERROR_CODES_DOC, errorCodesMarkdown } from './error-codes-doc.logic.js';
+import { projectPath } from './project-files.js';
+
+/**
+ * docs/error-codes.md as `npm run docs:error-codes` writes it: the registry's table formatted as
+ * `npm run format:check` wants it. A dev tool (Prettier is a devDependency); nothing at run time
+ * imports it.
+ */
+export async function renderErrorCodesDoc(): Promise<string> {
+  const file = projectPath(ERROR_CODES_DOC);
+  return format(errorCodesMarkdown(ERROR_CODES), { ...(await resolveConfig(file)), filepath: file });
+}
