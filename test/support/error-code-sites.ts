@@ -31,7 +31,7 @@ const CODE_SITES: readonly RegExp[] = [
 export const CODE_TABLES = [
   { file: 'platform/graphql/format-error.ts', name: 'CLIENT_CODES' },
   { file: 'platform/graphql/query-limits.ts', name: 'LIMIT_CODES' },
-  { file: 'events/verdict.logic.ts', name: 'PERMANENT_CODES' },
+  { file: 'events/consume/verdict.logic.ts', name: 'PERMANENT_CODES' },
 ] as const;
 
 /** Comparisons with codes that are not ours to emit: a provider's, Node's, Prisma's. */
