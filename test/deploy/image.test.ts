@@ -101,10 +101,12 @@ describe.runIf(runs)('the container image, deployed as two replicas of every par
     await db?.close();
   });
 
-  it('refuses to start in production mode without a verification key, naming the variable', async () => {
-    const { code, output } = await runToEnd(IMAGE, ['gateway'], { DATABASE_URL: db.url });
-    expect(code, output).toBe(2);
-    expect(output).toContain('AUTH_JWKS_URL or AUTH_PUBLIC_KEY must be set when NODE_ENV=production');
+  it('refuses to start any part in production mode without a verification key, naming the variable', async () => {
+    for (const part of ['gateway', 'catalog', 'ai', 'worker']) {
+      const { code, output } = await runToEnd(IMAGE, [part], { DATABASE_URL: db.url });
+      expect(code, `${part}: ${output}`).toBe(2);
+      expect(output, part).toContain('AUTH_JWKS_URL or AUTH_PUBLIC_KEY must be set when NODE_ENV=production');
+    }
   });
 
   it('runs the migration as a step of its own, and a part waits for it', async () => {
