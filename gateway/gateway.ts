@@ -4,13 +4,11 @@ import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
 import type { TokenVerifier } from '../platform/auth/verifier.js';
 import type { ConnectionLimits, PlatformConfig } from '../platform/config/config.js';
-import { formatGraphQLError } from '../platform/graphql/format-error.js';
+import { apolloLogger, createDoorServer } from '../platform/graphql/apollo-server.js';
 import { graphqlEndpoints } from '../platform/graphql/graphql-endpoint.js';
 import type { LocalSubgraph } from '../platform/graphql/subgraph-server.js';
-import { operationObserver } from '../platform/graphql/operation-observer.js';
-import { operationRules } from '../platform/graphql/operation-rules.js';
 import { outageStatus } from '../platform/graphql/outage-status.js';
-import { queryLimitOptions, type QueryLimits } from '../platform/graphql/query-limits.js';
+import type { QueryLimits } from '../platform/graphql/query-limits.js';
 import type { EndpointTable } from '../platform/http/pipeline.js';
 import { probeEndpoints, type ReadinessReport } from '../platform/http/probe-endpoints.js';
 import { createHttpServer, drainBound, serve } from '../platform/http/serve.js';
@@ -120,9 +118,8 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   // and it only reads the environment. A hospital network must not be called out of unasked, so it
   // is off unless an operator sets APOLLO_TELEMETRY_DISABLED=false explicitly.
   process.env.APOLLO_TELEMETRY_DISABLED ??= 'true';
-  const apolloLogger = apolloLoggerFor(logger);
-  const subgraphs = await federatedGateway(options, apolloLogger);
-  const apollo = gatewayServer(options, subgraphs.gateway, apolloLogger);
+  const subgraphs = await federatedGateway(options, apolloLogger(logger));
+  const apollo = gatewayServer(options, subgraphs.gateway);
   await apollo.start();
 
   const execute: ExecuteOperation = async (operation, exchange, executeOptions = {}) => {
@@ -233,45 +230,19 @@ async function federatedGateway(options: GatewayOptions, logger: ApolloGatewayLo
  * The gateway's Apollo Server: limits, operation rules and error formatting of every GraphQL door,
  * plus the landing page, persisted queries, the Idempotency-Key rule on mutations and 503 on outages.
  */
-function gatewayServer(
-  options: GatewayOptions,
-  gateway: ApolloGateway,
-  logger: ApolloGatewayLogger,
-): ApolloServer<GatewayContext> {
-  const { settings, metrics } = options;
-  const limits = queryLimitOptions<GatewayContext>(settings.limits, metrics);
-  return new ApolloServer<GatewayContext>({
-    gateway,
-    introspection: true,
-    parseOptions: limits.parseOptions,
-    validationRules: limits.validationRules,
+function gatewayServer(options: GatewayOptions, gateway: ApolloGateway): ApolloServer<GatewayContext> {
+  const { settings } = options;
+  return createDoorServer<GatewayContext>({
+    name: 'gateway',
+    graph: { gateway },
+    logger: options.logger,
+    metrics: options.metrics,
+    limits: settings.limits,
+    knownOperations: options.knownOperations,
     persistedQueries: { ttl: settings.apqTtlSeconds, ...(options.apqCache ? { cache: options.apqCache } : {}) },
-    // Apollo's CSRF prevention guards cookie-authenticated servers; every operation here needs an
-    // Authorization header, which a cross-site form or image cannot send, and the guard would
-    // refuse plain GET queries (GraphQL over HTTP allows them).
-    csrfPrevention: false,
-    // Apollo would stop itself on SIGTERM, racing our drain (in-flight requests would see a
-    // stopped server); the entry point owns the shutdown order instead.
-    stopOnTerminationSignals: false,
-    formatError: formatGraphQLError(options.logger),
-    plugins: [
-      ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false }),
-      operationObserver<GatewayContext>('gateway', metrics, options.knownOperations),
-      operationRules<GatewayContext>(),
-      limits.plugin,
-      unguardedMutationPlugin<GatewayContext>(),
-      outageStatus<GatewayContext>(),
-    ],
-    logger,
+    plugins: {
+      first: [ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false })],
+      last: [unguardedMutationPlugin<GatewayContext>(), outageStatus<GatewayContext>()],
+    },
   });
-}
-
-/** Apollo's warnings and errors in our log; its debug and info lines are noise here. */
-function apolloLoggerFor(logger: Logger): ApolloGatewayLogger {
-  return {
-    debug: () => {},
-    info: () => {},
-    warn: (m: unknown) => logger.warn(String(m)),
-    error: (m: unknown) => logger.error(String(m)),
-  };
 }

@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { ApolloServer, HeaderMap, type BaseContext } from '@apollo/server';
+import { HeaderMap, type ApolloServer, type BaseContext } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import type { GraphQLSchema } from 'graphql';
 import type { Principal, TokenVerifier } from '../auth/verifier.js';
@@ -19,11 +19,9 @@ import { idempotencyKeyRequiredPlugin } from '../idempotency/graphql-mutations.j
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { TraceContext } from '../trace-context.js';
-import { formatGraphQLError } from './format-error.js';
+import { createDoorServer } from './apollo-server.js';
 import { graphqlEndpoints } from './graphql-endpoint.js';
-import { operationObserver } from './operation-observer.js';
-import { operationRules } from './operation-rules.js';
-import { queryLimitOptions, type QueryLimits } from './query-limits.js';
+import type { QueryLimits } from './query-limits.js';
 
 export interface RunningServer {
   url: string;
@@ -119,26 +117,22 @@ export async function startSubgraphServer<TContext extends BaseContext>(
   options: SubgraphServerOptions<TContext>,
 ): Promise<RunningServer & { local: LocalSubgraph }> {
   const { logger, settings, metrics } = options;
-  const limits = queryLimitOptions<TContext>(settings.limits, metrics);
-  const apollo = new ApolloServer<TContext>({
-    schema: options.schema,
-    introspection: true,
-    parseOptions: limits.parseOptions,
-    validationRules: limits.validationRules,
-    // The process's signal handler drains the HTTP server first, then stops Apollo.
-    stopOnTerminationSignals: false,
-    formatError: formatGraphQLError(logger),
-    plugins: [
-      ApolloServerPluginLandingPageDisabled(),
-      // Apollo Server computes cache hints with a hook on every resolved field (2 % of the catalog's
-      // CPU serving a REST page, bench/README.md); no response here is cached on them.
-      ApolloServerPluginCacheControlDisabled(),
-      operationObserver<TContext>(options.name, metrics, options.knownOperations),
-      operationRules<TContext>(),
-      limits.plugin,
-      idempotencyKeyRequiredPlugin<TContext>(),
-    ],
-    logger: { debug: () => {}, info: () => {}, warn: (m) => logger.warn(String(m)), error: (m) => logger.error(String(m)) },
+  const apollo = createDoorServer<TContext>({
+    name: options.name,
+    graph: { schema: options.schema },
+    logger,
+    metrics,
+    limits: settings.limits,
+    knownOperations: options.knownOperations,
+    plugins: {
+      first: [
+        ApolloServerPluginLandingPageDisabled(),
+        // Apollo Server computes cache hints with a hook on every resolved field (2 % of the catalog's
+        // CPU serving a REST page, bench/README.md); no response here is cached on them.
+        ApolloServerPluginCacheControlDisabled(),
+      ],
+      last: [idempotencyKeyRequiredPlugin<TContext>()],
+    },
   });
   await apollo.start();
 
