@@ -43,7 +43,10 @@ LABEL org.opencontainers.image.title="catalog-ai-federation" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.licenses="NOASSERTION"
+# APOLLO_TELEMETRY_DISABLED: Apollo Gateway reports usage to Apollo unless told not to (it reads
+# only the environment); a hospital network is never called out of unasked.
 ENV NODE_ENV=production \
+    APOLLO_TELEMETRY_DISABLED=true \
     HOST=0.0.0.0 \
     DATA_DIR=/var/lib/catalog-ai \
     SERVICE_COMMIT=${REVISION}

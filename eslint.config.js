@@ -27,6 +27,12 @@ const above = (...allowed) => OURS.filter((folder) => !allowed.includes(folder))
  * consumers, which use them all. The files at events/ itself (envelope, config, streams, the
  * worker) may use every folder.
  */
+const NO_ENV_WRITES = {
+  selector:
+    "AssignmentExpression > MemberExpression.left[object.type='MemberExpression'][object.object.name='process'][object.property.name='env'], UnaryExpression[operator='delete'] > MemberExpression[object.object.name='process'][object.property.name='env']",
+  message: 'Product code never writes process.env: read configuration once (platform/config) and pass it on.',
+};
+
 const EVENTS_FOLDERS = ['bus', 'schemas', 'consume', 'ordering', 'publish', 'archive', 'dead-letters'];
 const EVENTS_MAY_IMPORT = {
   bus: [],
@@ -149,6 +155,12 @@ export default tseslint.config(
     },
   },
   {
+    // Product code never writes the environment: configuration is parsed once from it (issue #27).
+    files: ['**/*.ts'],
+    ignores: ['test/**', 'bench/**'],
+    rules: { 'no-restricted-syntax': ['error', NO_ENV_WRITES] },
+  },
+  {
     files: ['**/*.logic.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
@@ -170,6 +182,7 @@ export default tseslint.config(
       ],
       'no-restricted-syntax': [
         'error',
+        NO_ENV_WRITES,
         {
           selector: "NewExpression[callee.name='Date'][arguments.length=0]",
           message: '*.logic.ts takes the time as an argument (inject a Clock).',

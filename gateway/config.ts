@@ -16,6 +16,12 @@ export interface GatewaySlice {
 export interface GatewayConfig {
   /** The offline schema explorer at /graphiql. */
   graphiql: boolean;
+  /**
+   * Whether Apollo Gateway's usage reporting to Apollo is off. Apollo reads only its own variable
+   * (APOLLO_TELEMETRY_DISABLED); the image and `npm start` set it, and a gateway started without it
+   * says so at start (nothing here writes the environment).
+   */
+  apolloTelemetryDisabled: boolean;
   /** Browser origins allowed to call the gateway (CORS); Apollo Sandbox's by default. */
   corsOrigins: CorsOrigins;
   /** Automatic persisted queries (platform/persisted-queries.ts): every store bounded in bytes. */
@@ -91,6 +97,7 @@ export function loadGatewaySlice(env: Env, platform: Pick<PlatformConfig, 'host'
     aiUrls: replicaUrls(env, 'AI_URL', `http://${localHost}:${platform.aiPort}/graphql`),
     gateway: {
       graphiql: envBool(env, 'GRAPHIQL_ENABLED', true),
+      apolloTelemetryDisabled: ['true', '1'].includes(env.APOLLO_TELEMETRY_DISABLED ?? ''),
       corsOrigins: corsOrigins(env, 'CORS_ORIGINS'),
       apq: {
         ttlSeconds: envInt(env, 'APQ_TTL_SECONDS', 24 * 3600, 60, 30 * 24 * 3600),

@@ -37,6 +37,8 @@ export interface GatewaySettings {
   corsOrigins: CorsOrigins;
   apqTtlSeconds: number;
   graphiql: boolean;
+  /** APOLLO_TELEMETRY_DISABLED as Apollo Gateway reads it (gateway/config.ts). */
+  apolloTelemetryDisabled: boolean;
   /** How long shutdown waits for in-flight requests before cutting connections. */
   drainMs: number;
   /** Connections kept to each subgraph replica at most; requests beyond wait in the gateway for a free one. */
@@ -61,6 +63,7 @@ export function gatewaySettings(config: PlatformConfig & GatewaySlice): GatewayS
     corsOrigins: config.gateway.corsOrigins,
     apqTtlSeconds: config.gateway.apq.ttlSeconds,
     graphiql: config.gateway.graphiql,
+    apolloTelemetryDisabled: config.gateway.apolloTelemetryDisabled,
     drainMs: drainBound(config),
     subgraphMaxConnections: config.gateway.subgraphMaxConnections,
     connections: config.ops.connections,
@@ -114,10 +117,12 @@ export interface RunningGateway {
  */
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   const { logger, settings, metrics } = options;
-  // Apollo Gateway sends anonymous usage data to Apollo unless this Apollo variable says otherwise,
-  // and it only reads the environment. A hospital network must not be called out of unasked, so it
-  // is off unless an operator sets APOLLO_TELEMETRY_DISABLED=false explicitly.
-  process.env.APOLLO_TELEMETRY_DISABLED ??= 'true';
+  if (!settings.apolloTelemetryDisabled) {
+    // Apollo Gateway reads only the environment; the image and `npm start` set the variable.
+    logger.warn(
+      'Apollo Gateway reports usage to Apollo: set APOLLO_TELEMETRY_DISABLED=true (the image and npm start do) to keep this process from calling out',
+    );
+  }
   const subgraphs = await federatedGateway(options, apolloLogger(logger));
   const apollo = gatewayServer(options, subgraphs.gateway);
   await apollo.start();

@@ -35,7 +35,8 @@ function runVitest(args: string[], run: RunIdentity): Promise<number> {
   const vitest = path.join(path.dirname(require.resolve('vitest/package.json')), 'vitest.mjs');
   const child = spawn(process.execPath, [vitest, 'run', ...args], {
     stdio: 'inherit',
-    env: { ...process.env, [RUN_ID_VARIABLE]: run.runId, TMPDIR: run.tmpDir },
+    // As `npm start` and the image do: no test process reports usage to Apollo.
+    env: { APOLLO_TELEMETRY_DISABLED: 'true', ...process.env, [RUN_ID_VARIABLE]: run.runId, TMPDIR: run.tmpDir },
   });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
   return new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))));

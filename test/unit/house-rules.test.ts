@@ -61,6 +61,14 @@ describe('the lint rules that keep the house', () => {
     expect(await rulesBroken('events/example.logic.ts', 'export const at = (iso: string) => new Date(iso);\n')).toEqual([]);
   });
 
+  it('forbid writing process.env in product code', async () => {
+    for (const write of ["process.env.A = 'x';", "process.env.A ??= 'x';", "process.env['A'] = 'x';", 'delete process.env.A;']) {
+      expect(await rulesBroken('gateway/example.ts', `${write}\nexport {};\n`), write).toContain('no-restricted-syntax');
+    }
+    expect(await rulesBroken('gateway/example.ts', 'export const a = process.env.A;\n')).toEqual([]);
+    expect(await rulesBroken('test/example.ts', "process.env.A = 'x';\nexport {};\n")).toEqual([]);
+  });
+
   it('forbid import circles', async () => {
     expect(await rulesBroken('test/fixtures/lint/cycle/a.ts')).toContain('import-x/no-cycle');
   });
