@@ -72,80 +72,94 @@ export function serve(
 ): ServedServer {
   const { logger } = options;
   boundConnections(server, options.limits ?? DEFAULT_CONNECTION_LIMITS, logger);
-  const active = new Set<http.ServerResponse>();
-  let draining = false;
-  let closingConnections = false;
-  let onIdle: (() => void) | undefined;
+  const state: ServeState = { active: new Set(), draining: false, closingConnections: false, onIdle: undefined };
 
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     const exchange = newExchange(req, res);
-    if (draining) {
-      const refusal = new AppError('service.unavailable', 'The server is shutting down; retry on another replica', {
-        headers: { 'retry-after': '1', connection: 'close' },
-      });
-      write(
-        res,
-        errorReply(refusal, exchange.url.pathname === '/graphql' ? 'graphql' : 'problem', undefined, req.headers.accept),
-      );
-      return;
-    }
-    active.add(res);
-    res.once('close', () => {
-      active.delete(res);
-      if (!draining) return;
-      server.closeIdleConnections();
-      if (active.size === 0) onIdle?.();
-    });
-    Promise.resolve()
-      .then(() => handler(exchange))
-      .then(
-        (answer) =>
-          write(res, {
-            ...answer,
-            headers: { ...exchange.replyHeaders, ...answer.headers, ...(closingConnections ? { connection: 'close' } : {}) },
-          }),
-        (error) => {
-          // The pipeline renders every error it knows; reaching here is a bug in a stage.
-          logger.error({ err: error }, 'request pipeline failed');
-          write(res, { ...errorReply(error, 'problem', logger), headers: { ...exchange.replyHeaders } });
-        },
-      );
+    if (state.draining) return refuseWhileDraining(exchange);
+    track(server, state, res);
+    void answer(exchange, handler, state, logger);
   });
 
   return {
-    inFlight: () => active.size,
+    inFlight: () => state.active.size,
     get draining() {
-      return draining;
+      return state.draining;
     },
     // Idle keep-alive connections stay open here: closing one races a request the balancer is
     // sending on it. The balancer stops sending once /readyz says 503; the drain closes them after.
     closeConnectionsAfterReply: () => {
-      closingConnections = true;
+      state.closingConnections = true;
     },
-    drain: async (forceAfterMs = 20_000) => {
-      draining = true;
-      // Only the last response of each connection says `Connection: close`: one marked earlier would
-      // end the socket under a pipelined request already accepted behind it.
-      const lastOnSocket = new Map<unknown, http.ServerResponse>();
-      for (const res of active) lastOnSocket.set(res.req.socket, res);
-      for (const res of lastOnSocket.values()) if (!res.headersSent) res.setHeader('connection', 'close');
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      const idle = active.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (onIdle = resolve));
-      const force = setTimeout(() => {
-        logger.warn({ inFlight: active.size }, 'drain bound reached; closing remaining connections');
-        server.closeAllConnections();
-      }, forceAfterMs);
-      force.unref();
-      try {
-        await idle;
-        server.closeIdleConnections();
-        await closed;
-      } finally {
-        clearTimeout(force);
-      }
-    },
+    drain: (forceAfterMs = 20_000) => drainServer(server, state, logger, forceAfterMs),
   };
+}
+
+/** What serve() keeps of its requests: those in flight, and where the shutdown stands. */
+interface ServeState {
+  active: Set<http.ServerResponse>;
+  draining: boolean;
+  closingConnections: boolean;
+  /** Resolves the drain's wait once the last request in flight has closed. */
+  onIdle: (() => void) | undefined;
+}
+
+/** A request that arrives on an open connection while the server drains: 503, go elsewhere. */
+function refuseWhileDraining(exchange: Exchange): void {
+  const refusal = new AppError('service.unavailable', 'The server is shutting down; retry on another replica', {
+    headers: { 'retry-after': '1', connection: 'close' },
+  });
+  const format = exchange.url.pathname === '/graphql' ? 'graphql' : 'problem';
+  write(exchange.res, errorReply(refusal, format, undefined, exchange.req.headers.accept));
+}
+
+/** Counts a request in flight until its response closes; the last one lets a drain go on. */
+function track(server: http.Server, state: ServeState, res: http.ServerResponse): void {
+  state.active.add(res);
+  res.once('close', () => {
+    state.active.delete(res);
+    if (!state.draining) return;
+    server.closeIdleConnections();
+    if (state.active.size === 0) state.onIdle?.();
+  });
+}
+
+/** Runs the pipeline and writes its reply whole. */
+async function answer(exchange: Exchange, handler: Handler, state: ServeState, logger: Logger): Promise<void> {
+  try {
+    const reply = await handler(exchange);
+    const closing: Record<string, string> = state.closingConnections ? { connection: 'close' } : {};
+    write(exchange.res, { ...reply, headers: { ...exchange.replyHeaders, ...reply.headers, ...closing } });
+  } catch (error) {
+    // The pipeline renders every error it knows; reaching here is a bug in a stage.
+    logger.error({ err: error }, 'request pipeline failed');
+    write(exchange.res, { ...errorReply(error, 'problem', logger), headers: { ...exchange.replyHeaders } });
+  }
+}
+
+/** The drain: see ServedServer.drain. */
+async function drainServer(server: http.Server, state: ServeState, logger: Logger, forceAfterMs: number): Promise<void> {
+  state.draining = true;
+  // Only the last response of each connection says `Connection: close`: one marked earlier would
+  // end the socket under a pipelined request already accepted behind it.
+  const lastOnSocket = new Map<unknown, http.ServerResponse>();
+  for (const res of state.active) lastOnSocket.set(res.req.socket, res);
+  for (const res of lastOnSocket.values()) if (!res.headersSent) res.setHeader('connection', 'close');
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const idle = state.active.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (state.onIdle = resolve));
+  const force = setTimeout(() => {
+    logger.warn({ inFlight: state.active.size }, 'drain bound reached; closing remaining connections');
+    server.closeAllConnections();
+  }, forceAfterMs);
+  force.unref();
+  try {
+    await idle;
+    server.closeIdleConnections();
+    await closed;
+  } finally {
+    clearTimeout(force);
+  }
 }
 
 function newExchange(req: http.IncomingMessage, res: http.ServerResponse): Exchange {
