@@ -51,33 +51,8 @@ export function createDatabaseIdempotencyStore(db: Db, timing: StoreTiming, logg
       sweep();
       // A row can expire or vanish between the steps; a few rounds always settle it.
       for (let round = 0; round < 5; round++) {
-        const at = new Date(now());
-        const token = randomUUID();
-        const leased = {
-          fingerprint,
-          state: IN_FLIGHT,
-          status: null,
-          headers: { lease: token },
-          body: null,
-          createdAt: at,
-          expiresAt: new Date(at.getTime() + timing.leaseSeconds * 1000),
-        };
-        const lease = { key, token, fingerprint };
-        const inserted = await db.idempotencyRecord.createMany({ data: [{ key, ...leased }], skipDuplicates: true });
-        if (inserted.count === 1) return { kind: 'started', lease };
-        const takenOver = await db.idempotencyRecord.updateMany({ where: { key, expiresAt: { lte: at } }, data: leased });
-        if (takenOver.count === 1) return { kind: 'started', lease };
-        const row = await db.idempotencyRecord.findUnique({ where: { key } });
-        if (!row || row.expiresAt.getTime() <= at.getTime()) continue;
-        const response: StoredResponse | undefined =
-          row.state === COMPLETED && row.status !== null && row.body !== null
-            ? { status: row.status, headers: (row.headers ?? {}) as Record<string, string>, body: row.body }
-            : undefined;
-        return classifyExisting(
-          { fingerprint: row.fingerprint, state: response ? COMPLETED : IN_FLIGHT, response, expiresAt: row.expiresAt.getTime() },
-          fingerprint,
-          at.getTime(),
-        );
+        const outcome = await beginRound(db, { key, fingerprint, at: new Date(now()), leaseMs: timing.leaseSeconds * 1000 });
+        if (outcome) return outcome;
       }
       throw new Error(`idempotency key ${key} kept changing under begin`);
     },
@@ -108,4 +83,41 @@ export function createDatabaseIdempotencyStore(db: Db, timing: StoreTiming, logg
       return renewed.count === 1;
     },
   };
+}
+
+/**
+ * One round of `begin`: insert a leased row, else take over an expired one, else classify the row
+ * that holds the key. Undefined when the row expired or vanished meanwhile (try again).
+ */
+async function beginRound(
+  db: Db,
+  round: { key: string; fingerprint: string; at: Date; leaseMs: number },
+): Promise<BeginOutcome | undefined> {
+  const { key, fingerprint, at } = round;
+  const token = randomUUID();
+  const leased = {
+    fingerprint,
+    state: IN_FLIGHT,
+    status: null,
+    headers: { lease: token },
+    body: null,
+    createdAt: at,
+    expiresAt: new Date(at.getTime() + round.leaseMs),
+  };
+  const lease = { key, token, fingerprint };
+  const inserted = await db.idempotencyRecord.createMany({ data: [{ key, ...leased }], skipDuplicates: true });
+  if (inserted.count === 1) return { kind: 'started', lease };
+  const takenOver = await db.idempotencyRecord.updateMany({ where: { key, expiresAt: { lte: at } }, data: leased });
+  if (takenOver.count === 1) return { kind: 'started', lease };
+  const row = await db.idempotencyRecord.findUnique({ where: { key } });
+  if (!row || row.expiresAt.getTime() <= at.getTime()) return undefined;
+  const response: StoredResponse | undefined =
+    row.state === COMPLETED && row.status !== null && row.body !== null
+      ? { status: row.status, headers: (row.headers ?? {}) as Record<string, string>, body: row.body }
+      : undefined;
+  return classifyExisting(
+    { fingerprint: row.fingerprint, state: response ? COMPLETED : IN_FLIGHT, response, expiresAt: row.expiresAt.getTime() },
+    fingerprint,
+    at.getTime(),
+  );
 }
