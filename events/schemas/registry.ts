@@ -139,23 +139,9 @@ export function loadSchemaRegistry(options: { dir?: string; releasedFile?: strin
 }
 
 export function createSchemaRegistry(files: SchemaFile[], released: ReleasedEntry[] = []): SchemaRegistry {
-  // The same $id may not be compiled twice in one Ajv, and each mode is a different document.
-  const produceAjv = newAjv();
-  const consumeAjv = newAjv();
   const envelopeValidator = newAjv().compile(ENVELOPE_SCHEMA);
   const consumedEnvelopeValidator = newAjv().compile(CONSUMED_ENVELOPE_SCHEMA);
-  const byName = new Map<string, Map<number, Compiled>>();
-  for (const file of files) {
-    const versions = byName.get(file.name) ?? new Map<number, Compiled>();
-    if (versions.has(file.version)) throw new Error(`schema ${file.name} v${file.version} is registered twice`);
-    versions.set(file.version, {
-      file,
-      digest: canonicalHash(file.schema),
-      produce: produceAjv.compile(producerSchema(file.schema)),
-      consume: consumeAjv.compile(consumerSchema(file.schema)),
-    });
-    byName.set(file.name, versions);
-  }
+  const byName = compileSchemas(files);
   const releasedAt = new Map(released.map((entry) => [`${entry.eventType}@${entry.version}`, entry.releasedAt]));
 
   const schemaName = (eventType: string): string | undefined => {
@@ -201,19 +187,7 @@ export function createSchemaRegistry(files: SchemaFile[], released: ReleasedEntr
     readConsumedEnvelope(value) {
       if (!consumedEnvelopeValidator(value)) throw invalidEvent('event envelope', consumedEnvelopeValidator.errors);
       const envelope = value as ConsumedEnvelope;
-      const compiled = lookup(envelope.eventType, envelope.eventVersion);
-      const schemaUri = readSchemaUri(envelope.schemaUri, {
-        id: schemaIdFor(compiled.file.name, envelope.eventVersion),
-        digest: compiled.digest,
-      });
-      if (schemaUri.kind === 'other_schema') {
-        throw new AppError(
-          'schema.invalid_event',
-          `Invalid event envelope: /schemaUri names ${schemaUri.id}, not the schema of ${envelope.eventType} v${envelope.eventVersion}`,
-          { details: { path: '/schemaUri', message: 'names another schema' } },
-        );
-      }
-      return { envelope, schemaUri };
+      return { envelope, schemaUri: checkedSchemaUri(envelope, lookup(envelope.eventType, envelope.eventVersion)) };
     },
     info: (eventType) => {
       const name = schemaName(eventType);
@@ -224,6 +198,42 @@ export function createSchemaRegistry(files: SchemaFile[], released: ReleasedEntr
       };
     },
   };
+}
+
+/** Every schema file compiled for producing and for consuming, by name and version. */
+function compileSchemas(files: SchemaFile[]): Map<string, Map<number, Compiled>> {
+  // The same $id may not be compiled twice in one Ajv, and each mode is a different document.
+  const produceAjv = newAjv();
+  const consumeAjv = newAjv();
+  const byName = new Map<string, Map<number, Compiled>>();
+  for (const file of files) {
+    const versions = byName.get(file.name) ?? new Map<number, Compiled>();
+    if (versions.has(file.version)) throw new Error(`schema ${file.name} v${file.version} is registered twice`);
+    versions.set(file.version, {
+      file,
+      digest: canonicalHash(file.schema),
+      produce: produceAjv.compile(producerSchema(file.schema)),
+      consume: consumeAjv.compile(consumerSchema(file.schema)),
+    });
+    byName.set(file.name, versions);
+  }
+  return byName;
+}
+
+/** A consumed envelope's schemaUri, read against our copy; one naming another schema is refused. */
+function checkedSchemaUri(envelope: ConsumedEnvelope, compiled: Compiled) {
+  const schemaUri = readSchemaUri(envelope.schemaUri, {
+    id: schemaIdFor(compiled.file.name, envelope.eventVersion),
+    digest: compiled.digest,
+  });
+  if (schemaUri.kind === 'other_schema') {
+    throw new AppError(
+      'schema.invalid_event',
+      `Invalid event envelope: /schemaUri names ${schemaUri.id}, not the schema of ${envelope.eventType} v${envelope.eventVersion}`,
+      { details: { path: '/schemaUri', message: 'names another schema' } },
+    );
+  }
+  return schemaUri;
 }
 
 function invalidEvent(what: string, errors: ErrorObject[] | null | undefined): AppError {
