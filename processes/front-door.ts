@@ -13,7 +13,7 @@ import type { Metrics } from '../platform/metrics.js';
 import { memoryLru, sizeLimited, slottedRedisCache, type StringKeyValueCache } from '../platform/persisted-queries.js';
 import type { ApqSettings } from '../gateway/config.js';
 import { restEndpoints } from '../rest-compat/rest-endpoints.js';
-import { REST_OPERATION_NAMES } from '../rest-compat/route-table.js';
+import { REST_OPERATION_NAMES } from '../rest-compat/documents.js';
 
 /**
  * Where registered queries live: in Redis of REDIS_CACHE_URL, shared by the replicas, when there is

@@ -4,7 +4,7 @@ import type { Platform } from '../platform/bootstrap.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { PartStack } from '../platform/parts.js';
 import { databaseCheck, redisCheck } from '../platform/readiness.js';
-import { REST_OPERATION_NAMES } from '../rest-compat/route-table.js';
+import { REST_OPERATION_NAMES } from '../rest-compat/documents.js';
 import { feedAiMetrics } from '../subgraphs/ai/metrics.js';
 import { QUOTA_DEGRADED_DETAIL } from '../subgraphs/ai/quota/quota.service.js';
 import { seedBaseline } from '../subgraphs/ai/seed.js';

@@ -4,7 +4,7 @@ import { header } from '../platform/http/http.js';
 import { requireAnyScope } from '../platform/auth/verifier.js';
 import { reply, type Endpoint, type EndpointTable, type Exchange, type Reply } from '../platform/http/pipeline.js';
 import { METHODS_NEEDING_KEY, requestFingerprint } from '../platform/idempotency/idempotency.logic.js';
-import { ifNoneMatchHolds } from './conditional.logic.js';
+import { ifNoneMatchHolds } from '../platform/http/conditional.logic.js';
 import { errorFromGraphQL } from './graphql-errors.logic.js';
 import { OPENAPI_PATH, openApiDocument } from './openapi.logic.js';
 import { compilePath, matchPath, type CompiledPath } from './path.logic.js';

@@ -1,164 +1,46 @@
-import { AppError, notFound } from '../platform/errors.js';
-import { ifMatchHolds } from './conditional.logic.js';
-import { metadataInputFromMergePatch } from './merge-patch.logic.js';
+import { notFound } from '../platform/errors.js';
+import { mergePatchCourse } from './course-merge-patch.js';
+import {
+  ASSIST,
+  COURSE,
+  COURSES,
+  CREATE_ROUTING_RULE,
+  PROVENANCE,
+  QUOTA_SETTINGS,
+  REPLAY_DEAD_LETTERS,
+  ROUTING_RULE,
+  SET_QUOTA_SETTINGS,
+  UPDATE_COURSE_METADATA,
+} from './documents.js';
 import type { Route, RouteContext, RouteRequest } from './route-definition.js';
 import * as schema from './schemas.js';
 import {
-  COURSE_FIELDS,
-  courseJson,
+  assistResult,
   coursesPage,
+  courseResult,
   localeHeaders,
-  strongEtag,
+  quotaResult,
+  routingRuleJson,
+  routingRuleUrl,
+  type AssistData,
   type CourseConnectionData,
   type CourseData,
+  type RoutingRuleData,
 } from './shape.logic.js';
 import { validationError } from './validation.js';
 
 /**
  * The REST-compat table: each legacy route is one GraphQL operation run through the gateway, so
- * authentication, tenancy, scopes and error codes are those of the GraphQL door.
+ * authentication, tenancy, scopes and error codes are those of the GraphQL door. The operations
+ * are in documents.ts, the request and answer schemas in schemas.ts, the shaping of answers in
+ * shape.logic.ts.
  */
-
-const COURSES = `query RestCourses($first: Int, $after: String) {
-  courses(first: $first, after: $after) { edges { cursor node { ${COURSE_FIELDS} } } pageInfo { hasNextPage endCursor } }
-}`;
-
-const COURSE = `query RestCourse($courseId: ID!) { course(courseId: $courseId) { ${COURSE_FIELDS} } }`;
-
-const UPDATE_COURSE_METADATA = `mutation RestUpdateCourseMetadata($courseId: ID!, $input: UpdateCourseMetadataInput!) {
-  updateCourseMetadata(courseId: $courseId, input: $input) { ${COURSE_FIELDS} }
-}`;
-
-const ASSIST = `mutation RestAssist($input: AssistInput!) {
-  assist(input: $input) {
-    provenanceId status mode text provider model reviewState outputHash
-    template { templateId version hash }
-    timings { totalMs providerMs queueMs }
-  }
-}`;
-
-const PROVENANCE = `query RestProvenance($provenanceId: ID!) {
-  provenance(provenanceId: $provenanceId) {
-    provenanceId tenantId actorType actorId featureKey status mode
-    templateId templateVersion templateHash renderedPromptHash ruleId ruleVersion provider model
-    attempts { provider model outcome latencyMs errorCode }
-    outputHash moderation reviewState review facilityId specialty subjectRef residency
-    legacyBackfill errorCode latencyMs createdAt completedAt
-  }
-}`;
-
-const CREATE_ROUTING_RULE = `mutation RestCreateRoutingRule($input: CreateRoutingRuleInput!) {
-  createRoutingRule(input: $input) {
-    ruleId tenantId featureKey residency activeVersion
-    versions { version primary { provider model } fallbacks { provider model } createdBy createdAt }
-  }
-}`;
-
-const ROUTING_RULE = `query RestRoutingRule($ruleId: ID!) {
-  routingRule(ruleId: $ruleId) {
-    ruleId tenantId featureKey residency activeVersion
-    versions { version primary { provider model } fallbacks { provider model } createdBy createdAt }
-  }
-}`;
-
-const QUOTA_FIELDS = 'enabled requestsPerMinute tokensPerDay etag updatedAt';
-const QUOTA_SETTINGS = `query RestQuotaSettings { quotaSettings { ${QUOTA_FIELDS} } }`;
-const SET_QUOTA_SETTINGS = `mutation RestSetQuotaSettings($input: QuotaSettingsInput!) {
-  setQuotaSettings(input: $input) { ${QUOTA_FIELDS} }
-}`;
-
-const REPLAY_DEAD_LETTERS = `mutation RestReplayDeadLetters($filter: DeadLetterFilterInput!) {
-  replayDeadLetters(filter: $filter) { matched replayed }
-}`;
-
-/** Every GraphQL document the table runs. */
-export const REST_DOCUMENTS: readonly string[] = [
-  COURSES,
-  COURSE,
-  UPDATE_COURSE_METADATA,
-  ASSIST,
-  PROVENANCE,
-  QUOTA_SETTINGS,
-  SET_QUOTA_SETTINGS,
-  CREATE_ROUTING_RULE,
-  ROUTING_RULE,
-  REPLAY_DEAD_LETTERS,
-];
-
-/**
- * The operations of the table by name (`RestCourses`, ...): the operations this service knows,
- * which metrics may label by name (every other operation name is `other`).
- */
-export const REST_OPERATION_NAMES: ReadonlySet<string> = new Set(
-  REST_DOCUMENTS.map((document) => /^(?:query|mutation)\s+(\w+)/.exec(document)![1]),
-);
 
 /** One REST page: one GraphQL page (the route's documents are exempt from the cost limit). */
 async function coursesConnection(ctx: RouteContext, limit: number, cursor: string | null): Promise<CourseConnectionData> {
   const data = await ctx.graphql(COURSES, { first: limit, after: cursor });
   return data.courses as CourseConnectionData;
 }
-
-function courseResult(course: CourseData) {
-  return { status: 200, body: courseJson(course), headers: { etag: strongEtag(course.etag), ...localeHeaders([course]) } };
-}
-
-/**
- * `PATCH` with `application/merge-patch+json`: read the course, merge the patch into it (RFC 7396),
- * write the merged members. The caller's If-Match is checked against what was read, and the write
- * is pinned to that tag, so a change between the read and the write is a 412 instead of being
- * overwritten by a merge of the older course.
- */
-async function mergePatchCourse(courseId: string, request: RouteRequest, ctx: RouteContext) {
-  const data = await ctx.graphql(COURSE, { courseId });
-  if (!data.course) throw notFound('Course');
-  const current = data.course as CourseData;
-  if (!ifMatchHolds(request.headers.ifMatch ?? '', current.etag)) {
-    throw new AppError(
-      'request.precondition_failed',
-      'If-Match does not match the current course etag; re-read the course and retry',
-      {
-        status: 412,
-        details: { etag: current.etag },
-      },
-    );
-  }
-  const input = metadataInputFromMergePatch(current, request.body as Record<string, unknown>);
-  const updated = await ctx.graphql(UPDATE_COURSE_METADATA, { courseId, input }, { ifMatch: current.etag });
-  return courseResult(updated.updateCourseMetadata as CourseData);
-}
-
-interface AssistData {
-  provenanceId: string;
-  status: string;
-}
-
-/** completed → 200, pending_review → 202 (poll the provenance); blocked and failed are problems that still name the provenance. */
-function assistResult(result: AssistData & Record<string, unknown>) {
-  const location = `/v1/ai/provenance/${encodeURIComponent(result.provenanceId)}`;
-  if (result.status === 'completed') return { status: 200, body: result };
-  if (result.status === 'pending_review') return { status: 202, body: result, headers: { location } };
-  const details = { provenanceId: result.provenanceId, result: result.status };
-  if (result.status === 'blocked') throw new AppError('moderation.blocked', 'The output was blocked by moderation', { details });
-  throw new AppError('provider.unavailable', 'No provider produced an output; the attempt is recorded', {
-    details,
-    headers: { 'retry-after': '1' },
-  });
-}
-
-/** The settings with their tag as the ETag header, for If-None-Match here and If-Match on PUT. */
-function quotaResult(settings: { etag: string } & Record<string, unknown>) {
-  return { status: 200, body: settings, headers: { etag: settings.etag } };
-}
-
-type RoutingRuleData = { ruleId: string; activeVersion: number | null } & Record<string, unknown>;
-
-/** `version` first: the version in force is what an administrator checks after a change. */
-function routingRuleJson({ ruleId, ...rule }: RoutingRuleData) {
-  return { ruleId, version: rule.activeVersion, ...rule };
-}
-
-const routingRuleUrl = (ruleId: string) => `/v1/admin/routing-rules/${encodeURIComponent(ruleId)}`;
 
 const CATALOG_READ = ['catalog.read', 'catalog.admin'] as const;
 const CATALOG_ADMIN = ['catalog.admin'] as const;

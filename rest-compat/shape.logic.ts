@@ -3,6 +3,7 @@
  * Pure; the route table applies these to the data of its GraphQL operations.
  */
 
+import { AppError } from '../platform/errors.js';
 import { LOCALE_PATTERN } from './schemas.js';
 
 /** The course fields of the spec, plus the Accept-Language resolution of its locale maps. */
@@ -93,3 +94,40 @@ export function coursesPage(connection: CourseConnectionData): { items: CourseDa
     nextCursor: connection.pageInfo.hasNextPage ? connection.pageInfo.endCursor : null,
   };
 }
+
+/** A course answer: its JSON, its strong ETag, and the language of its texts. */
+export function courseResult(course: CourseData) {
+  return { status: 200, body: courseJson(course), headers: { etag: strongEtag(course.etag), ...localeHeaders([course]) } };
+}
+
+export interface AssistData {
+  provenanceId: string;
+  status: string;
+}
+
+/** completed → 200, pending_review → 202 (poll the provenance); blocked and failed are problems that still name the provenance. */
+export function assistResult(result: AssistData & Record<string, unknown>) {
+  const location = `/v1/ai/provenance/${encodeURIComponent(result.provenanceId)}`;
+  if (result.status === 'completed') return { status: 200, body: result };
+  if (result.status === 'pending_review') return { status: 202, body: result, headers: { location } };
+  const details = { provenanceId: result.provenanceId, result: result.status };
+  if (result.status === 'blocked') throw new AppError('moderation.blocked', 'The output was blocked by moderation', { details });
+  throw new AppError('provider.unavailable', 'No provider produced an output; the attempt is recorded', {
+    details,
+    headers: { 'retry-after': '1' },
+  });
+}
+
+/** The settings with their tag as the ETag header, for If-None-Match here and If-Match on PUT. */
+export function quotaResult(settings: { etag: string } & Record<string, unknown>) {
+  return { status: 200, body: settings, headers: { etag: settings.etag } };
+}
+
+export type RoutingRuleData = { ruleId: string; activeVersion: number | null } & Record<string, unknown>;
+
+/** `version` first: the version in force is what an administrator checks after a change. */
+export function routingRuleJson({ ruleId, ...rule }: RoutingRuleData) {
+  return { ruleId, version: rule.activeVersion, ...rule };
+}
+
+export const routingRuleUrl = (ruleId: string) => `/v1/admin/routing-rules/${encodeURIComponent(ruleId)}`;

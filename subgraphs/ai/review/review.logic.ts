@@ -1,49 +1,12 @@
 import { AppError, badInput } from '../../../platform/errors.js';
+import { lineDiff, type DiffOp } from '../../../platform/text-diff.logic.js';
 import { heldTextExpiry, outputHash } from '../provenance/provenance.logic.js';
 
 /**
- * Human review (HITL) rules as plain data: which queue a held output goes to, who may act on a
- * task, what a decision looks like. The repository turns the claim and decision rules into
+ * Human review (HITL) rules as plain data: who may act on a task, what a decision looks like
+ * (which queue a task goes to: review-queue.logic.ts). The repository turns the claim and decision rules into
  * conditional UPDATEs so that exactly one of two concurrent reviewers wins.
  */
-
-export interface QueueRouting {
-  id: string;
-  facilityId: string | null;
-  specialty: string | null;
-}
-
-/** facility + specialty > facility > specialty > the tenant's catch-all queue (neither set). */
-export function queueSpecificity(queue: Pick<QueueRouting, 'facilityId' | 'specialty'>): number {
-  return (queue.facilityId !== null ? 2 : 0) + (queue.specialty !== null ? 1 : 0);
-}
-
-export function queueMatches(queue: QueueRouting, context: { facilityId: string | null; specialty: string | null }): boolean {
-  return (
-    (queue.facilityId === null || queue.facilityId === context.facilityId) &&
-    (queue.specialty === null || queue.specialty === context.specialty)
-  );
-}
-
-/** The most specific matching queue; none when the tenant has no queue for the context. */
-export function selectQueue<Q extends QueueRouting>(
-  queues: readonly Q[],
-  context: { facilityId: string | null; specialty: string | null },
-): Q | undefined {
-  let best: Q | undefined;
-  for (const queue of queues) {
-    if (!queueMatches(queue, context)) continue;
-    // Equal routing is refused when queues are written, so ties only break on id to stay deterministic.
-    if (
-      !best ||
-      queueSpecificity(queue) > queueSpecificity(best) ||
-      (queueSpecificity(queue) === queueSpecificity(best) && queue.id < best.id)
-    ) {
-      best = queue;
-    }
-  }
-  return best;
-}
 
 export type TaskState = 'open' | 'claimed' | 'decided' | 'expired';
 export type ReviewDecision = 'approved' | 'edited' | 'rejected';
@@ -143,23 +106,6 @@ export function taskQueueScope(
   return memberOf ? { kind: 'queues', queueIds: memberOf } : { kind: 'all' };
 }
 
-/**
- * Open (unclaimed) tasks follow the queue routing as it is now: each goes to its most specific
- * queue. Returns the moves, task ids by target queue; a task no queue matches stays where it is.
- */
-export function reroutePlan(
-  queues: readonly QueueRouting[],
-  openTasks: ReadonlyArray<{ id: string; queueId: string | null; facilityId: string | null; specialty: string | null }>,
-): Map<string, string[]> {
-  const moves = new Map<string, string[]>();
-  for (const task of openTasks) {
-    const target = selectQueue(queues, task)?.id ?? null;
-    if (target === task.queueId || target === null) continue;
-    moves.set(target, [...(moves.get(target) ?? []), task.id]);
-  }
-  return moves;
-}
-
 export const MAX_REASON_CHARS = 2_000;
 export const MAX_EDITED_CHARS = 100_000;
 
@@ -178,69 +124,6 @@ export function validateEditedText(text: string, original: string): string {
   if (text.length > MAX_EDITED_CHARS) throw badInput(`text is at most ${MAX_EDITED_CHARS} characters`, { argument: 'text' });
   if (text === original) throw badInput('The edited text equals the output; approve it instead', { argument: 'text' });
   return text;
-}
-
-export type DiffOp = { op: '=' | '-' | '+'; text: string };
-
-/** Above this many lines on either side the diff is one block replaced (the LCS table is quadratic). */
-const MAX_DIFF_LINES = 2_000;
-
-/**
- * A line diff (longest common subsequence), like `diff` without context trimming: every line of
- * the original and of the edit appears once, marked kept, removed or added. Runs of the same op
- * are merged so the stored diff stays small.
- */
-export function lineDiff(original: string, edited: string): DiffOp[] {
-  const a = original.split('\n');
-  const b = edited.split('\n');
-  const ops: DiffOp[] = [];
-  const push = (op: DiffOp['op'], line: string) => {
-    const last = ops.at(-1);
-    if (last && last.op === op) last.text += `\n${line}`;
-    else ops.push({ op, text: line });
-  };
-  if (a.length > MAX_DIFF_LINES || b.length > MAX_DIFF_LINES) {
-    for (const line of a) push('-', line);
-    for (const line of b) push('+', line);
-    return ops;
-  }
-  // lcs[i][j] = length of the LCS of a[i..] and b[j..]
-  const lcs: Uint32Array[] = Array.from({ length: a.length + 1 }, () => new Uint32Array(b.length + 1));
-  for (let i = a.length - 1; i >= 0; i--) {
-    for (let j = b.length - 1; j >= 0; j--) {
-      lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
-    }
-  }
-  let i = 0;
-  let j = 0;
-  while (i < a.length && j < b.length) {
-    if (a[i] === b[j]) {
-      push('=', a[i]);
-      i++;
-      j++;
-    } else if (lcs[i + 1][j] >= lcs[i][j + 1]) push('-', a[i++]);
-    else push('+', b[j++]);
-  }
-  while (i < a.length) push('-', a[i++]);
-  while (j < b.length) push('+', b[j++]);
-  return ops;
-}
-
-/** Applies a diff to its original: the edited text again (the diff's own proof in tests). */
-export function applyDiff(ops: DiffOp[]): { original: string; edited: string } {
-  const original: string[] = [];
-  const edited: string[] = [];
-  for (const { op, text } of ops) {
-    if (op !== '+') original.push(text);
-    if (op !== '-') edited.push(text);
-  }
-  return { original: original.join('\n'), edited: edited.join('\n') };
-}
-
-/** What stays of a diff after the review text's retention: its size, not its text. */
-export function diffSummary(ops: DiffOp[]): { linesRemoved: number; linesAdded: number } {
-  const lines = (op: DiffOp['op']) => ops.filter((o) => o.op === op).reduce((n, o) => n + o.text.split('\n').length, 0);
-  return { linesRemoved: lines('-'), linesAdded: lines('+') };
 }
 
 /** What a decision releases: the held output as generated, the reviewer's edit (with its line diff), or nothing. */
@@ -322,51 +205,4 @@ export function validateHitlMode(mode: string): string {
     throw new AppError('BAD_USER_INPUT', `mode is one of ${HITL_MODES.join(', ')}`, { details: { argument: 'mode' } });
   }
   return mode;
-}
-
-const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9 ._-]{0,79}$/;
-const MAX_MEMBERS = 500;
-
-export interface QueueInput {
-  name?: string;
-  facilityId?: string | null;
-  specialty?: string | null;
-  members?: string[];
-}
-
-function optionalKey(value: string | null | undefined, argument: string): string | null {
-  if (value == null) return null;
-  if (value.trim() === '' || value.length > 128) throw badInput(`${argument} is 1-128 characters, or null for any`, { argument });
-  return value;
-}
-
-/** Queue fields from an admin: a readable name, routing keys, reviewers by token subject, no repeats. */
-export function validateQueueInput(input: QueueInput): QueueInput {
-  const out: QueueInput = {};
-  if (input.name !== undefined) {
-    if (!NAME_RE.test(input.name)) throw badInput('A queue name is 1-80 letters, digits, spaces or ._-', { argument: 'name' });
-    out.name = input.name;
-  }
-  if (input.facilityId !== undefined) out.facilityId = optionalKey(input.facilityId, 'facilityId');
-  if (input.specialty !== undefined) out.specialty = optionalKey(input.specialty, 'specialty');
-  if (input.members !== undefined) {
-    if (input.members.length > MAX_MEMBERS) throw badInput(`At most ${MAX_MEMBERS} members`, { argument: 'members' });
-    for (const member of input.members) {
-      if (member.trim() === '' || member.length > 200)
-        throw badInput('A member is a token subject of 1-200 characters', { argument: 'members' });
-    }
-    out.members = [...new Set(input.members)];
-  }
-  return out;
-}
-
-/** The routing of a queue after an update: fields given change (null widens to any), others stay. */
-export function routingAfterUpdate(
-  update: Pick<QueueInput, 'facilityId' | 'specialty'>,
-  current: { facilityId: string | null; specialty: string | null },
-): { facilityId: string | null; specialty: string | null } {
-  return {
-    facilityId: update.facilityId !== undefined ? update.facilityId : current.facilityId,
-    specialty: update.specialty !== undefined ? update.specialty : current.specialty,
-  };
 }

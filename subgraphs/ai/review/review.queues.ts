@@ -5,7 +5,7 @@ import type { ReviewQueue as QueueRow, ReviewTask as TaskRow } from '../../../pr
 import { auditedChange } from '../audit/audited-change.js';
 import type { AdminCaller } from '../admin-caller.js';
 import type { ReviewDeps } from './review.deps.js';
-import { routingAfterUpdate, validateQueueInput, type QueueInput } from './review.logic.js';
+import { routingAfterUpdate, validateQueueInput, type QueueInput } from './review-queue.logic.js';
 import {
   barSteeringAdmin,
   currentTask,

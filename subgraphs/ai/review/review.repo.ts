@@ -6,7 +6,9 @@ import type {
   ReviewQueue as QueueRow,
   ReviewTask as TaskRow,
 } from '../../../prisma/generated/client.js';
-import { reroutePlan, selectQueue, type DiffOp, type ReviewDecision, type TaskQueueScope } from './review.logic.js';
+import type { DiffOp } from '../../../platform/text-diff.logic.js';
+import type { ReviewDecision, TaskQueueScope } from './review.logic.js';
+import { reroutePlan, selectQueue } from './review-queue.logic.js';
 
 /**
  * Opens the review task of an output held for review, routed to the tenant's most specific queue

@@ -8,7 +8,8 @@ import { claim, releaseClaim, taskFor, tasksFor, type TaskFilter } from './revie
 import { decide } from './review.decision.js';
 import { createQueue, routeTask, updateQueue } from './review.queues.js';
 import type { DecisionResult, Reviewer, ReviewDeps } from './review.deps.js';
-import { validateHitlMode, type QueueInput } from './review.logic.js';
+import { validateHitlMode } from './review.logic.js';
+import type { QueueInput } from './review-queue.logic.js';
 
 export type { DecisionResult, Reviewer, ReviewDeps } from './review.deps.js';
 export { HITL_MODES } from './review.logic.js';

@@ -1,5 +1,5 @@
 import { AppError } from '../../../platform/errors.js';
-import type { QueueInput } from './review.logic.js';
+import type { QueueInput } from './review-queue.logic.js';
 
 /**
  * Separation of duties in human review: the one who asked for an output never decides it, and

@@ -1,5 +1,6 @@
 import { canonicalJson } from '../../../platform/canonical-json.js';
 import { AppError, badInput } from '../../../platform/errors.js';
+import { ifMatchOutcome } from '../../../platform/http/conditional.logic.js';
 import { isId } from '../../../platform/ids.js';
 
 export type LocaleMap = Record<string, string>;
@@ -55,23 +56,9 @@ export function diffMetadata(before: CourseMetadata, after: CourseMetadata): Met
 }
 
 /**
- * If-Match with strong comparison (RFC 9110 §13.1.1): `*`, or a list of entity tags of which one
- * equals the current tag; weak tags (`W/"..."`) never match. A bare token equal to the tag's
- * opaque part is accepted too, because GraphQL clients often pass the value without quotes.
+ * updateCourseMetadata's If-Match (RFC 9110 §13.1.1, read as the REST door reads it:
+ * platform/http/conditional.logic.ts): 428 without one, 412 naming the current tag when stale.
  */
-export function ifMatchOutcome(header: string | undefined | null, currentEtag: string): 'missing' | 'match' | 'mismatch' {
-  const value = header?.trim();
-  if (!value) return 'missing';
-  if (value === '*') return 'match';
-  const opaque = currentEtag.replace(/^"|"$/g, '');
-  const candidates = value.match(/(W\/)?"[^"]*"|[^,\s]+/g) ?? [];
-  for (const candidate of candidates) {
-    if (candidate.startsWith('W/')) continue;
-    if (candidate === currentEtag || candidate === opaque) return 'match';
-  }
-  return 'mismatch';
-}
-
 export function requireIfMatch(header: string | undefined | null, currentEtag: string): void {
   const outcome = ifMatchOutcome(header, currentEtag);
   if (outcome === 'missing') {

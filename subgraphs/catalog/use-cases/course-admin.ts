@@ -5,7 +5,10 @@ import { lockCourse, updateCourses, type CourseRow } from '../course/course.repo
 import { decideCourseTransition, requireEditableCourse, requireReason, requireVisibility } from '../lifecycle.logic.js';
 import { findTaxonomiesByIds } from '../taxonomy/taxonomy.repo.js';
 import type { AdminCommandContext } from './admin.js';
-import { courseEvent, redactErasedAuthors, saveCourseState, stampedStateOf } from './course-writes.js';
+import { courseEvent } from './course-payloads.logic.js';
+import { stampedStateOf } from './course-state.logic.js';
+import { saveCourseState } from './course-writes.js';
+import { redactErasedAuthors } from './erased-authors.js';
 
 async function lockOrNotFound(ctx: AdminCommandContext, courseId: string): Promise<CourseRow> {
   const course = await lockCourse(ctx.tx, ctx.tenantId, courseId);

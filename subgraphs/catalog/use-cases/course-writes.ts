@@ -2,14 +2,11 @@ import type { Clock } from '../../../platform/clock.js';
 import { Prisma, type Tx } from '../../../platform/db/database.js';
 import { newId } from '../../../platform/ids.js';
 import {
-  diffMetadata,
   initialProvenance,
   mergeByPrecedence,
-  type Author,
   type CourseMetadata,
   type FieldStamp,
   type IncomingValues,
-  type Provenance,
   type StampedState,
 } from '../course/course-metadata.logic.js';
 import {
@@ -19,97 +16,29 @@ import {
   type CourseKey,
   type CourseRow,
 } from '../course/course.repo.js';
-import type { Actor, CatalogEmitter, CatalogEvent } from '../outbox-port.js';
+import type { Actor, CatalogEmitter } from '../outbox-port.js';
 import { withFreshEtag } from '../course/course-etag.logic.js';
-import { erasedAmong, erasedAmongTenants } from '../gdpr/gdpr.repo.js';
-import { redactAuthors, retentionPermitsZeroing, withoutErasedId } from '../gdpr/redaction.logic.js';
+import { erasedAmongTenants } from '../gdpr/gdpr.repo.js';
+import { retentionPermitsZeroing, withoutErasedId } from '../gdpr/redaction.logic.js';
 import { DEFAULT_VISIBILITY, INITIAL_COURSE_STATE } from '../lifecycle.logic.js';
 import { tenantPolicies, type TenantPolicy } from '../tenant.repo.js';
-
-/** What every catalog write needs besides the transaction. */
-export interface WriteDeps {
-  events: CatalogEmitter;
-  /** Retention classes under which an erasure zeroes author ids (config policy table). */
-  gdprZeroingRetentionClasses: readonly string[];
-  /** When the write happens: rows' createdAt / updatedAt. */
-  clock: Clock;
-}
-
-export function metadataOf(row: CourseRow): CourseMetadata {
-  return {
-    title: row.title as Record<string, string>,
-    description: row.description as Record<string, string>,
-    defaultLocale: row.defaultLocale,
-    authors: row.authors as unknown as Author[],
-    taxonomy: row.taxonomy as unknown as CourseMetadata['taxonomy'],
-    tags: row.tags,
-    cover: (row.cover as CourseMetadata['cover']) ?? null,
-  };
-}
-
-export function stampedStateOf(row: CourseRow): StampedState {
-  return {
-    metadata: metadataOf(row),
-    visibility: row.visibility,
-    sourceDraftId: row.sourceDraftId,
-    provenance: (row.metadataProvenance ?? {}) as Provenance,
-  };
-}
+import { courseStateChange } from './course-change.logic.js';
+import { courseEvent, registeredPayload } from './course-payloads.logic.js';
+import { metadataRow, stampedStateOf } from './course-state.logic.js';
+import { withoutErased, type ErasurePolicy } from './erased-authors.js';
 
 /**
- * Authors arriving after an erasure (a later draft, a package, a dead letter replayed) are
- * redacted on the way in by the erasure registry, so an erased name never comes back.
+ * The catalog's write path for courses: RegisterCourse and the metadata merge from consumed
+ * events (LockedCourses, batched), and the admin mutations' save (saveCourseState). The row
+ * mapping, the change decider and the event payloads it uses live beside it (course-state,
+ * course-change, course-payloads); erased authors are filtered on the way in (erased-authors).
  */
-export async function redactErasedAuthors(
-  tx: Tx,
-  tenantId: string,
-  authors: Author[] | undefined,
-  retentionClass: string,
-  deps: Pick<WriteDeps, 'gdprZeroingRetentionClasses'>,
-): Promise<Author[] | undefined> {
-  if (!authors?.length) return authors;
-  const erased = await erasedAmong(
-    tx,
-    tenantId,
-    authors.map((author) => author.userId),
-  );
-  return withoutErased(authors, erased, retentionClass, deps);
-}
 
-function withoutErased(
-  authors: Author[] | undefined,
-  erased: ReadonlySet<string> | undefined,
-  retentionClass: string,
-  deps: Pick<WriteDeps, 'gdprZeroingRetentionClasses'>,
-): Author[] | undefined {
-  if (!authors?.length || !erased?.size) return authors;
-  return redactAuthors(authors, {
-    userIds: erased,
-    zeroIds: retentionPermitsZeroing(retentionClass, deps.gdprZeroingRetentionClasses),
-  }).authors;
-}
-
-export function registeredPayload(course: CourseRow): object {
-  return {
-    courseId: course.id,
-    slug: course.slug,
-    title: course.title,
-    defaultLocale: course.defaultLocale,
-    visibility: course.visibility,
-    authors: course.authors,
-    taxonomy: course.taxonomy,
-    ...(course.sourceDraftId ? { sourceDraftId: course.sourceDraftId } : {}),
-  };
-}
-
-export function courseEvent(course: CourseRow, actor: Actor) {
-  return {
-    tenantId: course.tenantId,
-    partitionKey: course.id,
-    actor,
-    retentionClass: course.retentionClass,
-    dataResidency: course.dataResidency,
-  };
+/** What every catalog write needs besides the transaction. */
+export interface WriteDeps extends ErasurePolicy {
+  events: CatalogEmitter;
+  /** When the write happens: rows' createdAt / updatedAt. */
+  clock: Clock;
 }
 
 export interface CourseSource {
@@ -133,7 +62,7 @@ export async function registerOrMergeCourse(
   deps: WriteDeps,
 ): Promise<{ course: CourseRow; created: boolean }> {
   const courses = await LockedCourses.lock(tx, [source], deps);
-  const result = await courses.registerOrMerge(0, deps.events);
+  const result = await courses.registerOrMerge(source, deps.events);
   await courses.save(tx);
   return result;
 }
@@ -145,16 +74,17 @@ const keyOf = (course: CourseKey) => `${course.tenantId}\u0000${course.slug}`;
  * handful of statements per batch instead of several per event: one locks (and loads) every
  * course the batch names, one inserts the new ones, one writes the changes back (`save`). In
  * between, `registerOrMerge` replays each event on the locked rows in the batch's order and emits exactly
- * what handling the events one transaction at a time would have emitted.
+ * what handling the events one transaction at a time would have emitted. A course is addressed by
+ * the source (one object per event) that names it, so each event reaches its own course.
  */
 export class LockedCourses {
   private readonly dirty = new Set<string>();
 
   private constructor(
-    private readonly sources: readonly CourseSource[],
+    private readonly sources: ReadonlySet<CourseSource>,
     private readonly rows: Map<string, CourseRow>,
-    /** Course key -> index of the source that created it in this batch. */
-    private readonly creators: Map<string, number>,
+    /** Course key -> the source that created it in this batch. */
+    private readonly creators: Map<string, CourseSource>,
     /** tenantId -> erased userIds among the batch's authors. */
     private readonly erased: Map<string, Set<string>>,
     private readonly deps: Pick<WriteDeps, 'gdprZeroingRetentionClasses' | 'clock'>,
@@ -165,6 +95,8 @@ export class LockedCourses {
     sources: readonly CourseSource[],
     deps: Pick<WriteDeps, 'gdprZeroingRetentionClasses' | 'clock'>,
   ): Promise<LockedCourses> {
+    if (new Set(sources).size !== sources.length)
+      throw new Error('a course source stands twice in one batch: one object per event');
     const keys = uniqueBy(
       sources.map(({ tenantId, slug }) => ({ tenantId, slug })),
       keyOf,
@@ -182,18 +114,18 @@ export class LockedCourses {
         (pair) => `${pair.tenantId}\u0000${pair.userId}`,
       ),
     );
-    const creators = new Map<string, number>();
-    sources.forEach((source, index) => {
+    const creators = new Map<string, CourseSource>();
+    for (const source of sources) {
       const key = keyOf(source);
-      if (!rows.has(key) && !creators.has(key)) creators.set(key, index);
-    });
+      if (!rows.has(key) && !creators.has(key)) creators.set(key, source);
+    }
     if (creators.size) {
-      const policies = await tenantPolicies(tx, [...new Set([...creators.values()].map((i) => sources[i].tenantId))]);
+      const policies = await tenantPolicies(tx, [...new Set([...creators.values()].map((source) => source.tenantId))]);
       const now = deps.clock.now();
       // Sorted by slug: two batches inserting the same new slugs wait for each other in one order.
       const fresh = [...creators]
         .sort(([a], [b]) => (a < b ? -1 : 1))
-        .map(([, index]) => newCourseRow(sources[index], policies.get(sources[index].tenantId)!, erased, deps, now));
+        .map(([, source]) => newCourseRow(source, policies.get(source.tenantId)!, erased, deps, now));
       for (const row of await insertCoursesIfAbsent(tx, fresh)) rows.set(keyOf(row), row);
       // Another transaction registered these slugs first: merge into its courses like any update.
       const lost = fresh.filter((row) => !rows.has(keyOf(row)));
@@ -202,44 +134,42 @@ export class LockedCourses {
       const vanished = lost.find((row) => !rows.has(keyOf(row)));
       if (vanished) throw new Error(`course ${vanished.slug} vanished between insert and lock`);
     }
-    return new LockedCourses(sources, rows, creators, erased, deps);
+    return new LockedCourses(new Set(sources), rows, creators, erased, deps);
   }
 
-  /** The course of source `index` as it stands now. */
-  current(index: number): CourseRow {
-    return this.rows.get(keyOf(this.sources[index]))!;
+  /** The course `source` names, as it stands now. */
+  current(source: CourseSource): CourseRow {
+    return this.rows.get(keyOf(this.member(source)))!;
   }
 
   /**
-   * A user named by source `index` (its publisher), as the course may keep it: the erased id when
+   * A user named by `source` (its publisher), as the course may keep it: the erased id when
    * the user was erased in the tenant and the course's retention class permits zeroing.
    */
-  userAsKept(index: number, userId: string): string {
-    const source = this.sources[index];
-    const zeroIds = retentionPermitsZeroing(this.current(index).retentionClass, this.deps.gdprZeroingRetentionClasses);
+  userAsKept(source: CourseSource, userId: string): string {
+    const zeroIds = retentionPermitsZeroing(this.current(source).retentionClass, this.deps.gdprZeroingRetentionClasses);
     return withoutErasedId(userId, this.erased.get(source.tenantId), zeroIds);
   }
 
-  /** Whether the course of source `index` existed before this batch. */
-  existedBefore(index: number): boolean {
-    return !this.creators.has(keyOf(this.sources[index]));
+  /** Whether the course `source` names existed before this batch. */
+  existedBefore(source: CourseSource): boolean {
+    return !this.creators.has(keyOf(this.member(source)));
   }
 
   /**
-   * Source `index`'s part of RegisterCourse / the merge: `registered` for the source that created
+   * `source`'s part of RegisterCourse / the merge: `registered` for the source that created
    * the course, otherwise its fields merged by the precedence rule and what changed emitted.
    * `alsoChange` is the rest of the same event's change to the course row (a new version: its
    * sequence and latest label), made before anything is emitted, so the etag an event carries is
    * the course's once the event is applied, the tag readers get.
    */
   async registerOrMerge(
-    index: number,
+    source: CourseSource,
     events: CatalogEmitter,
     alsoChange?: (row: CourseRow) => CourseRow,
   ): Promise<{ course: CourseRow; created: boolean }> {
-    const source = this.sources[index];
-    const course = this.current(index);
-    if (this.creators.get(keyOf(source)) === index) {
+    const course = this.current(source);
+    if (this.creators.get(keyOf(source)) === source) {
       const registered = alsoChange ? this.replace(alsoChange(course)) : course;
       await events.emit({
         eventType: 'catalog.course.registered',
@@ -271,6 +201,12 @@ export class LockedCourses {
     this.rows.set(key, fresh);
     this.dirty.add(key);
     return fresh;
+  }
+
+  /** `source`, checked to be one this batch locked (a source from elsewhere is a bug of the caller). */
+  private member(source: CourseSource): CourseSource {
+    if (!this.sources.has(source)) throw new Error(`course source ${source.slug} is not in this batch`);
+    return source;
   }
 
   /** Writes every changed course, in one statement. */
@@ -323,65 +259,8 @@ function newCourseRow(
   });
 }
 
-function metadataRow(metadata: CourseMetadata) {
-  return {
-    title: metadata.title,
-    description: metadata.description,
-    defaultLocale: metadata.defaultLocale,
-    authors: metadata.authors as unknown as Prisma.JsonArray,
-    taxonomy: metadata.taxonomy as unknown as Prisma.JsonArray,
-    tags: metadata.tags,
-    cover: (metadata.cover as unknown as Prisma.JsonObject | null) ?? null,
-  };
-}
-
 function uniqueBy<T>(items: readonly T[], key: (item: T) => string): T[] {
   return [...new Map(items.map((item) => [key(item), item])).values()];
-}
-
-type CourseEventFacts = Pick<CatalogEvent, 'eventType' | 'payload'>;
-
-/**
- * A course's next state as a row, with the tag of what it now holds, and the events saying what
- * changed: `metadata_updated` (changedFields, previous, next, the new etag) and/or
- * `visibility_changed`. `alsoChange` adds the rest of the same event's change (a new version) to
- * the row before the tag is taken. Null when nothing, not even a stamp, changed.
- */
-export function courseStateChange(
-  existing: CourseRow,
-  next: StampedState,
-  options: { visibilityReason: string; now: Date; alsoChange?: (row: CourseRow) => CourseRow },
-): { row: CourseRow; events: CourseEventFacts[] } | null {
-  const previous = stampedStateOf(existing);
-  const diff = diffMetadata(previous.metadata, next.metadata);
-  const visibilityChanged = next.visibility !== previous.visibility;
-  const stampsChanged = JSON.stringify(next.provenance) !== JSON.stringify(previous.provenance);
-  const merged = diff.changedFields.length || visibilityChanged || stampsChanged || next.sourceDraftId !== previous.sourceDraftId;
-  if (!merged && !options.alsoChange) return null;
-
-  const changed: CourseRow = {
-    ...existing,
-    ...metadataRow(next.metadata),
-    visibility: next.visibility,
-    sourceDraftId: next.sourceDraftId,
-    metadataProvenance: next.provenance as Prisma.JsonObject,
-    updatedAt: options.now,
-  };
-  const row = withFreshEtag(options.alsoChange ? options.alsoChange(changed) : changed);
-  const events: CourseEventFacts[] = [];
-  if (diff.changedFields.length) {
-    events.push({
-      eventType: 'catalog.course.metadata_updated',
-      payload: { courseId: row.id, changedFields: diff.changedFields, previous: diff.previous, next: diff.next, etag: row.etag },
-    });
-  }
-  if (visibilityChanged) {
-    events.push({
-      eventType: 'catalog.course.visibility_changed',
-      payload: { courseId: row.id, from: previous.visibility, to: next.visibility, reason: options.visibilityReason },
-    });
-  }
-  return { row, events };
 }
 
 /**

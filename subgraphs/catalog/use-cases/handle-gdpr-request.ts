@@ -10,7 +10,8 @@ import { lockSubjectCopies, recordErasure, recordNotApplied } from '../gdpr/gdpr
 import { decideGdprRequest, type NotAppliedReason } from '../gdpr/gdpr-request.logic.js';
 import { redactAuthors, retentionPermitsZeroing } from '../gdpr/redaction.logic.js';
 import { redactSubjectCopies, type CopiesRedacted, type Subject } from '../gdpr/subject-copies.js';
-import { courseEvent, metadataOf } from './course-writes.js';
+import { courseEvent } from './course-payloads.logic.js';
+import { metadataOf } from './course-state.logic.js';
 import { requireSameTenant, type ConsumedEventDeps } from './consumed-event-rules.js';
 
 /** gdpr.subject_request.received v1. */

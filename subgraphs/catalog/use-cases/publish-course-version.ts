@@ -9,7 +9,8 @@ import { placeVersion, withVersion, type Placement } from '../course-version/ver
 import { CATALOG_SYSTEM_ACTOR, COURSE_VERSION_SEQ_HEADER, type CatalogEmitter } from '../outbox-port.js';
 import { INITIAL_VERSION_STATE } from '../lifecycle.logic.js';
 import type { CourseRow } from '../course/course.repo.js';
-import { courseEvent, LockedCourses, type CourseSource } from './course-writes.js';
+import { courseEvent } from './course-payloads.logic.js';
+import { LockedCourses, type CourseSource } from './course-writes.js';
 import { requireSameTenant, requireValidLocales, consumedEventStamp, type ConsumedEventDeps } from './consumed-event-rules.js';
 import { builtLocaleFields, readEnumValue, resolvePublishedBy } from './consumed-payload.logic.js';
 import { holdUnknownFormats } from './hold-play-packages.js';
@@ -102,15 +103,17 @@ async function publishKnownFormats(
 ): Promise<Map<CheckedBuiltEvent, CourseVersionRow>> {
   const results = new Map<CheckedBuiltEvent, CourseVersionRow>();
   if (!built.length) return results;
-  const courses = await LockedCourses.lock(tx, built.map(courseSourceOf), deps);
-  const versions = await labelsOnExistingCourses(tx, built, courses);
+  const sources = new Map(built.map((event) => [event, courseSourceOf(event)]));
+  const courses = await LockedCourses.lock(tx, [...sources.values()], deps);
+  const versions = await labelsOnExistingCourses(tx, built, sources, courses);
   const created: CourseVersionRow[] = [];
-  for (const [index, event] of built.entries()) {
-    const before = courses.current(index);
+  for (const event of built) {
+    const source = sources.get(event)!;
+    const before = courses.current(source);
     const existing = versions.get(versionKey(before.id, event.p.versionLabel));
     if (existing) {
       requireSamePackage(existing, before, event);
-      await courses.registerOrMerge(index, event.events);
+      await courses.registerOrMerge(source, event.events);
       deps.logger.info(
         { courseId: before.id, versionLabel: event.p.versionLabel, eventId: event.envelope.eventId },
         'version already published; nothing to do',
@@ -119,9 +122,9 @@ async function publishKnownFormats(
     }
     const placement = placeVersion(before, event.p.versionLabel);
     const now = deps.clock.now();
-    const { course } = await courses.registerOrMerge(index, event.events, (row) => withVersion(row, placement, now));
+    const { course } = await courses.registerOrMerge(source, event.events, (row) => withVersion(row, placement, now));
     // A publisher erased before this event arrived is kept as the erased id (where permitted).
-    const publisher = courses.userAsKept(index, event.publishedBy);
+    const publisher = courses.userAsKept(source, event.publishedBy);
     const version = await publishVersion(course, { ...event, publishedBy: publisher }, placement, now);
     versions.set(versionKey(course.id, event.p.versionLabel), version);
     created.push(version);
@@ -194,11 +197,13 @@ function courseSourceOf({ envelope, p, tenantId, publishedBy }: CheckedBuiltEven
 async function labelsOnExistingCourses(
   tx: Tx,
   built: readonly CheckedBuiltEvent[],
+  sources: ReadonlyMap<CheckedBuiltEvent, CourseSource>,
   courses: LockedCourses,
 ): Promise<Map<string, CourseVersionRow>> {
-  const wanted = built.flatMap(({ p }, index) =>
-    courses.existedBefore(index) ? [{ courseId: courses.current(index).id, versionLabel: p.versionLabel }] : [],
-  );
+  const wanted = built.flatMap((event) => {
+    const source = sources.get(event)!;
+    return courses.existedBefore(source) ? [{ courseId: courses.current(source).id, versionLabel: event.p.versionLabel }] : [];
+  });
   const found = await findVersionsByLabels(tx, wanted);
   return new Map(found.map((version) => [versionKey(version.courseId, version.versionLabel), version]));
 }

@@ -5,7 +5,7 @@ import { createMetrics, type Metrics } from '../../../platform/metrics.js';
 import { aiMetrics } from '../../../subgraphs/ai/metrics.js';
 import { seedBaseline } from '../../../subgraphs/ai/seed.js';
 import { outputHash } from '../../../subgraphs/ai/provenance/provenance.logic.js';
-import { applyDiff, type DiffOp } from '../../../subgraphs/ai/review/review.logic.js';
+import { applyDiff, type DiffOp } from '../../../platform/text-diff.logic.js';
 import { databaseKinds } from '../../support/database.js';
 import { realService } from '../../support/services.js';
 import {

@@ -1,26 +1,26 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../../platform/errors.js';
+import { applyDiff, diffSummary, lineDiff } from '../../../platform/text-diff.logic.js';
 import {
-  applyDiff,
   decisionContent,
-  diffSummary,
   holdsLiveClaim,
-  lineDiff,
   mayClaim,
   provenanceAfterDecision,
   refusal,
   requireQueueMember,
-  reroutePlan,
   reviewedProvenance,
-  routingAfterUpdate,
-  selectQueue,
   taskQueueScope,
   validateEditedText,
   validateHitlMode,
-  validateQueueInput,
   validateReason,
 } from '../../../subgraphs/ai/review/review.logic.js';
+import {
+  reroutePlan,
+  routingAfterUpdate,
+  selectQueue,
+  validateQueueInput,
+} from '../../../subgraphs/ai/review/review-queue.logic.js';
 import { caught } from './catching.js';
 
 const queues = [

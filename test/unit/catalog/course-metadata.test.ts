@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { ifMatchOutcome } from '../../../platform/http/conditional.logic.js';
 import { courseEtag, type CourseRepresentation } from '../../../subgraphs/catalog/course/course-etag.logic.js';
 import {
   diffMetadata,
-  ifMatchOutcome,
   mergeByPrecedence,
   normalizeAuthors,
   requireIfMatch,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ifMatchHolds, ifNoneMatchHolds } from '../../../rest-compat/conditional.logic.js';
+import { ifMatchHolds, ifNoneMatchHolds } from '../../../platform/http/conditional.logic.js';
 import { errorFromGraphQL } from '../../../rest-compat/graphql-errors.logic.js';
 import { mergePatch, metadataInputFromMergePatch, type CourseMetadataValues } from '../../../rest-compat/merge-patch.logic.js';
 

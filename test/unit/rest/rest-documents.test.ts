@@ -7,7 +7,7 @@ import { loadSystemConfig } from '../../../processes/config.js';
 import { FIELD_COSTS } from '../../../platform/graphql/field-costs.js';
 import { operationCost } from '../../../platform/graphql/query-cost.js';
 import { queryLimitOptions } from '../../../platform/graphql/query-limits.js';
-import { REST_DOCUMENTS, REST_OPERATION_NAMES } from '../../../rest-compat/route-table.js';
+import { REST_DOCUMENTS, REST_OPERATION_NAMES } from '../../../rest-compat/documents.js';
 
 /**
  * REST-compat's documents are exempt from the cost limit at the gateway, but the subgraphs check
