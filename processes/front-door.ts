@@ -10,6 +10,7 @@ import type { ReadinessReport } from '../platform/http/probe-endpoints.js';
 import { createIdempotencyStore } from '../platform/idempotency/create.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
+import { reachDependency } from '../platform/reach-dependency.js';
 import { memoryLru, sizeLimited, slottedRedisCache, type StringKeyValueCache } from '../platform/persisted-queries.js';
 import type { ApqSettings, ResponseCacheConfig } from '../gateway/config.js';
 import { followCatalogEvents, type CatalogEventFollower } from '../gateway/response-cache/catalog-events.js';
@@ -102,5 +103,6 @@ async function responseCache(
     );
     return { cache };
   }
-  return { cache, follower: await followCatalogEvents(natsUrl, cache, deps.logger) };
+  const follower = await reachDependency('NATS_URL', natsUrl, () => followCatalogEvents(natsUrl, cache, deps.logger));
+  return { cache, follower };
 }
