@@ -7,7 +7,7 @@ import { ResponseCache, type ResponseCacheSettings } from '../../../gateway/resp
 import { newId, newUlid } from '../../../platform/ids.js';
 import { createLogger } from '../../../platform/logger.js';
 import { createMetrics, type Metrics } from '../../../platform/metrics.js';
-import { createRedis } from '../../../platform/redis.js';
+import { connectRedis, createRedis } from '../../../platform/redis.js';
 import { startCatalogFixture, startFixtureGateway, type CatalogFixture } from '../../support/catalog-fixture.js';
 import { courseRow } from '../../support/course-row.js';
 import { eventually } from '../../support/eventually.js';
@@ -132,7 +132,7 @@ describe.skipIf(!redisUrl)('response cache (set REDIS_URL to run)', () => {
     readToken = fixture.token;
     nats = await startPrivateNats();
     publisher = await connect({ servers: nats.url });
-    redis = createRedis(redisUrl!, silent);
+    redis = await connectRedis(redisUrl!, silent);
     await startReplica(redis);
     await startReplica(redis);
   }, 120_000);
