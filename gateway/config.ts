@@ -36,6 +36,20 @@ export interface GatewayConfig {
   subgraphReplicaBackoffMs: number;
   /** How often each replica of a subgraph list is asked /readyz (0: only after a failure). */
   subgraphReadinessIntervalMs: number;
+  /** The response cache of catalog reads (docs/operations.md, "Response cache"); off by default. */
+  responseCache: ResponseCacheConfig;
+}
+
+export interface ResponseCacheConfig {
+  enabled: boolean;
+  /** L1: bytes of answers this process keeps at most. */
+  memoryBytes: number;
+  /** The safety net: no entry lives longer, whatever invalidation does. */
+  ttlSeconds: number;
+  /** Larger answers are not cached. */
+  maxEntryBytes: number;
+  /** L2: keys of the cache Redis (REDIS_CACHE_URL) it uses at most (slots × maxEntryBytes bytes). */
+  redisSlots: number;
 }
 
 export interface ApqSettings {
@@ -113,6 +127,13 @@ export function loadGatewaySlice(env: Env, platform: Pick<PlatformConfig, 'host'
       subgraphReplicaBackoffMs: envInt(env, 'SUBGRAPH_REPLICA_BACKOFF_MS', 1_000, 50, 60_000),
       // Well under SHUTDOWN_DRAIN_MS (5 s in production): a draining replica leaves rotation first.
       subgraphReadinessIntervalMs: envInt(env, 'SUBGRAPH_READINESS_INTERVAL_MS', 1_000, 0, 60_000),
+      responseCache: {
+        enabled: envBool(env, 'RESPONSE_CACHE_ENABLED', false),
+        memoryBytes: envInt(env, 'RESPONSE_CACHE_MEMORY_BYTES', 32 * 1024 * 1024, 64 * 1024, 4 * 1024 * 1024 * 1024),
+        ttlSeconds: envInt(env, 'RESPONSE_CACHE_TTL_SECONDS', 60, 1, 24 * 3600),
+        maxEntryBytes: envInt(env, 'RESPONSE_CACHE_MAX_ENTRY_BYTES', 256 * 1024, 1024, 16 * 1024 * 1024),
+        redisSlots: envInt(env, 'RESPONSE_CACHE_REDIS_SLOTS', 16_384, 16, 4_194_304),
+      },
     },
   };
 }

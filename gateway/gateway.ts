@@ -25,6 +25,9 @@ import { GRAPHIQL_PATH, graphiqlEndpoints } from './graphiql.js';
 import { InProcessSubgraph } from './in-process-subgraph.js';
 import { frontDoor } from './pipeline.js';
 import { RemoteSubgraph } from './remote-subgraph.js';
+import { nonCatalogFields } from './response-cache/document.js';
+import { responseCachePlugin } from './response-cache/plugin.js';
+import type { ResponseCache } from './response-cache/response-cache.js';
 import type { ReplicaPool } from './replica-pool.js';
 import { replicaFetch, replicaPools, type SubgraphUrls } from './replicas.js';
 import { subgraphDispatcher } from './subgraph-fetch.js';
@@ -99,6 +102,8 @@ export interface GatewayOptions {
   /** Subgraphs running in this process (one-process mode): fetched in process, not over HTTP. */
   localSubgraphs?: Partial<Record<SubgraphName, LocalSubgraph>>;
   supergraphSdl?: string;
+  /** The response cache of catalog reads (gateway/response-cache/), when RESPONSE_CACHE_ENABLED. */
+  responseCache?: ResponseCache;
 }
 
 export interface RunningGateway {
@@ -125,6 +130,11 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
   }
   const subgraphs = await federatedGateway(options, apolloLogger(logger));
   const apollo = gatewayServer(options, subgraphs.gateway);
+  if (options.responseCache) {
+    // Last in the plugin order: it sees operations the limits and rules have already let through.
+    const sdl = options.supergraphSdl ?? (await readSupergraph());
+    apollo.addPlugin(responseCachePlugin(options.responseCache, nonCatalogFields(sdl)));
+  }
   await apollo.start();
 
   const execute: ExecuteOperation = async (operation, exchange, executeOptions = {}) => {

@@ -10,8 +10,11 @@ import type { ReadinessReport } from '../platform/http/probe-endpoints.js';
 import { createIdempotencyStore } from '../platform/idempotency/create.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
+import { reachDependency } from '../platform/reach-dependency.js';
 import { memoryLru, sizeLimited, slottedRedisCache, type StringKeyValueCache } from '../platform/persisted-queries.js';
-import type { ApqSettings } from '../gateway/config.js';
+import type { ApqSettings, ResponseCacheConfig } from '../gateway/config.js';
+import { followCatalogEvents, type CatalogEventFollower } from '../gateway/response-cache/catalog-events.js';
+import { ResponseCache } from '../gateway/response-cache/response-cache.js';
 import { restEndpoints } from '../rest-compat/rest-endpoints.js';
 import { REST_OPERATION_NAMES } from '../rest-compat/documents.js';
 
@@ -56,7 +59,8 @@ export async function startFrontDoor(deps: {
   });
   // The health relay's path goes to the AI subgraph's replicas in turn (gateway/replicas.ts).
   const aiBaseUrl = new URL('/', replicaUrls(deps.subgraphUrls.ai)[0]).toString();
-  return startGateway({
+  const cache = await responseCache(config.gateway.responseCache, deps, config.natsUrl);
+  const gateway = await startGateway({
     host: config.host,
     port: config.port,
     subgraphUrls: deps.subgraphUrls,
@@ -70,5 +74,35 @@ export async function startFrontDoor(deps: {
     knownOperations: REST_OPERATION_NAMES,
     endpoints: (execute, subgraphHttp) => restEndpoints({ execute, aiBaseUrl, fetch: subgraphHttp('ai') }),
     localSubgraphs: deps.localSubgraphs,
+    responseCache: cache?.cache,
   });
+  return {
+    ...gateway,
+    close: async () => {
+      await gateway.close();
+      await cache?.follower?.close();
+    },
+  };
+}
+
+/**
+ * The response cache when RESPONSE_CACHE_ENABLED: L2 in the cache Redis when there is one (never
+ * the state Redis), invalidated by the catalog's events when NATS_URL is set. Without NATS only
+ * this gateway's own mutations (and the TTL) invalidate it (docs/operations.md, "Response cache").
+ */
+async function responseCache(
+  settings: ResponseCacheConfig,
+  deps: { cacheRedis?: Redis; metrics: Metrics; logger: Logger },
+  natsUrl: string | undefined,
+): Promise<{ cache: ResponseCache; follower?: CatalogEventFollower } | undefined> {
+  if (!settings.enabled) return undefined;
+  const cache = new ResponseCache(settings, { redis: deps.cacheRedis, metrics: deps.metrics, logger: deps.logger });
+  if (!natsUrl) {
+    deps.logger.warn(
+      "RESPONSE_CACHE_ENABLED without NATS_URL: only this gateway's mutations and the TTL invalidate the response cache",
+    );
+    return { cache };
+  }
+  const follower = await reachDependency('NATS_URL', natsUrl, () => followCatalogEvents(natsUrl, cache, deps.logger));
+  return { cache, follower };
 }

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { gatewaySettings, startGateway, type GatewaySettings, type RunningGateway } from '../../gateway/gateway.js';
 import type { SubgraphUrls } from '../../gateway/replicas.js';
+import type { ResponseCache } from '../../gateway/response-cache/response-cache.js';
 import { generateEd25519, mintToken } from '../../platform/auth/dev-keys.js';
 import { createTokenVerifier, type TokenVerifier } from '../../platform/auth/verifier.js';
 import type { RunningServer } from '../../platform/graphql/subgraph-server.js';
@@ -17,7 +18,8 @@ export interface CatalogFixture {
   verifier: TokenVerifier;
   /** A token of `tenant` with the scopes asked for, accepted by the catalog and any gateway on `verifier`. */
   token: string;
-  mintToken(scope: string, subject?: string): Promise<string>;
+  /** A token with `scope`, of the fixture's tenant unless `tenant` names another. */
+  mintToken(scope: string, subject?: string, tenant?: string): Promise<string>;
   /** A real catalog subgraph on its own port, on a PGlite test database. */
   catalog: RunningServer;
   close(): Promise<void>;
@@ -35,8 +37,8 @@ export async function startCatalogFixture(options: { tenant: string; scope: stri
     maxTokenLifetimeSeconds: 900,
     clockToleranceSeconds: 5,
   });
-  const mint = (scope: string, subject = 'svc:fixture') =>
-    mintToken(keys.privateJwk, { sub: subject, tid: options.tenant, scope });
+  const mint = (scope: string, subject = 'svc:fixture', tenant = options.tenant) =>
+    mintToken(keys.privateJwk, { sub: subject, tid: tenant, scope });
   const token = await mint(options.scope);
   const config = loadSystemConfig({ HOST: '127.0.0.1', DATA_DIR: options.dataDir });
   const catalog = await startCatalogSubgraph({ config, db: db.prisma, verifier, logger: createLogger({ level: 'silent' }) }, 0);
@@ -71,7 +73,12 @@ export interface FixtureGateway {
  */
 export async function startFixtureGateway(
   fixture: CatalogFixture,
-  options: { subgraphUrls: { catalog: SubgraphUrls; ai: SubgraphUrls }; settings?: Partial<GatewaySettings>; metrics?: Metrics },
+  options: {
+    subgraphUrls: { catalog: SubgraphUrls; ai: SubgraphUrls };
+    settings?: Partial<GatewaySettings>;
+    metrics?: Metrics;
+    responseCache?: ResponseCache;
+  },
 ): Promise<FixtureGateway> {
   const logLines: string[] = [];
   const destination = new Writable({
@@ -88,6 +95,7 @@ export async function startFixtureGateway(
     logger: createLogger({ level: 'debug', destination }),
     settings: { ...gatewaySettings(loadSystemConfig({})), drainMs: 2_000, ...options.settings },
     metrics: options.metrics,
+    responseCache: options.responseCache,
     idempotency: createDatabaseIdempotencyStore(fixture.db.prisma, { ttlSeconds: 300, leaseSeconds: 60 }),
     readiness: async () => ({ ready: true, checks: {} }),
     endpoints: (execute, subgraphHttp) => restEndpoints({ execute, aiBaseUrl: 'http://ai.invalid/', fetch: subgraphHttp('ai') }),

@@ -1,0 +1,191 @@
+/**
+ * What the gateway's response cache may keep, under which key, and which tags an entry and an
+ * invalidation carry (docs/operations.md, "Response cache"). Pure: the Apollo plugin, the stores and
+ * the event follower turn their inputs into plain data and ask here.
+ */
+
+/**
+ * Root fields whose answers may be cached: the catalog's reads. Everything else (the AI subgraph's
+ * reads, which carry provenance and review text, i.e. PHI) is never cached.
+ */
+export const CACHEABLE_ROOT_FIELDS: ReadonlySet<string> = new Set([
+  'course',
+  'courses',
+  'courseVersion',
+  'courseVersions',
+  'taxonomy',
+]);
+
+/** Root fields whose answer is a list: it depends on every course of the tenant. */
+const LIST_ROOT_FIELDS: ReadonlySet<string> = new Set(['courses', 'courseVersions']);
+
+/** The id fields whose values tag an entry, and the tag kind each gives. */
+export const ID_FIELDS = { courseId: 'c', courseVersionId: 'v', taxonomyId: 'x' } as const;
+export type IdField = keyof typeof ID_FIELDS;
+
+/** At most this many entity tags per entry; an answer with more depends on the tenant's list tag instead. */
+export const MAX_ENTITY_TAGS = 256;
+
+/**
+ * Tags are Redis key suffixes and space-separated in stored entries: their parts are URI-encoded,
+ * so no tag holds a space, a newline or a `:` of its own.
+ */
+function part(value: string): string {
+  return encodeURIComponent(value);
+}
+
+export const GLOBAL_TAG = 'g';
+export function tenantTag(tenantId: string): string {
+  return `t:${part(tenantId)}`;
+}
+export function listTag(tenantId: string): string {
+  return `l:${part(tenantId)}`;
+}
+export function entityTag(tenantId: string, field: IdField, id: string): string {
+  return `${ID_FIELDS[field]}:${part(tenantId)}:${part(id)}`;
+}
+
+/** What the plugin learned of an operation from its document (gateway/response-cache/document.ts). */
+export interface OperationShape {
+  kind: 'query' | 'mutation' | 'subscription';
+  rootFields: readonly string[];
+  /** A selected field is resolved outside the catalog (e.g. Course.aiProvenance). */
+  selectsNonCatalogField: boolean;
+  /**
+   * Every Course, CourseVersion and Taxonomy object the answer can hold selects its own id
+   * (unaliased): then the ids in the answer name every entity it depends on.
+   */
+  selectsEveryId: boolean;
+  /** Id arguments of the document (literals and variables), e.g. course(courseId: $id). */
+  argumentIds: ReadonlyArray<{ field: IdField; id: string }>;
+  /** Root fields of a mutation that the catalog resolves (it changes catalog data). */
+  catalogMutation: boolean;
+}
+
+export type CacheDecision =
+  { cacheable: true } | { cacheable: false; reason: 'not_a_query' | 'root_field' | 'non_catalog_field' };
+
+export function decide(shape: OperationShape): CacheDecision {
+  if (shape.kind !== 'query') return { cacheable: false, reason: 'not_a_query' };
+  if (shape.rootFields.length === 0 || !shape.rootFields.every((f) => CACHEABLE_ROOT_FIELDS.has(f))) {
+    return { cacheable: false, reason: 'root_field' };
+  }
+  if (shape.selectsNonCatalogField) return { cacheable: false, reason: 'non_catalog_field' };
+  return { cacheable: true };
+}
+
+/** Everything an answer may differ by: the key is a hash of this (see response-cache.ts). */
+export interface KeyMaterial {
+  tenantId: string;
+  scopes: ReadonlySet<string>;
+  queryHash: string;
+  operationName: string | null;
+  /** Canonical JSON of the variables. */
+  variables: string;
+  /** The request's Accept-Language, normalised: localizedTitle and friends resolve by it. */
+  acceptLanguage: string;
+}
+
+export function keyParts(material: KeyMaterial): string[] {
+  return [
+    'v1',
+    material.tenantId,
+    [...material.scopes].sort().join(' '),
+    material.queryHash,
+    material.operationName ?? '',
+    material.variables,
+    normaliseAcceptLanguage(material.acceptLanguage),
+  ];
+}
+
+export function normaliseAcceptLanguage(value: string | undefined): string {
+  return (value ?? '').toLowerCase().replace(/\s+/g, '');
+}
+
+/**
+ * The ids found in an answer, walking at most `maxNodes` values (answers are already bounded by
+ * the gateway's limits; this keeps the walk bounded whatever they are). `complete` is false when
+ * the walk stopped early or found more ids than an entry may carry.
+ */
+export function idsInAnswer(
+  data: unknown,
+  maxNodes = 100_000,
+): { ids: Array<{ field: IdField; id: string }>; complete: boolean } {
+  const seen = new Set<string>();
+  const ids: Array<{ field: IdField; id: string }> = [];
+  const stack: unknown[] = [data];
+  let visited = 0;
+  while (stack.length > 0) {
+    if (++visited > maxNodes) return { ids, complete: false };
+    const value = stack.pop();
+    if (Array.isArray(value)) {
+      for (const item of value) stack.push(item);
+    } else if (value !== null && typeof value === 'object') {
+      for (const [key, child] of Object.entries(value)) {
+        if (key in ID_FIELDS && typeof child === 'string') {
+          const field = key as IdField;
+          const mark = `${field}:${child}`;
+          if (!seen.has(mark)) {
+            seen.add(mark);
+            ids.push({ field, id: child });
+          }
+        } else if (child !== null && typeof child === 'object') {
+          stack.push(child);
+        }
+      }
+    }
+  }
+  return { ids, complete: ids.length <= MAX_ENTITY_TAGS };
+}
+
+/**
+ * The tags an answer depends on. Every entry depends on the global tag and its tenant's tag (a
+ * catalog mutation drops the whole tenant). A list answer, an answer with a null root field (the
+ * entity may be registered next), or one whose entities cannot all be named by the ids it holds
+ * also depends on the tenant's list tag, which every catalog event of the tenant drops.
+ */
+export function entryTags(tenantId: string, shape: OperationShape, data: Record<string, unknown>): string[] {
+  const tags = new Set([GLOBAL_TAG, tenantTag(tenantId)]);
+  const found = idsInAnswer(data);
+  const hasNullRoot = Object.values(data).some((value) => value === null);
+  const isList = shape.rootFields.some((f) => LIST_ROOT_FIELDS.has(f));
+  if (isList || hasNullRoot || !shape.selectsEveryId || !found.complete) tags.add(listTag(tenantId));
+  for (const { field, id } of [...shape.argumentIds, ...found.ids].slice(0, MAX_ENTITY_TAGS)) {
+    tags.add(entityTag(tenantId, field, id));
+  }
+  return [...tags];
+}
+
+/** The tags a catalog mutation drops: everything its tenant has cached. */
+export function mutationTags(tenantId: string): string[] {
+  return [tenantTag(tenantId)];
+}
+
+/** The fields of a catalog event the invalidation reads (tolerant reader: nothing else). */
+export interface CatalogEventFacts {
+  eventType?: unknown;
+  tenantId?: unknown;
+  partitionKey?: unknown;
+  payload?: unknown;
+}
+
+/**
+ * The tags a published catalog event drops. Course and course-version events drop their course,
+ * version and the tenant's list tag; taxonomy events and event types not known here drop the
+ * whole tenant (a taxonomy is shown inside courses that do not select its id); an event without a
+ * tenant drops everything.
+ */
+export function eventTags(event: CatalogEventFacts): string[] {
+  if (typeof event.tenantId !== 'string' || event.tenantId === '') return [GLOBAL_TAG];
+  const tenantId = event.tenantId;
+  const type = typeof event.eventType === 'string' ? event.eventType : '';
+  if (!type.startsWith('catalog.course.') && !type.startsWith('catalog.course_version.')) return [tenantTag(tenantId)];
+  const payload = (event.payload !== null && typeof event.payload === 'object' ? event.payload : {}) as Record<string, unknown>;
+  const tags = new Set([listTag(tenantId)]);
+  const courseIds = [event.partitionKey, payload.courseId].filter((v): v is string => typeof v === 'string' && v !== '');
+  // Without a course id the event cannot be narrowed to one course.
+  if (courseIds.length === 0) return [tenantTag(tenantId)];
+  for (const id of courseIds) tags.add(entityTag(tenantId, 'courseId', id));
+  if (typeof payload.courseVersionId === 'string') tags.add(entityTag(tenantId, 'courseVersionId', payload.courseVersionId));
+  return [...tags];
+}

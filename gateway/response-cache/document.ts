@@ -1,0 +1,153 @@
+import {
+  Kind,
+  parse,
+  TypeInfo,
+  visit,
+  visitWithTypeInfo,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+} from 'graphql';
+import { ID_FIELDS, type IdField, type OperationShape } from './cache-policy.logic.js';
+
+/**
+ * Field coordinates (`Type.field`) of the supergraph that the catalog does not resolve, e.g.
+ * `Course.aiProvenance` or every field of the AI subgraph's own types. An operation selecting one
+ * is never cached: its answer holds AI data (provenance, review text: PHI).
+ */
+export function nonCatalogFields(supergraphSdl: string): Set<string> {
+  const out = new Set<string>();
+  for (const definition of parse(supergraphSdl).definitions) {
+    if (
+      definition.kind !== Kind.OBJECT_TYPE_DEFINITION &&
+      definition.kind !== Kind.OBJECT_TYPE_EXTENSION &&
+      definition.kind !== Kind.INTERFACE_TYPE_DEFINITION
+    ) {
+      continue;
+    }
+    const typeGraphs = graphsOf(definition.directives ?? [], 'join__type');
+    for (const field of definition.fields ?? []) {
+      const fieldGraphs = graphsOf(field.directives ?? [], 'join__field');
+      const graphs = fieldGraphs.length > 0 ? fieldGraphs : typeGraphs;
+      if (!graphs.includes('CATALOG')) out.add(`${definition.name.value}.${field.name.value}`);
+    }
+  }
+  return out;
+}
+
+function graphsOf(
+  directives: ReadonlyArray<{ name: { value: string }; arguments?: ReadonlyArray<{ name: { value: string }; value: unknown }> }>,
+  name: string,
+): string[] {
+  const graphs: string[] = [];
+  for (const directive of directives) {
+    if (directive.name.value !== name) continue;
+    const graph = directive.arguments?.find((a) => a.name.value === 'graph')?.value as
+      { kind: string; value?: string } | undefined;
+    if (graph?.kind === Kind.ENUM && graph.value) graphs.push(graph.value);
+  }
+  return graphs;
+}
+
+/** The ids an object of these types must select for the ids in an answer to name it. */
+const REQUIRED_IDS: Readonly<Record<string, readonly string[]>> = {
+  Course: ['courseId'],
+  // A version's answer can change with its course (a newer version published): it is tagged by both.
+  CourseVersion: ['courseVersionId', 'courseId'],
+  Taxonomy: ['taxonomyId'],
+};
+
+/**
+ * What the cache needs to know of an operation: its kind, root fields (through fragments), whether
+ * it reaches a field outside the catalog, whether every entity object selects its ids, and the id
+ * arguments it passes. One walk of the document with the API schema's type information.
+ */
+export function operationShape(input: {
+  document: DocumentNode;
+  operation: OperationDefinitionNode;
+  schema: GraphQLSchema;
+  variables: Record<string, unknown> | undefined;
+  nonCatalog: ReadonlySet<string>;
+}): OperationShape {
+  const { document, operation, schema, nonCatalog } = input;
+  const variables = input.variables ?? {};
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
+  const rootFields = rootFieldNames(operation.selectionSet, fragments);
+  const rootType = operation.operation === 'query' ? 'Query' : operation.operation === 'mutation' ? 'Mutation' : 'Subscription';
+
+  let selectsNonCatalogField = false;
+  let selectsEveryId = true;
+  const argumentIds: Array<{ field: IdField; id: string }> = [];
+  const typeInfo = new TypeInfo(schema);
+  // Every operation and fragment of the document is walked, not only the one run: a field or a
+  // missing id in an unused part can only make the decision more cautious.
+  visit(
+    document,
+    visitWithTypeInfo(typeInfo, {
+      Field(node) {
+        const parent = typeInfo.getParentType();
+        if (parent && nonCatalog.has(`${parent.name}.${node.name.value}`)) selectsNonCatalogField = true;
+        for (const argument of node.arguments ?? []) {
+          const name = argument.name.value;
+          if (!(name in ID_FIELDS)) continue;
+          const value =
+            argument.value.kind === Kind.STRING
+              ? argument.value.value
+              : argument.value.kind === Kind.VARIABLE
+                ? variables[argument.value.name.value]
+                : undefined;
+          if (typeof value === 'string') argumentIds.push({ field: name as IdField, id: value });
+        }
+      },
+      SelectionSet(node) {
+        const parent = typeInfo.getParentType();
+        const required = parent ? REQUIRED_IDS[parent.name] : undefined;
+        if (!required || !hasOwnFields(node)) return;
+        const plain = new Set(node.selections.flatMap((s) => (s.kind === Kind.FIELD && !s.alias ? [s.name.value] : [])));
+        if (!required.every((id) => plain.has(id))) selectsEveryId = false;
+      },
+    }),
+  );
+  const catalogMutation = operation.operation === 'mutation' && rootFields.some((f) => !nonCatalog.has(`${rootType}.${f}`));
+  return {
+    kind: operation.operation,
+    rootFields,
+    selectsNonCatalogField,
+    selectsEveryId,
+    argumentIds,
+    catalogMutation,
+  };
+}
+
+/** A selection set made only of fragments is checked through its fragments' own selection sets. */
+function hasOwnFields(node: SelectionSetNode): boolean {
+  return node.selections.some((s) => s.kind === Kind.FIELD && s.name.value !== '__typename');
+}
+
+function rootFieldNames(selectionSet: SelectionSetNode, fragments: Map<string, FragmentDefinitionNode>): string[] {
+  const names = new Set<string>();
+  const seen = new Set<string>();
+  const walk = (set: SelectionSetNode) => {
+    for (const selection of set.selections) {
+      if (selection.kind === Kind.FIELD) {
+        if (selection.name.value !== '__typename') names.add(selection.name.value);
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        walk(selection.selectionSet);
+      } else {
+        const name = selection.name.value;
+        const fragment = fragments.get(name);
+        if (fragment && !seen.has(name)) {
+          seen.add(name);
+          walk(fragment.selectionSet);
+        }
+      }
+    }
+  };
+  walk(selectionSet);
+  return [...names];
+}

@@ -1,0 +1,84 @@
+import { HeaderMap, type ApolloServerPlugin } from '@apollo/server';
+import { canonicalJson } from '../../platform/canonical-json.js';
+import type { GatewayContext } from '../forwarding.js';
+import { decide, entryTags, mutationTags, type OperationShape } from './cache-policy.logic.js';
+import { operationShape } from './document.js';
+import type { PendingEntry, ResponseCache } from './response-cache.js';
+
+/**
+ * The response cache in Apollo's request pipeline, so /graphql and the execute port (REST-compat)
+ * share it. Its hooks run after parsing, validation, the limits and the operation rules, so a
+ * cached answer is only ever served to an operation that would have been run; a catalog mutation
+ * drops its tenant's entries before its answer is sent, so the writer reads its own write.
+ */
+export function responseCachePlugin(cache: ResponseCache, nonCatalog: ReadonlySet<string>): ApolloServerPlugin<GatewayContext> {
+  return {
+    async requestDidStart() {
+      let shape: OperationShape | undefined;
+      let pending: PendingEntry | undefined;
+      return {
+        async responseForOperation(request) {
+          if (!request.operation) return null;
+          shape = operationShape({
+            document: request.document,
+            operation: request.operation,
+            schema: request.schema,
+            variables: request.request.variables,
+            nonCatalog,
+          });
+          if (shape.kind === 'mutation') return null;
+          if (!decide(shape).cacheable) {
+            cache.count('bypass');
+            return null;
+          }
+          const { principal, forward } = request.contextValue;
+          const queryHash = request.queryHash;
+          if (!queryHash) {
+            cache.count('bypass');
+            return null;
+          }
+          let variables: string;
+          try {
+            variables = canonicalJson(request.request.variables ?? {});
+          } catch {
+            cache.count('bypass');
+            return null;
+          }
+          const found = await cache.lookup({
+            tenantId: principal.tenantId,
+            scopes: principal.scopes,
+            queryHash,
+            operationName: request.operationName,
+            variables,
+            acceptLanguage: forward['accept-language'] ?? '',
+          });
+          if ('pending' in found) {
+            pending = found.pending;
+            return null;
+          }
+          return {
+            http: { headers: new HeaderMap(), status: undefined },
+            body: { kind: 'single', singleResult: JSON.parse(found.body) },
+          };
+        },
+        async willSendResponse(request) {
+          const tenantId = request.contextValue.principal?.tenantId;
+          if (!shape || !tenantId) return;
+          if (shape.kind === 'mutation' && shape.catalogMutation) {
+            // Awaited: the writer's next read must not find what this mutation changed.
+            await cache.invalidate(mutationTags(tenantId), 'mutation');
+            return;
+          }
+          if (!pending || request.response.body.kind !== 'single') return;
+          const result = request.response.body.singleResult;
+          if (result.errors?.length || !result.data) return;
+          try {
+            await cache.store(pending, JSON.stringify({ data: result.data }), entryTags(tenantId, shape, result.data));
+          } catch {
+            // Storing is best effort: the answer goes out whatever happened to its copy.
+          }
+        },
+      };
+    },
+  };
+}

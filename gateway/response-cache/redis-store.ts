@@ -1,0 +1,151 @@
+import type { Redis } from 'ioredis';
+
+/**
+ * The response cache's second level, in the Redis of REDIS_CACHE_URL (never the state Redis), shared
+ * by every gateway replica. Invalidation is by tag token, not by deleting keys:
+ *
+ * - each tag (`rc:t:<tag>`) holds a token, `<microseconds of Redis's clock>:<nonce>`; invalidating
+ *   a tag writes a new token;
+ * - an entry records the token of each tag it depends on and is served only while every one is
+ *   unchanged; a tag key that is missing (evicted, expired) matches nothing, so eviction can only
+ *   cost a miss, never serve a stale answer;
+ * - an answer is stored only if none of its tags was invalidated after its read began (the read
+ *   took Redis's time when it looked the key up): an answer computed before a change but stored
+ *   after it would otherwise be recorded under the new tokens.
+ *
+ * So no replica has to reach another one's keys: the store needs no tag → keys sets and stays
+ * correct whichever replica wrote an entry. Entries live in `slots` keys at most (as APQ does), so
+ * Redis holds at most slots × the largest entry; each script is one round trip.
+ */
+
+/** Entry value: `<key hash>\n<tags>\n<tokens>\n<body>`. */
+const READ = `
+local v = redis.call('GET', ARGV[1])
+local t = redis.call('TIME')
+local now = t[1] .. string.format('%06d', tonumber(t[2]))
+if not v then return {now, false} end
+local a = string.find(v, '\\n', 1, true)
+local b = string.find(v, '\\n', a + 1, true)
+local c = string.find(v, '\\n', b + 1, true)
+if string.sub(v, 1, a - 1) ~= ARGV[2] then return {now, false} end
+local tags = string.sub(v, a + 1, b - 1)
+local tokens = string.sub(v, b + 1, c - 1)
+local want = {}
+for tok in string.gmatch(tokens, '%S+') do want[#want + 1] = tok end
+local i = 1
+for tag in string.gmatch(tags, '%S+') do
+  if redis.call('GET', 'rc:t:' .. tag) ~= want[i] then return {now, false} end
+  i = i + 1
+end
+return {now, string.sub(v, c + 1), tags, tokens}
+`;
+
+/** ARGV: n, tags[1..n], tokens[1..n]. 1 when every tag still holds the token recorded. */
+const CHECK = `
+local n = tonumber(ARGV[1])
+for i = 1, n do
+  if redis.call('GET', 'rc:t:' .. ARGV[1 + i]) ~= ARGV[1 + n + i] then return 0 end
+end
+return 1
+`;
+
+/**
+ * ARGV: slot key, key hash, ttl, tag ttl, read start (µs), nonce, body, tags...
+ * Returns the tokens recorded (space-separated), or false when a tag changed after the read began.
+ * A tag never invalidated gets a token of time 0, so its later invalidation is seen as a change.
+ */
+const STORE = `
+local start = tonumber(ARGV[5])
+local tokens = {}
+local tags = {}
+for i = 8, #ARGV do
+  local k = 'rc:t:' .. ARGV[i]
+  local tok = redis.call('GET', k)
+  if not tok then
+    tok = '0:' .. ARGV[6]
+    redis.call('SET', k, tok, 'EX', ARGV[4])
+  else
+    local at = tonumber(string.match(tok, '^(%d+):'))
+    -- One second of margin against Redis's clock stepping back.
+    if at == nil or at >= start - 1000000 then return false end
+    redis.call('EXPIRE', k, ARGV[4])
+  end
+  tokens[#tokens + 1] = tok
+  tags[#tags + 1] = ARGV[i]
+end
+local recorded = table.concat(tokens, ' ')
+redis.call('SET', ARGV[1], ARGV[2] .. '\\n' .. table.concat(tags, ' ') .. '\\n' .. recorded .. '\\n' .. ARGV[7], 'EX', ARGV[3])
+return recorded
+`;
+
+/** ARGV: tag ttl, nonce, tags... Every tag gets a new token stamped with Redis's clock. */
+const INVALIDATE = `
+local t = redis.call('TIME')
+local tok = t[1] .. string.format('%06d', tonumber(t[2])) .. ':' .. ARGV[2]
+for i = 3, #ARGV do
+  redis.call('SET', 'rc:t:' .. ARGV[i], tok, 'EX', ARGV[1])
+end
+return #ARGV - 2
+`;
+
+export interface RedisStoreOptions {
+  ttlSeconds: number;
+  slots: number;
+}
+
+export interface RedisRead {
+  /** Redis's clock when the key was looked up (µs): the start of the read, for `store`. */
+  startMicros: string;
+  hit?: { body: string; tags: string[]; tokens: string[] };
+}
+
+export class RedisStore {
+  private readonly tagTtlSeconds: number;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly options: RedisStoreOptions,
+    private readonly nonce: () => string,
+  ) {
+    // A tag outlives every entry that recorded its token (entries live ttlSeconds), with margin
+    // for a read in flight; a tag that expires anyway only costs misses.
+    this.tagTtlSeconds = options.ttlSeconds * 2 + 60;
+  }
+
+  slotOf(keyHash: string): string {
+    return `rc:e:${Number.parseInt(keyHash.slice(0, 8), 16) % this.options.slots}`;
+  }
+
+  async read(keyHash: string): Promise<RedisRead> {
+    const reply = (await this.redis.eval(READ, 0, this.slotOf(keyHash), keyHash)) as [string, string | null, string?, string?];
+    const [startMicros, body, tags, tokens] = reply;
+    return body
+      ? { startMicros, hit: { body, tags: (tags ?? '').split(' '), tokens: (tokens ?? '').split(' ') } }
+      : { startMicros };
+  }
+
+  async check(tags: readonly string[], tokens: readonly string[]): Promise<boolean> {
+    return (await this.redis.eval(CHECK, 0, String(tags.length), ...tags, ...tokens)) === 1;
+  }
+
+  /** The tokens recorded, or undefined when the answer was already stale (not stored). */
+  async store(keyHash: string, startMicros: string, body: string, tags: readonly string[]): Promise<string[] | undefined> {
+    const recorded = (await this.redis.eval(
+      STORE,
+      0,
+      this.slotOf(keyHash),
+      keyHash,
+      String(this.options.ttlSeconds),
+      String(this.tagTtlSeconds),
+      startMicros,
+      this.nonce(),
+      body,
+      ...tags,
+    )) as string | null;
+    return recorded ? recorded.split(' ') : undefined;
+  }
+
+  async invalidate(tags: readonly string[]): Promise<void> {
+    await this.redis.eval(INVALIDATE, 0, String(this.tagTtlSeconds), this.nonce(), ...tags);
+  }
+}

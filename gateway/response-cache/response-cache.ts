@@ -1,0 +1,207 @@
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { sha256Hex } from '../../platform/canonical-json.js';
+import type { Logger } from '../../platform/logger.js';
+import type { Metrics } from '../../platform/metrics.js';
+import { GLOBAL_TAG, keyParts, type KeyMaterial } from './cache-policy.logic.js';
+import { MemoryStore } from './memory-store.logic.js';
+import { RedisStore } from './redis-store.js';
+
+export interface ResponseCacheSettings {
+  /** L1: this process's budget. */
+  memoryBytes: number;
+  /** How long an entry lives at most, whatever invalidation does (the safety net). */
+  ttlSeconds: number;
+  /** Answers larger than this are not cached. */
+  maxEntryBytes: number;
+  /** L2: keys in the cache Redis at most (it holds at most slots × maxEntryBytes). */
+  redisSlots: number;
+}
+
+export type CacheResult = 'hit' | 'miss' | 'bypass';
+
+/** What a miss keeps until its answer is stored. */
+export interface PendingEntry {
+  keyHash: string;
+  /** Redis's clock when the read began; undefined when Redis could not be asked. */
+  startMicros?: string;
+  /** This process's invalidation count when the read began. */
+  localSeq: number;
+}
+
+/** Tags whose Redis invalidation failed are retried before Redis is trusted again; beyond this, everything is dropped. */
+const MAX_PENDING_TAGS = 1_000;
+/** After a Redis failure, the cache does without it for this long (no 2 s command timeout per read). */
+const REDIS_PAUSE_MS = 1_000;
+
+/**
+ * The gateway's response cache (docs/operations.md, "Response cache"): L1 in this process, L2 in
+ * the cache Redis (redis-store.ts explains why it invalidates by tag token). A Redis failure is
+ * never a failed read: the cache goes on with L1 (invalidated by this replica's mutations and the
+ * catalog's events) and the subgraphs, and retries the invalidations Redis missed before it reads
+ * from Redis again.
+ */
+export class ResponseCache {
+  private readonly memory: MemoryStore;
+  private readonly redis?: RedisStore;
+  private readonly requests?: ReturnType<Metrics['counter']>;
+  private readonly invalidations?: ReturnType<Metrics['counter']>;
+  private readonly redisErrors?: ReturnType<Metrics['counter']>;
+  private localSeq = 0;
+  private redisPausedUntil = 0;
+  /** Tags Redis has not been told of yet, with the local invalidation count when they were added. */
+  private readonly unsentTags = new Map<string, number>();
+
+  constructor(
+    readonly settings: ResponseCacheSettings,
+    deps: { redis?: Redis; metrics?: Metrics; logger: Logger; now?: () => number },
+  ) {
+    this.logger = deps.logger;
+    this.now = deps.now ?? Date.now;
+    this.memory = new MemoryStore(settings.memoryBytes);
+    if (deps.redis) {
+      this.redis = new RedisStore(deps.redis, { ttlSeconds: settings.ttlSeconds, slots: settings.redisSlots }, () =>
+        randomBytes(9).toString('base64url'),
+      );
+    }
+    this.requests = deps.metrics?.counter({
+      name: 'response_cache_requests_total',
+      help: 'Operations the response cache saw: hit (served from it), miss (cacheable, fetched), bypass (not cacheable).',
+      labelNames: ['result'],
+    });
+    this.invalidations = deps.metrics?.counter({
+      name: 'response_cache_invalidations_total',
+      help: 'Invalidations of the response cache, by what caused them (mutation through this gateway, catalog event).',
+      labelNames: ['source'],
+    });
+    this.redisErrors = deps.metrics?.counter({
+      name: 'response_cache_redis_errors_total',
+      help: 'Response cache operations on the cache Redis that failed (the cache went on without Redis).',
+      labelNames: [],
+    });
+  }
+
+  private readonly logger: Logger;
+  private readonly now: () => number;
+
+  keyHash(material: KeyMaterial): string {
+    return sha256Hex(keyParts(material).join('\u0000'));
+  }
+
+  count(result: CacheResult): void {
+    this.requests?.inc({ result });
+  }
+
+  /** A stored answer (the response body as JSON text), or what storing the fetched one needs. */
+  async lookup(material: KeyMaterial): Promise<{ body: string } | { pending: PendingEntry }> {
+    const keyHash = this.keyHash(material);
+    const localSeq = this.localSeq;
+    const local = this.memory.get(keyHash, this.now());
+    const redis = await this.usableRedis();
+    if (local && !redis) {
+      this.count('hit');
+      return { body: local.body };
+    }
+    if (!redis) {
+      this.count('miss');
+      return { pending: { keyHash, localSeq } };
+    }
+    try {
+      // Another replica may have taken a write since this entry was stored here: Redis's tag
+      // tokens say whether it is still current (one round trip; the body is not fetched).
+      if (local?.tokens && (await redis.check(local.tags, local.tokens))) {
+        this.count('hit');
+        return { body: local.body };
+      }
+      if (local) this.memory.delete(keyHash);
+      const read = await redis.read(keyHash);
+      if (read.hit) {
+        this.memory.set(keyHash, { ...read.hit, expiresAt: this.now() + this.settings.ttlSeconds * 1000 });
+        this.count('hit');
+        return { body: read.hit.body };
+      }
+      this.count('miss');
+      return { pending: { keyHash, localSeq, startMicros: read.startMicros } };
+    } catch (error) {
+      this.redisFailed(error);
+      if (local) {
+        this.count('hit');
+        return { body: local.body };
+      }
+      this.count('miss');
+      return { pending: { keyHash, localSeq } };
+    }
+  }
+
+  /** Stores a fetched answer unless something it may depend on was invalidated while it was fetched. */
+  async store(pending: PendingEntry, body: string, tags: readonly string[]): Promise<void> {
+    if (body.length > this.settings.maxEntryBytes) return;
+    if (this.localSeq !== pending.localSeq) return;
+    const expiresAt = this.now() + this.settings.ttlSeconds * 1000;
+    const redis = pending.startMicros === undefined ? undefined : await this.usableRedis();
+    if (!redis || pending.startMicros === undefined) {
+      this.memory.set(pending.keyHash, { body, tags, expiresAt });
+      return;
+    }
+    try {
+      const tokens = await redis.store(pending.keyHash, pending.startMicros, body, tags);
+      if (tokens && this.localSeq === pending.localSeq) this.memory.set(pending.keyHash, { body, tags, tokens, expiresAt });
+    } catch (error) {
+      this.redisFailed(error);
+    }
+  }
+
+  /**
+   * Drops every entry that depends on one of `tags`, here and in Redis. Resolves once both are done
+   * (or Redis failed, and the tags wait to be sent before Redis is read again).
+   */
+  async invalidate(tags: readonly string[], source: 'mutation' | 'event'): Promise<void> {
+    this.localSeq++;
+    this.memory.invalidate(tags);
+    this.invalidations?.inc({ source });
+    if (!this.redis) return;
+    // Past the bound, the dropped tags are replaced by the one every entry depends on.
+    const overflow = this.unsentTags.size + tags.length > MAX_PENDING_TAGS;
+    if (overflow) this.unsentTags.clear();
+    for (const tag of overflow ? [GLOBAL_TAG] : tags) this.unsentTags.set(tag, this.localSeq);
+    await this.usableRedis();
+  }
+
+  /** Everything dropped here (e.g. after the event feed was lost for a while). */
+  clearLocal(): void {
+    this.localSeq++;
+    this.memory.clear();
+  }
+
+  memoryBytes(): number {
+    return this.memory.bytes();
+  }
+
+  /**
+   * Redis, unless it failed a moment ago or still misses invalidations this replica owes it: a
+   * read from Redis before they are sent could return an answer they were meant to drop.
+   */
+  private async usableRedis(): Promise<RedisStore | undefined> {
+    if (!this.redis || this.now() < this.redisPausedUntil) return undefined;
+    if (this.unsentTags.size > 0) {
+      const sent = new Map(this.unsentTags);
+      try {
+        await this.redis.invalidate([...sent.keys()]);
+        // A tag invalidated again while this was in flight is sent again next time.
+        for (const [tag, seq] of sent) if (this.unsentTags.get(tag) === seq) this.unsentTags.delete(tag);
+      } catch (error) {
+        this.redisFailed(error);
+        return undefined;
+      }
+    }
+    return this.redis;
+  }
+
+  private redisFailed(error: unknown): void {
+    if (this.now() >= this.redisPausedUntil) {
+      this.logger.warn({ err: error }, 'response cache: the cache Redis failed; going on without it for a moment');
+    }
+    this.redisErrors?.inc();
+    this.redisPausedUntil = this.now() + REDIS_PAUSE_MS;
+  }
+}

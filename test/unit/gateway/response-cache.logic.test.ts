@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import {
+  decide,
+  entityTag,
+  entryTags,
+  eventTags,
+  GLOBAL_TAG,
+  keyParts,
+  listTag,
+  tenantTag,
+  type OperationShape,
+} from '../../../gateway/response-cache/cache-policy.logic.js';
+import { MemoryStore } from '../../../gateway/response-cache/memory-store.logic.js';
+
+const shape = (overrides: Partial<OperationShape> = {}): OperationShape => ({
+  kind: 'query',
+  rootFields: ['course'],
+  selectsNonCatalogField: false,
+  selectsEveryId: true,
+  argumentIds: [],
+  catalogMutation: false,
+  ...overrides,
+});
+
+describe('what the response cache keeps', () => {
+  it('caches catalog reads only', () => {
+    expect(decide(shape())).toEqual({ cacheable: true });
+    expect(decide(shape({ kind: 'mutation' }))).toEqual({ cacheable: false, reason: 'not_a_query' });
+    expect(decide(shape({ rootFields: ['course', 'provenance'] }))).toEqual({ cacheable: false, reason: 'root_field' });
+    expect(decide(shape({ rootFields: [] }))).toEqual({ cacheable: false, reason: 'root_field' });
+    expect(decide(shape({ selectsNonCatalogField: true }))).toEqual({ cacheable: false, reason: 'non_catalog_field' });
+  });
+
+  it('keys by sorted scopes and normalised Accept-Language', () => {
+    const base = { tenantId: 't', queryHash: 'h', operationName: null, variables: '{}' };
+    const a = keyParts({ ...base, scopes: new Set(['b', 'a']), acceptLanguage: 'fr, en' });
+    const b = keyParts({ ...base, scopes: new Set(['a', 'b']), acceptLanguage: 'FR,en' });
+    expect(a).toEqual(b);
+    expect(keyParts({ ...base, scopes: new Set(['a']), acceptLanguage: 'fr, en' })).not.toEqual(a);
+  });
+});
+
+describe('tags', () => {
+  it('names a course answer by the ids it holds, and a list by the tenant list tag', () => {
+    const one = entryTags('t1', shape(), { course: { courseId: 'c1', versions: [{ courseVersionId: 'v1', courseId: 'c1' }] } });
+    expect(one.sort()).toEqual(
+      [GLOBAL_TAG, tenantTag('t1'), entityTag('t1', 'courseId', 'c1'), entityTag('t1', 'courseVersionId', 'v1')].sort(),
+    );
+    expect(entryTags('t1', shape({ rootFields: ['courses'] }), { courses: { edges: [] } })).toContain(listTag('t1'));
+    // An absent course may be registered next; an answer without ids cannot be narrowed.
+    expect(entryTags('t1', shape(), { course: null })).toContain(listTag('t1'));
+    expect(entryTags('t1', shape({ selectsEveryId: false }), { course: { title: {} } })).toContain(listTag('t1'));
+  });
+
+  it.each([
+    'catalog.course.registered',
+    'catalog.course.metadata_updated',
+    'catalog.course.visibility_changed',
+    'catalog.course.archived',
+    'catalog.course_version.published',
+    'catalog.course_version.deprecated',
+    'catalog.course_version.withdrawn',
+  ])('%s drops its course and the tenant list', (eventType) => {
+    const tags = eventTags({ eventType, tenantId: 't1', partitionKey: 'c1', payload: { courseId: 'c1', courseVersionId: 'v1' } });
+    expect(tags).toContain(entityTag('t1', 'courseId', 'c1'));
+    expect(tags).toContain(listTag('t1'));
+    expect(tags).not.toContain(tenantTag('t2'));
+  });
+
+  it('drops the whole tenant for taxonomy and unknown events, and everything without a tenant', () => {
+    expect(eventTags({ eventType: 'catalog.taxonomy.updated', tenantId: 't1', payload: { taxonomyId: 'x' } })).toEqual([
+      tenantTag('t1'),
+    ]);
+    expect(eventTags({ eventType: 'catalog.something.new', tenantId: 't1' })).toEqual([tenantTag('t1')]);
+    expect(eventTags({ eventType: 'catalog.course.archived', tenantId: 't1', payload: {} })).toEqual([tenantTag('t1')]);
+    expect(eventTags({})).toEqual([GLOBAL_TAG]);
+  });
+
+  it('keeps tag parts from breaking the stored format', () => {
+    expect(entityTag('a b', 'courseId', 'x:y\n')).not.toMatch(/\s/);
+  });
+});
+
+describe('L1 memory store', () => {
+  it('stays within its byte budget, oldest out first', () => {
+    const store = new MemoryStore(10_000);
+    for (let i = 0; i < 50; i++) store.set(`k${i}`, { body: 'x'.repeat(500), tags: ['g'], expiresAt: Infinity });
+    expect(store.bytes()).toBeLessThanOrEqual(10_000);
+    expect(store.get('k49', 0)).toBeDefined();
+    expect(store.get('k0', 0)).toBeUndefined();
+  });
+
+  it('drops exactly the entries of a tag, and expired ones', () => {
+    const store = new MemoryStore(1_000_000);
+    store.set('a', { body: '1', tags: ['c:1'], expiresAt: 100 });
+    store.set('b', { body: '2', tags: ['c:2'], expiresAt: 100 });
+    expect(store.invalidate(['c:1'])).toBe(1);
+    expect(store.get('a', 0)).toBeUndefined();
+    expect(store.get('b', 0)?.body).toBe('2');
+    expect(store.get('b', 100)).toBeUndefined();
+    expect(store.bytes()).toBe(0);
+  });
+});
