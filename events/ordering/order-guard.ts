@@ -1,7 +1,7 @@
 import type { Db } from '../../platform/db/database.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Logger } from '../../platform/logger.js';
-import type { EventBus } from '../bus/event-bus.js';
+import type { StreamStore } from '../bus/event-bus.js';
 import { readSettledThrough, raiseSettledThrough, resetSettledThrough } from './consumer-watermark.js';
 import { eventKey } from '../consume/consumer-stages.logic.js';
 import { ANY_TENANT, settledAmong } from '../consume/inbox.js';
@@ -34,7 +34,7 @@ export interface OrderGuard {
 }
 
 export interface OrderGuardOptions {
-  bus: EventBus;
+  bus: Pick<StreamStore, 'streamState' | 'consumerAckFloor' | 'readStream'>;
   db: Db;
   stream: string;
   durable: string;
