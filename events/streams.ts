@@ -1,6 +1,6 @@
 import type { EventsConfig, EventsSlice } from './config.js';
 import { AppError } from '../platform/errors.js';
-import type { EventBus, StreamOutcome, StreamSpec } from './bus/event-bus.js';
+import type { StreamOutcome, StreamStore, StreamSpec } from './bus/event-bus.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -55,7 +55,7 @@ export function streamSpecs(events: EventsConfig, options: StreamOptions = {}): 
  * changes (the worker waits for it: events/worker-when-streams.ts).
  */
 export async function ensureStreams(
-  bus: EventBus,
+  bus: StreamStore,
   config: EventsSlice,
   options: StreamOptions = {},
 ): Promise<Array<StreamSpec & { owner: StreamOwner; outcome: StreamOutcome | 'present' }>> {

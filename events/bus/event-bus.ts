@@ -1,7 +1,9 @@
 /**
- * The port the event system talks to. Two implementations keep the same delivery rules
+ * The ports the event system talks to: `MessageBus` (publish, consume) and `StreamStore` (stream
+ * administration and reading); `EventBus` is both. Two implementations keep the same rules
  * (JetStream semantics): `jetstream-bus.ts` over NATS, `in-process-bus.ts` in memory for the
- * embedded mode and tests. `test/integration/events/bus.contract.test.ts` holds both to them.
+ * embedded mode and tests. `test/integration/events/bus-messaging.contract.test.ts` and
+ * `stream-store.contract.test.ts` hold both to them.
  */
 import type { StreamShape } from './stream-config.logic.js';
 
@@ -115,8 +117,29 @@ export interface MaxDeliveriesAdvisory {
 /** What ensureStream did. */
 export type StreamOutcome = 'created' | 'updated' | 'unchanged';
 
-export interface EventBus {
+/**
+ * Messaging, what every adapter gives: publish, durable consumption, and the advisory of a message
+ * that ran out of deliveries. Code that only sends or receives takes this port.
+ */
+export interface MessageBus {
   readonly kind: 'jetstream' | 'in-process';
+  publish(subject: string, data: Uint8Array, options?: PublishOptions): Promise<PublishResult>;
+  /** Creates or updates the durable consumer, then delivers to `handler` (`spec.concurrency` at a time, default one). */
+  consume(spec: DurableConsumerSpec, handler: MessageHandler): Promise<Subscription>;
+  /**
+   * JetStream's MAX_DELIVERIES advisory: a message ran out of deliveries without a verdict (the
+   * process died on its last attempt). The consumer runner uses it as the dead-letter safety net.
+   */
+  onMaxDeliveries(listener: (advisory: MaxDeliveriesAdvisory) => void): () => void;
+  close(): Promise<void>;
+}
+
+/**
+ * The stored side of the bus: administration of streams and durable consumers, and reading what a
+ * stream stores. Taken only by the code that needs it: stream setup (events/streams.ts), ordering,
+ * dead-letter listing, replay and monitoring, retention, the publish CLI's stream check.
+ */
+export interface StreamStore {
   /**
    * Creates the stream as `spec` says when it is missing. An existing stream keeps what its
    * operator set: only subjects it lacks are added and replicas raised, never lowered
@@ -127,9 +150,6 @@ export interface EventBus {
   streamConfig(name: string): Promise<(StreamShape & { maxAgeMs: number }) | undefined>;
   deleteStream(name: string): Promise<void>;
   streamState(name: string): Promise<StreamState>;
-  publish(subject: string, data: Uint8Array, options?: PublishOptions): Promise<PublishResult>;
-  /** Creates or updates the durable consumer, then delivers to `handler` (`spec.concurrency` at a time, default one). */
-  consume(spec: DurableConsumerSpec, handler: MessageHandler): Promise<Subscription>;
   deleteConsumer(stream: string, durable: string): Promise<void>;
   /**
    * The stream sequence of a durable consumer's ack floor: every message of its filter at or below
@@ -149,13 +169,10 @@ export interface EventBus {
   readPages(stream: string, options?: ReadPagesOptions): AsyncIterable<StoredMessage[]>;
   getMessage(stream: string, seq: number): Promise<StoredMessage | undefined>;
   deleteMessage(stream: string, seq: number): Promise<boolean>;
-  /**
-   * JetStream's MAX_DELIVERIES advisory: a message ran out of deliveries without a verdict (the
-   * process died on its last attempt). The consumer runner uses it as the dead-letter safety net.
-   */
-  onMaxDeliveries(listener: (advisory: MaxDeliveriesAdvisory) => void): () => void;
-  close(): Promise<void>;
 }
+
+/** Both ports: what the adapters implement, and what code that needs both (the worker, consumers) takes. */
+export type EventBus = MessageBus & StreamStore;
 
 export const DEFAULT_DUPLICATE_WINDOW_MS = 2 * 60 * 1000;
 

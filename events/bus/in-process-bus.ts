@@ -1,181 +1,45 @@
 import { systemClock, type Clock } from '../../platform/clock.js';
 import {
-  collectPages,
-  DEFAULT_DUPLICATE_WINDOW_MS,
   type BusMessage,
   type DurableConsumerSpec,
   type EventBus,
-  type MaxDeliveriesAdvisory,
   type MessageHandler,
   type PublishOptions,
   type PublishResult,
-  type ReadPagesOptions,
-  type StoredMessage,
-  type StreamSpec,
-  type StreamState,
   type Subscription,
 } from './event-bus.js';
-import { streamChanges } from './stream-config.logic.js';
+import {
+  inProcessStreamStore,
+  prune,
+  stopConsumer,
+  streamOf,
+  type MemBus,
+  type MemConsumer,
+  type MemStream,
+  type MemSubscription,
+} from './in-process-store.js';
 import { subjectMatches } from './subject.logic.js';
-
-interface MemStream {
-  spec: StreamSpec;
-  messages: Map<number, StoredMessage>;
-  lastSeq: number;
-  dedup: Map<string, { seq: number; at: number }>;
-  consumers: Map<string, MemConsumer>;
-}
-
-interface MemConsumer {
-  spec: DurableConsumerSpec;
-  /** Next stream sequence never delivered to this consumer. */
-  nextSeq: number;
-  /** Delivered and not yet acknowledged (includes naks waiting out their delay). */
-  pending: Map<number, { timer?: NodeJS.Timeout }>;
-  /** Ready to be delivered again, lowest sequence first. */
-  redeliver: Set<number>;
-  deliveries: Map<number, number>;
-  subs: MemSubscription[];
-}
-
-interface MemSubscription {
-  handler: MessageHandler;
-  /** Handlers running now; at most the consumer's `concurrency`. */
-  inFlight: Set<Promise<void>>;
-  stopped: boolean;
-}
-
-/** The bus's whole state: its streams, who listens for advisories, and whether it is closed. */
-interface MemBus {
-  clock: Clock;
-  streams: Map<string, MemStream>;
-  advisoryListeners: Set<(advisory: MaxDeliveriesAdvisory) => void>;
-  closed: boolean;
-}
 
 /**
  * JetStream's delivery rules in memory, for the embedded mode (no NATS_URL) and tests: streams
  * with sequences, a Nats-Msg-Id duplicate window and max age; durable consumers with ack wait,
  * redelivery, nak delay, term, max deliveries (with the advisory) and max ack pending. Timers
- * exist only where JetStream has a clock: ack wait and nak delay.
+ * exist only where JetStream has a clock: ack wait and nak delay. This file delivers (MessageBus);
+ * the stored side, stream administration and reads (StreamStore), is in-process-store.ts.
  */
 export function createInProcessBus(options: { clock?: Clock } = {}): EventBus {
   const bus: MemBus = { clock: options.clock ?? systemClock, streams: new Map(), advisoryListeners: new Set(), closed: false };
-  const { streams } = bus;
   return {
     kind: 'in-process',
-    async ensureStream(spec) {
-      const existing = streams.get(spec.name);
-      if (!existing) {
-        streams.set(spec.name, { spec: { ...spec }, messages: new Map(), lastSeq: 0, dedup: new Map(), consumers: new Map() });
-        return 'created';
-      }
-      const changes = streamChanges(
-        { subjects: existing.spec.subjects, replicas: existing.spec.replicas ?? 1 },
-        { subjects: spec.subjects, replicas: spec.replicas ?? 1 },
-      );
-      if (!changes) return 'unchanged';
-      existing.spec = { ...existing.spec, subjects: [...changes.subjects], replicas: changes.replicas };
-      return 'updated';
-    },
-    async streamConfig(name) {
-      const stream = streams.get(name);
-      if (!stream) return undefined;
-      return { subjects: [...stream.spec.subjects], replicas: stream.spec.replicas ?? 1, maxAgeMs: stream.spec.maxAgeMs };
-    },
-    async deleteStream(name) {
-      const stream = streams.get(name);
-      if (!stream) return;
-      for (const consumer of stream.consumers.values()) stopConsumer(consumer);
-      streams.delete(name);
-    },
-    async streamState(name): Promise<StreamState> {
-      const stream = streamOf(bus, name);
-      const seqs = [...stream.messages.keys()];
-      const first = seqs.length ? stream.messages.get(seqs[0]) : undefined;
-      return {
-        messages: seqs.length,
-        firstSeq: seqs[0] ?? stream.lastSeq + 1,
-        lastSeq: stream.lastSeq,
-        ...(first ? { firstTime: new Date(first.time) } : {}),
-      };
-    },
+    ...inProcessStreamStore(bus),
     publish: (subject, data, opts: PublishOptions = {}) => publish(bus, subject, data, opts),
     consume: (spec, handler) => consume(bus, spec, handler),
-    async deleteConsumer(streamName, durable) {
-      const stream = streams.get(streamName);
-      const consumer = stream?.consumers.get(durable);
-      if (!stream || !consumer) return;
-      stopConsumer(consumer);
-      stream.consumers.delete(durable);
-    },
-    async consumerAckFloor(streamName, durable) {
-      const consumer = streamOf(bus, streamName).consumers.get(durable);
-      if (!consumer) throw new Error(`consumer not found: ${durable}`);
-      // Everything below the lowest message still in hand, waiting for redelivery, or never delivered.
-      const unsettled = Math.min(...consumer.pending.keys(), ...consumer.redeliver, consumer.nextSeq);
-      return unsettled - 1;
-    },
-    readStream: (name, opts = {}) => collectPages(readPages(bus, name, opts)),
-    readPages: (name, opts = {}) => readPages(bus, name, opts),
-    async getMessage(name, seq) {
-      const message = streamOf(bus, name).messages.get(seq);
-      return message ? copy(message) : undefined;
-    },
-    async deleteMessage(name, seq) {
-      return streamOf(bus, name).messages.delete(seq);
-    },
     onMaxDeliveries(listener) {
       bus.advisoryListeners.add(listener);
       return () => bus.advisoryListeners.delete(listener);
     },
     close: () => close(bus),
   };
-}
-
-/** The stream's messages in order, `pageSize` at a time; the stream is read as the pages are taken. */
-async function* readPages(bus: MemBus, name: string, opts: ReadPagesOptions): AsyncGenerator<StoredMessage[]> {
-  const stream = streamOf(bus, name);
-  const pageSize = opts.pageSize ?? 256;
-  let page: StoredMessage[] = [];
-  let taken = 0;
-  for (const message of stream.messages.values()) {
-    if (opts.maxCount !== undefined && taken >= opts.maxCount) break;
-    if (opts.toSeq !== undefined && message.seq > opts.toSeq) break;
-    if (opts.fromSeq !== undefined && message.seq < opts.fromSeq) continue;
-    if (opts.filterSubject && !subjectMatches(opts.filterSubject, message.subject)) continue;
-    page.push(opts.headersOnly ? { ...message, headers: { ...message.headers }, data: new Uint8Array(0) } : copy(message));
-    taken++;
-    if (page.length >= pageSize) {
-      yield page;
-      page = [];
-    }
-  }
-  if (page.length) yield page;
-}
-
-function streamOf(bus: MemBus, name: string): MemStream {
-  const stream = bus.streams.get(name);
-  if (!stream) throw new Error(`stream not found: ${name}`);
-  prune(bus, stream);
-  return stream;
-}
-
-/** Drops messages past the stream's max age and message ids past the duplicate window. */
-function prune(bus: MemBus, stream: MemStream): void {
-  const now = bus.clock.now().getTime();
-  for (const [seq, message] of stream.messages) {
-    if (now - message.time.getTime() <= stream.spec.maxAgeMs) break;
-    stream.messages.delete(seq);
-  }
-  // Ids are added in publish order, so the oldest come first: stop at the first one still inside
-  // the window. Scanning the whole map instead cost every publish a pass over two minutes of ids
-  // (tens of thousands at the assist bench's rate: 3.5 % of the embedded system's CPU in its profile).
-  const window = stream.spec.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS;
-  for (const [id, entry] of stream.dedup) {
-    if (now - entry.at <= window) break;
-    stream.dedup.delete(id);
-  }
 }
 
 async function publish(bus: MemBus, subject: string, data: Uint8Array, opts: PublishOptions): Promise<PublishResult> {
@@ -353,14 +217,4 @@ function deliveryOf(bus: MemBus, stream: MemStream, consumer: MemConsumer, seq: 
       if (!settled) arm(consumer.spec.ackWaitMs);
     },
   };
-}
-
-function stopConsumer(consumer: MemConsumer): void {
-  for (const sub of consumer.subs) sub.stopped = true;
-  consumer.subs = [];
-  for (const entry of consumer.pending.values()) clearTimeout(entry.timer);
-}
-
-function copy(message: StoredMessage): StoredMessage {
-  return { ...message, headers: { ...message.headers }, data: Uint8Array.from(message.data) };
 }

@@ -1,6 +1,6 @@
 import type { Logger } from '../../platform/logger.js';
 import { systemClock, type Clock } from '../../platform/clock.js';
-import type { EventBus } from '../bus/event-bus.js';
+import type { StreamStore } from '../bus/event-bus.js';
 import {
   initialDeadLetterAlertState,
   nextDeadLetterAlertState,
@@ -11,7 +11,7 @@ import {
 import { oneLine } from '../error-text.logic.js';
 
 /** The DLQ's depth and its oldest letter's storage time, as the stream (shared by every replica) says. */
-export async function sampleDeadLetters(bus: EventBus, deadLetterStream: { stream: string }): Promise<DeadLetterSample> {
+export async function sampleDeadLetters(bus: StreamStore, deadLetterStream: { stream: string }): Promise<DeadLetterSample> {
   const state = await bus.streamState(deadLetterStream.stream);
   return { depth: state.messages, ...(state.firstTime ? { oldestAt: state.firstTime } : {}) };
 }

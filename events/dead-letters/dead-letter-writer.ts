@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import type { Db } from '../../platform/db/database.js';
 import type { Logger } from '../../platform/logger.js';
-import type { EventBus } from '../bus/event-bus.js';
+import type { MessageBus } from '../bus/event-bus.js';
 import type { Clock } from '../../platform/clock.js';
 import { deadLetterHeaders, deadLetterMsgId, deadLetterSubject } from './dead-letter.logic.js';
 import type { EventEnvelope } from '../envelope.js';
@@ -22,7 +22,7 @@ export interface DeadLetterSource {
 }
 
 export interface DeadLetterWriterOptions {
-  bus: EventBus;
+  bus: MessageBus;
   db: Db;
   durable: string;
   stream: string;

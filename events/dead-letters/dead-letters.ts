@@ -1,5 +1,5 @@
 import { AppError } from '../../platform/errors.js';
-import type { EventBus, StoredMessage } from '../bus/event-bus.js';
+import type { EventBus, StoredMessage, StreamStore } from '../bus/event-bus.js';
 import { DEAD_LETTER_HEADERS, deadLetterReplayMsgId } from './dead-letter.logic.js';
 import { oneLine } from '../error-text.logic.js';
 
@@ -79,7 +79,7 @@ function tenantOfBody(data: Uint8Array): string {
  * that header existed has no such header; its body is read once to learn it. Those letters age out
  * with the DLQ stream's retention (90 days), after which every scan is headers only.
  */
-async function tenantOf(bus: EventBus, stream: string, message: StoredMessage): Promise<string> {
+async function tenantOf(bus: StreamStore, stream: string, message: StoredMessage): Promise<string> {
   const header = message.headers[DEAD_LETTER_HEADERS.tenantId];
   if (header !== undefined) return header;
   const stored = await bus.getMessage(stream, message.seq);
@@ -93,7 +93,7 @@ async function tenantOf(bus: EventBus, stream: string, message: StoredMessage): 
  * scan holds is one page of headers and the letters chosen, whatever the DLQ holds.
  */
 export async function selectDeadLetters(
-  bus: EventBus,
+  bus: StreamStore,
   deadLetterStream: DeadLetterLocation,
   filter: DeadLetterFilter,
 ): Promise<DeadLetter[]> {
@@ -117,7 +117,7 @@ export async function selectDeadLetters(
 }
 
 export async function listDeadLetters(
-  bus: EventBus,
+  bus: StreamStore,
   deadLetterStream: DeadLetterLocation,
   filter: DeadLetterFilter = {},
 ): Promise<DeadLetter[]> {
@@ -192,6 +192,6 @@ function replayHeaders(message: StoredMessage): Record<string, string> {
   return headers;
 }
 
-export async function deadLetterDepth(bus: EventBus, deadLetterStream: Pick<DeadLetterLocation, 'stream'>): Promise<number> {
+export async function deadLetterDepth(bus: StreamStore, deadLetterStream: Pick<DeadLetterLocation, 'stream'>): Promise<number> {
   return (await bus.streamState(deadLetterStream.stream)).messages;
 }

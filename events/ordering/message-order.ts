@@ -1,6 +1,6 @@
 import type { Db } from '../../platform/db/database.js';
 import type { Logger } from '../../platform/logger.js';
-import type { BusMessage, EventBus } from '../bus/event-bus.js';
+import type { BusMessage, StreamStore } from '../bus/event-bus.js';
 import type { Clock } from '../../platform/clock.js';
 import type { PendingMessage } from '../consume/consumer-spec.js';
 import { keepAliveIntervalMs, orderCandidates } from '../consume/consumer-stages.logic.js';
@@ -10,7 +10,8 @@ import { holdLimitMs } from './order-hold.logic.js';
 import { oneLine } from '../error-text.logic.js';
 
 export interface MessageOrderOptions {
-  bus: EventBus;
+  /** Read for the order floor and what lies between it and a message (order-guard.ts). */
+  bus: StreamStore;
   db: Db;
   stream: string;
   durable: string;

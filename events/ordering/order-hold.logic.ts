@@ -1,6 +1,7 @@
 /**
  * Producer order per partition key across crashes and replicas (issue #15, item 5). Pure: the
- * order guard (order-guard.ts) gathers the facts, this decides.
+ * order guard (order-guard.ts) gathers the facts, this decides (the guard's state moves in
+ * order-state.logic.ts).
  *
  * A message at stream sequence S with key K may be applied only when every earlier message of K
  * on the consumer's subject is settled (applied, or dead-lettered) or goes before it in the same

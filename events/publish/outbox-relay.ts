@@ -1,7 +1,7 @@
 import os from 'node:os';
 import type { Db } from '../../platform/db/database.js';
 import type { Logger } from '../../platform/logger.js';
-import type { EventBus } from '../bus/event-bus.js';
+import type { MessageBus } from '../bus/event-bus.js';
 import { systemClock, type Clock } from '../../platform/clock.js';
 import { afterRelayRun, type RelayTick } from './outbox-relay.logic.js';
 import { oneLine } from '../error-text.logic.js';
@@ -16,7 +16,7 @@ export const DEFAULT_RELAY_LEASE_MS = 10_000;
 
 export interface OutboxRelayOptions {
   db: Db;
-  bus: EventBus;
+  bus: MessageBus;
   logger: Logger;
   clock?: Clock;
   batchSize?: number;

@@ -11,7 +11,7 @@ import { silentLogger } from '../../platform/logger.js';
 import { connectJetStreamBus } from '../bus/jetstream-bus.js';
 import { subjectFor } from '../envelope.js';
 import { streamSpecs } from '../streams.js';
-import type { EventBus } from '../bus/event-bus.js';
+import type { StreamStore } from '../bus/event-bus.js';
 import { loadEventsSlice, type EventsConfig } from '../config.js';
 import { completeEnvelope } from './publish.logic.js';
 import { loadSchemaRegistry } from '../schemas/registry.js';
@@ -94,7 +94,7 @@ try {
  * "jetstream is not enabled" (issue #26): on a fresh broker the stream is what is missing. Names
  * it, and how it comes to exist, when that is the case.
  */
-async function missingStream(bus: EventBus, events: EventsConfig, subject: string): Promise<string | undefined> {
+async function missingStream(bus: StreamStore, events: EventsConfig, subject: string): Promise<string | undefined> {
   const spec = streamSpecs(events).find((candidate) =>
     candidate.subjects.some((pattern) => subject.startsWith(pattern.replace(/>$/, ''))),
   );

@@ -1,7 +1,7 @@
 import { Prisma, type Tx } from '../../platform/db/database.js';
 import type { Clock } from '../../platform/clock.js';
 import { extractContextFromHeaders, injectTraceHeaders, SpanKind, withSpan } from '../../platform/telemetry.js';
-import type { EventBus } from '../bus/event-bus.js';
+import type { MessageBus } from '../bus/event-bus.js';
 import { oneLine } from '../error-text.logic.js';
 import { inPartitions, reportedFailure, type RelayFailure } from './outbox-relay.logic.js';
 import { leaseStillHeld } from './relay-lease.js';
@@ -25,7 +25,7 @@ export interface OutboxRow {
 }
 
 export interface BatchContext {
-  bus: EventBus;
+  bus: MessageBus;
   clock: Clock;
   batchSize: number;
   subjectPrefix?: string;
