@@ -4,6 +4,7 @@ import type { Db } from '../platform/db/database.js';
 import type { Logger } from '../platform/logger.js';
 import type { EventBus } from './bus/event-bus.js';
 import { systemClock, type Clock } from '../platform/clock.js';
+import { buildParts, PartStack } from '../platform/parts.js';
 import { startConsumer } from './consume/consumer-runner.js';
 import type { ConsumerHandle, ConsumerSpec, ConsumerStats } from './consume/consumer-spec.js';
 import { createDeadLetterMonitor, sampleDeadLetters, type DeadLetterMonitor } from './dead-letters/dead-letter-monitor.js';
@@ -63,61 +64,147 @@ export function workerEventProducer(
   });
 }
 
+/** What every part of the worker is built with, resolved once from the options. */
+interface WorkerContext {
+  logger: Logger;
+  clock: Clock;
+  registry: SchemaRegistry;
+  producer: EventProducer;
+  deadLetterStream: { stream: string; subjectPrefix: string };
+}
+
+interface WorkerParts {
+  relay: OutboxRelay;
+  deadLetterMonitor: DeadLetterMonitor;
+  retention: RetentionJob;
+  consumers: ConsumerHandle[];
+}
+
+/**
+ * The event worker: the streams checked (or created), then the outbox relay, the DLQ monitor,
+ * retention and the consumers, started on a stack that stops them in reverse — the consumers
+ * first, so the events their last handlers wrote go out with the relay's final flush. A part that
+ * fails to start stops those before it.
+ */
 export async function startEventWorker(options: EventWorkerOptions): Promise<EventWorker> {
-  const { bus, db, config } = options;
-  const logger = options.logger.child({ component: 'event-worker' });
+  const ctx = workerContext(options);
+  await ensureStreams(options.bus, options.config, options.streams);
+  const stack = new PartStack();
+  stack.useLogger(ctx.logger);
+  const parts = await buildParts(stack, async (): Promise<WorkerParts> => {
+    const relay = await stack.start(
+      'outbox relay',
+      async () => startRelay(options, ctx),
+      (r) => r.stop(),
+    );
+    const deadLetterMonitor = await stack.start(
+      'DLQ monitor',
+      () => startDeadLetterMonitor(options, ctx, relay),
+      (m) => m.stop(),
+    );
+    const retention = await stack.start(
+      'event retention',
+      async () => startRetention(options, ctx),
+      (r) => r.stop(),
+    );
+    const consumers = await stack.start(
+      'consumers',
+      () => startConsumers(options, ctx, relay),
+      (started) => Promise.all(started.map((c) => c.stop())).then(() => undefined),
+    );
+    return { relay, deadLetterMonitor, retention, consumers };
+  });
+  ctx.logger.info({ consumers: parts.consumers.map((c) => c.durable) }, 'event worker started');
+  return {
+    relay: parts.relay,
+    deadLetterMonitor: parts.deadLetterMonitor,
+    retention: parts.retention,
+    producer: ctx.producer,
+    health: () => workerHealth(parts),
+    async stop() {
+      await stack.stop();
+      ctx.logger.info('event worker stopped');
+    },
+  };
+}
+
+function workerContext(options: EventWorkerOptions): WorkerContext {
+  const { config } = options;
   const clock = options.clock ?? systemClock;
   const registry = options.registry ?? loadSchemaRegistry();
-  const producer = options.producer ?? workerEventProducer(config, { registry, clock, serviceName: options.serviceName });
-  const deadLetterStream = {
-    stream: config.events.dlqStream,
-    subjectPrefix: deadLetterSubjectPrefix(config.events, options.streams),
-  };
-
-  await ensureStreams(bus, config, options.streams);
-  const relay = createOutboxRelay({
-    db,
-    bus,
-    logger,
+  return {
+    logger: options.logger.child({ component: 'event-worker' }),
     clock,
+    registry,
+    producer: options.producer ?? workerEventProducer(config, { registry, clock, serviceName: options.serviceName }),
+    deadLetterStream: {
+      stream: config.events.dlqStream,
+      subjectPrefix: deadLetterSubjectPrefix(config.events, options.streams),
+    },
+  };
+}
+
+function startRelay(options: EventWorkerOptions, ctx: WorkerContext): OutboxRelay {
+  const relay = createOutboxRelay({
+    db: options.db,
+    bus: options.bus,
+    logger: ctx.logger,
+    clock: ctx.clock,
     subjectPrefix: options.streams?.subjectPrefix,
-    leaseMs: config.events.relayLeaseSeconds * 1000,
-    instance: config.service.instance,
+    leaseMs: options.config.events.relayLeaseSeconds * 1000,
+    instance: options.config.service.instance,
     ...options.relay,
   });
   relay.start();
-  const deadLetterMonitor = createDeadLetterMonitor({
-    sample: () => sampleDeadLetters(bus, deadLetterStream),
-    alertAfterMs: config.events.dlqAlertMinutes * 60_000,
-    logger,
-    clock,
+  return relay;
+}
+
+async function startDeadLetterMonitor(
+  options: EventWorkerOptions,
+  ctx: WorkerContext,
+  relay: OutboxRelay,
+): Promise<DeadLetterMonitor> {
+  const monitor = createDeadLetterMonitor({
+    sample: () => sampleDeadLetters(options.bus, ctx.deadLetterStream),
+    alertAfterMs: options.config.events.dlqAlertMinutes * 60_000,
+    logger: ctx.logger,
+    clock: ctx.clock,
     // One replica announces the alert in its log: the one leading the relay.
     announces: () => relay.status().leader,
   });
-  await deadLetterMonitor.check();
-  deadLetterMonitor.start(options.deadLetterCheckIntervalMs);
+  await monitor.check();
+  monitor.start(options.deadLetterCheckIntervalMs);
+  return monitor;
+}
+
+function startRetention(options: EventWorkerOptions, ctx: WorkerContext): RetentionJob {
   const retention = createRetentionJob({
-    db,
-    clock,
-    logger,
-    archiveMonths: config.events.archiveMonths,
-    intervalMs: config.events.retentionIntervalMinutes * 60_000,
+    db: options.db,
+    clock: ctx.clock,
+    logger: ctx.logger,
+    archiveMonths: options.config.events.archiveMonths,
+    intervalMs: options.config.events.retentionIntervalMinutes * 60_000,
   });
   retention.start();
+  return retention;
+}
 
+/** Every consumer of the options, in order; if one cannot start, those started are stopped. */
+async function startConsumers(options: EventWorkerOptions, ctx: WorkerContext, relay: OutboxRelay): Promise<ConsumerHandle[]> {
+  const { config } = options;
   const consumers: ConsumerHandle[] = [];
   try {
     for (const spec of options.consumers) {
       consumers.push(
         await startConsumer({
           ...spec,
-          bus,
-          db,
-          logger,
-          registry,
-          producer,
-          clock,
-          deadLetterStream,
+          bus: options.bus,
+          db: options.db,
+          logger: ctx.logger,
+          registry: ctx.registry,
+          producer: ctx.producer,
+          clock: ctx.clock,
+          deadLetterStream: ctx.deadLetterStream,
           maxDeliver: spec.maxDeliver ?? config.events.maxDeliver,
           ackWaitMs: spec.ackWaitMs ?? config.events.ackWaitSeconds * 1000,
           nakDelayMs: options.nakDelayMs,
@@ -125,37 +212,20 @@ export async function startEventWorker(options: EventWorkerOptions): Promise<Eve
         }),
       );
     }
+    return consumers;
   } catch (error) {
     await Promise.all(consumers.map((c) => c.stop()));
-    await relay.stop();
-    deadLetterMonitor.stop();
-    await retention.stop();
     throw error;
   }
-  logger.info({ consumers: consumers.map((c) => c.durable) }, 'event worker started');
+}
 
+function workerHealth(parts: WorkerParts): EventWorkerHealth {
+  const relay = parts.relay.status();
+  const deadLetters = parts.deadLetterMonitor.state();
   return {
+    status: deadLetters.alerting || relay.consecutiveFailures > 0 ? 'degraded' : 'ok',
     relay,
-    deadLetterMonitor,
-    retention,
-    producer,
-    health() {
-      const relayStatus = relay.status();
-      const deadLetterState = deadLetterMonitor.state();
-      return {
-        status: deadLetterState.alerting || relayStatus.consecutiveFailures > 0 ? 'degraded' : 'ok',
-        relay: relayStatus,
-        deadLetters: deadLetterState,
-        consumers: consumers.map((c) => ({ durable: c.durable, ...c.stats() })),
-      };
-    },
-    async stop() {
-      await Promise.all(consumers.map((c) => c.stop()));
-      // After the consumers: the events their last handlers wrote go out with this flush.
-      await relay.stop();
-      deadLetterMonitor.stop();
-      await retention.stop();
-      logger.info('event worker stopped');
-    },
+    deadLetters,
+    consumers: parts.consumers.map((c) => ({ durable: c.durable, ...c.stats() })),
   };
 }
