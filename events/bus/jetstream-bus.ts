@@ -21,6 +21,8 @@ import {
   type DurableConsumerSpec,
   type EventBus,
   type MaxDeliveriesAdvisory,
+  type MessageBus,
+  type StreamStore,
   type MessageHandler,
   type StreamSpec,
   type Subscription,
@@ -79,11 +81,32 @@ export async function createJetStreamBus(
     subscriptions: new Set<Subscription>(),
   };
   const advisories = new MaxDeliveriesAdvisories(nc, logger);
-
-  const bus: EventBus = {
+  const messaging: MessageBus = {
     kind: 'jetstream',
+    async publish(subject, data, opts = {}) {
+      const h = natsHeaders();
+      for (const [key, value] of Object.entries(opts.headers ?? {})) {
+        if (key.toLowerCase() !== 'nats-msg-id') h.set(key, value);
+      }
+      const ack = await js.publish(subject, data, { msgID: opts.msgId, headers: h });
+      return { stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate };
+    },
+    consume: (spec, handler) => consume(pulls, spec, handler),
+    onMaxDeliveries: (listener) => advisories.listen(listener),
+    async close() {
+      await Promise.all([...pulls.subscriptions].map((s) => s.stop()));
+      advisories.close();
+      if (options.ownsConnection) await nc.drain();
+    },
+  };
+  return { ...messaging, ...jetStreamStore(jsm, js) };
+}
+
+/** The stream administration and reads of a JetStream server (the StreamStore port). */
+function jetStreamStore(jsm: JetStreamManager, js: JetStreamClient): StreamStore {
+  const store: StreamStore = {
     async ensureStream(spec: StreamSpec) {
-      const existing = await bus.streamConfig(spec.name);
+      const existing = await store.streamConfig(spec.name);
       if (!existing) {
         await jsm.streams.add({
           name: spec.name,
@@ -127,15 +150,6 @@ export async function createJetStreamBus(
         ...(state.messages > 0 ? { firstTime: new Date(state.first_ts) } : {}),
       };
     },
-    async publish(subject, data, opts = {}) {
-      const h = natsHeaders();
-      for (const [key, value] of Object.entries(opts.headers ?? {})) {
-        if (key.toLowerCase() !== 'nats-msg-id') h.set(key, value);
-      }
-      const ack = await js.publish(subject, data, { msgID: opts.msgId, headers: h });
-      return { stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate };
-    },
-    consume: (spec, handler) => consume(pulls, spec, handler),
     async deleteConsumer(stream, durable) {
       try {
         await jsm.consumers.delete(stream, durable);
@@ -149,34 +163,32 @@ export async function createJetStreamBus(
     },
     readPages: (stream, opts = {}) => readPages(jsm, js, stream, opts),
     readStream: (stream, opts = {}) => collectPages(readPages(jsm, js, stream, opts)),
-    async getMessage(stream, seq) {
-      try {
-        const m = await jsm.streams.getMessage(stream, { seq });
-        if (!m) return undefined;
-        return { stream, seq: m.seq, subject: m.subject, data: m.data, headers: toHeaders(m.header), time: m.time };
-      } catch (error) {
-        if (isApiError(error, JetStreamApiCodes.NoMessageFound)) return undefined;
-        throw error;
-      }
-    },
-    async deleteMessage(stream, seq) {
-      try {
-        return await jsm.streams.deleteMessage(stream, seq, false);
-      } catch (error) {
-        // A missing sequence is answered "delete failed … not found" (10043) by a memory stream and
-        // "no message found" (10057) by a file stream, whose codes name no such case.
-        if (error instanceof JetStreamApiError && /not found|no message found/i.test(error.message)) return false;
-        throw error;
-      }
-    },
-    onMaxDeliveries: (listener) => advisories.listen(listener),
-    async close() {
-      await Promise.all([...pulls.subscriptions].map((s) => s.stop()));
-      advisories.close();
-      if (options.ownsConnection) await nc.drain();
-    },
+    getMessage: (stream, seq) => getMessage(jsm, stream, seq),
+    deleteMessage: (stream, seq) => deleteMessage(jsm, stream, seq),
   };
-  return bus;
+  return store;
+}
+
+async function getMessage(jsm: JetStreamManager, stream: string, seq: number) {
+  try {
+    const m = await jsm.streams.getMessage(stream, { seq });
+    if (!m) return undefined;
+    return { stream, seq: m.seq, subject: m.subject, data: m.data, headers: toHeaders(m.header), time: m.time };
+  } catch (error) {
+    if (isApiError(error, JetStreamApiCodes.NoMessageFound)) return undefined;
+    throw error;
+  }
+}
+
+async function deleteMessage(jsm: JetStreamManager, stream: string, seq: number): Promise<boolean> {
+  try {
+    return await jsm.streams.deleteMessage(stream, seq, false);
+  } catch (error) {
+    // A missing sequence is answered "delete failed … not found" (10043) by a memory stream and
+    // "no message found" (10057) by a file stream, whose codes name no such case.
+    if (error instanceof JetStreamApiError && /not found|no message found/i.test(error.message)) return false;
+    throw error;
+  }
 }
 
 /** What the pull loops of one bus share. */
