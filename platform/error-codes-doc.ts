@@ -1,3 +1,5 @@
+// Development only (it formats with Prettier, a dev dependency): left out of the production build
+// by tsconfig.build.json, like prisma/schema-drift.ts.
 import { format, resolveConfig } from 'prettier';
 import { ERROR_CODES } from './error-codes.js';
 import { ERROR_CODES_DOC, errorCodesMarkdown } from './error-codes-doc.logic.js';
