@@ -1,7 +1,7 @@
 /**
  * The checks of Redocly's `recommended` ruleset (OpenAPI 3.1) that apply to a document like ours,
- * done on the generated document: `@redocly/openapi-core` is not a dependency here, so its linter
- * cannot run. Each finding is `rule: where: what`, the rule named as Redocly names it; a rule that
+ * done on the generated document in a unit test's time (the real linter, `@redocly/openapi-core`,
+ * runs in test/integration/rest/openapi-clients.test.ts). Each finding is `rule: where: what`, the rule named as Redocly names it; a rule that
  * Redocly rates a warning is a finding too (we want none of either). Also flags object schemas
  * that admit no member at all, which `openapi-typescript` turns into `Record<string, never>`.
  */
