@@ -143,7 +143,7 @@ describe.skipIf(!redisUrl)('response cache (set REDIS_URL to run)', () => {
       await replica.follower.close();
     }
     await publisher?.close();
-    await nats?.stop('SIGTERM');
+    await nats?.destroy();
     redis?.disconnect();
     await fixture?.close();
     if (staleness.length > 0) {
