@@ -57,6 +57,10 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       AUTH_PUBLIC_KEY: keys.publicKey,
       DATA_DIR: dataDir,
       GRAPHIQL_ENABLED: 'false',
+      // Production mode refuses the embedded fallbacks (issue #23): the parts get the machine's
+      // NATS and Redis, as deployed. A scenario's own env may override them.
+      ...requiredService('NATS_URL'),
+      ...requiredService('REDIS_URL'),
       ...options.env,
     };
     const catalogPort = await freePort();
@@ -100,4 +104,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     await stop();
     throw error;
   }
+}
+
+/** A real service the production-mode parts need, from the bench's environment (bench/README.md). */
+function requiredService(name: 'NATS_URL' | 'REDIS_URL'): Record<string, string> {
+  const url = process.env[name];
+  if (!url) throw new Error(`the stack runs in production mode, which needs ${name}: export it (bench/README.md)`);
+  return { [name]: url };
 }
