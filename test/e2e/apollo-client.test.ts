@@ -60,7 +60,13 @@ describe('Apollo Client against the gateway', () => {
     const listed = await apollo.query({ query: COURSES });
     expect(listed.data?.courses.edges).toHaveLength(2);
     const cached = apollo.cache.extract() as Record<string, unknown>;
-    for (const course of courses) expect(cached[`Course:{"courseId":"${course.id}"}`]).toBeDefined();
+    for (const course of courses) {
+      expect(cached[`Course:{"courseId":"${course.id}"}`]).toMatchObject({
+        __typename: 'Course',
+        courseId: course.id,
+        slug: course.slug,
+      });
+    }
 
     const [first] = courses;
     await apollo.mutate({

@@ -73,7 +73,7 @@ describe.runIf(privateServicesAvailable('worker start', ['nats-server']))(
         ])
           await bus.ensureStream({ name, subjects: [subject], maxAgeMs: 3_600_000, storage: 'memory', replicas: 1 });
         await eventually(async () => expect((await readyz()).status).toBe(200), 'the worker to start', { timeoutMs: 60_000 });
-        expect(await bus.streamConfig('CATALOG')).toBeDefined();
+        expect(await bus.streamConfig('CATALOG')).toMatchObject({ subjects: expect.arrayContaining(['catalog.>']) });
       } finally {
         await worker.kill('SIGTERM');
       }

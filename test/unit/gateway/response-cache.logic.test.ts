@@ -86,7 +86,7 @@ describe('L1 memory store', () => {
     const store = new MemoryStore(10_000);
     for (let i = 0; i < 50; i++) store.set(`k${i}`, { body: 'x'.repeat(500), tags: ['g'], expiresAt: Infinity });
     expect(store.bytes()).toBeLessThanOrEqual(10_000);
-    expect(store.get('k49', 0)).toBeDefined();
+    expect(store.get('k49', 0)).toMatchObject({ body: 'x'.repeat(500), tags: ['g'] });
     expect(store.get('k0', 0)).toBeUndefined();
   });
 
