@@ -13,7 +13,12 @@ import type { Metrics } from '../platform/metrics.js';
 import { reachDependency } from '../platform/reach-dependency.js';
 import { memoryLru, sizeLimited, slottedRedisCache, type StringKeyValueCache } from '../platform/persisted-queries.js';
 import type { ApqSettings, ResponseCacheConfig } from '../gateway/config.js';
-import { followCatalogEvents, type CatalogEventFollower } from '../gateway/response-cache/catalog-events.js';
+import {
+  followCatalogEvents,
+  natsCatalogFeed,
+  type CatalogEventFeed,
+  type CatalogEventFollower,
+} from '../gateway/response-cache/catalog-events.js';
 import { ResponseCache } from '../gateway/response-cache/response-cache.js';
 import { restEndpoints } from '../rest-compat/rest-endpoints.js';
 import { REST_OPERATION_NAMES } from '../rest-compat/documents.js';
@@ -48,6 +53,8 @@ export async function startFrontDoor(deps: {
   readiness: () => Promise<ReadinessReport>;
   /** The subgraphs of this process, when they run here (`npm start`). */
   localSubgraphs?: Partial<Record<SubgraphName, LocalSubgraph>>;
+  /** Where the response cache hears of catalog events; default: NATS_URL's server, when set. */
+  catalogEvents?: CatalogEventFeed;
 }): Promise<RunningGateway> {
   const { config, redis } = deps;
   const idempotency = createIdempotencyStore({
@@ -87,22 +94,25 @@ export async function startFrontDoor(deps: {
 
 /**
  * The response cache when RESPONSE_CACHE_ENABLED: L2 in the cache Redis when there is one (never
- * the state Redis), invalidated by the catalog's events when NATS_URL is set. Without NATS only
- * this gateway's own mutations (and the TTL) invalidate it (docs/operations.md, "Response cache").
+ * the state Redis), invalidated by the catalog's events: the feed given (the one-process system's
+ * in-process bus), else NATS_URL's server. Without either, only this gateway's own mutations (and
+ * the TTL) invalidate it (docs/operations.md, "Response cache").
  */
 async function responseCache(
   settings: ResponseCacheConfig,
-  deps: { cacheRedis?: Redis; metrics: Metrics; logger: Logger },
+  deps: { cacheRedis?: Redis; metrics: Metrics; logger: Logger; catalogEvents?: CatalogEventFeed },
   natsUrl: string | undefined,
 ): Promise<{ cache: ResponseCache; follower?: CatalogEventFollower } | undefined> {
   if (!settings.enabled) return undefined;
   const cache = new ResponseCache(settings, { redis: deps.cacheRedis, metrics: deps.metrics, logger: deps.logger });
+  if (deps.catalogEvents) return { cache, follower: await followCatalogEvents(deps.catalogEvents, cache, deps.logger) };
   if (!natsUrl) {
     deps.logger.warn(
       "RESPONSE_CACHE_ENABLED without NATS_URL: only this gateway's mutations and the TTL invalidate the response cache",
     );
     return { cache };
   }
-  const follower = await reachDependency('NATS_URL', natsUrl, () => followCatalogEvents(natsUrl, cache, deps.logger));
+  const feed = natsCatalogFeed(natsUrl, deps.logger);
+  const follower = await reachDependency('NATS_URL', natsUrl, () => followCatalogEvents(feed, cache, deps.logger));
   return { cache, follower };
 }

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { createEventBus } from '../events/bus/create-bus.js';
-import type { EventBus } from '../events/bus/event-bus.js';
+import type { EventBus, MessageBus } from '../events/bus/event-bus.js';
+import { CATALOG_SUBJECTS, type CatalogEventFeed } from '../gateway/response-cache/catalog-events.js';
 import { subgraphChecks } from '../gateway/readiness.js';
 import type { SubgraphName } from '../gateway/supergraph.js';
 import type { SubgraphUrls } from '../gateway/replicas.js';
@@ -75,6 +76,20 @@ export function busPart(stack: PartStack, config: PlatformConfig, logger: Logger
   );
 }
 
+/**
+ * The catalog's events as the one-process system's in-process bus carries them (embedded mode, no
+ * NATS): the response cache follows them as a gateway replica follows NATS. Nothing is missed in
+ * process, so there is never a gap.
+ */
+export function busCatalogFeed(bus: MessageBus): CatalogEventFeed {
+  return {
+    async follow(onEvent) {
+      const stop = bus.watch(CATALOG_SUBJECTS, (_subject, data) => onEvent(data));
+      return async () => stop();
+    },
+  };
+}
+
 /** The event worker has no HTTP door of its own: its ops port is always open, 9464 unless METRICS_PORT says. */
 export const WORKER_OPS_PORT = 9464;
 
@@ -114,6 +129,7 @@ export async function gatewayPart(
     cacheRedis?: Redis;
     subgraphUrls: Record<SubgraphName, SubgraphUrls>;
     localSubgraphs?: Partial<Record<SubgraphName, LocalSubgraph>>;
+    catalogEvents?: CatalogEventFeed;
   },
 ) {
   const { platform } = deps;
@@ -135,6 +151,7 @@ export async function gatewayPart(
         metrics: deps.metrics,
         readiness: stack.readiness,
         localSubgraphs: deps.localSubgraphs,
+        catalogEvents: deps.catalogEvents,
       }),
     (running) => running.close(),
     (running) => running.closeConnectionsAfterReply(),

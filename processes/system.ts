@@ -1,3 +1,4 @@
+import type { EventBus } from '../events/bus/event-bus.js';
 import { loadSchemaRegistry } from '../events/schemas/registry.js';
 import type { Platform } from '../platform/bootstrap.js';
 import { createLogger } from '../platform/logger.js';
@@ -5,7 +6,7 @@ import { createMetrics } from '../platform/metrics.js';
 import { buildParts, PartStack } from '../platform/parts.js';
 import { publishDemoCatalog } from '../subgraphs/catalog/demo/demo-catalog.js';
 import type { SystemConfig } from './config.js';
-import { busPart, gatewayPart, opsServerPart, platformPart, redisPart } from './parts.js';
+import { busCatalogFeed, busPart, gatewayPart, opsServerPart, platformPart, redisPart } from './parts.js';
 import { aiPart, catalogPart } from './subgraph-parts.js';
 import { workerPart } from './worker-part.js';
 
@@ -14,6 +15,8 @@ export interface System {
   gatewayUrl: string;
   catalogUrl: string;
   aiUrl: string;
+  /** The event bus of this process: JetStream with NATS_URL, else the in-process bus (tests publish on it). */
+  bus: EventBus;
   /** The parts, for the signal handler (drain, then stop in reverse). */
   stack: PartStack;
   stop(): Promise<void>;
@@ -68,9 +71,12 @@ export async function startSystem(config: SystemConfig, onStack?: PartStack): Pr
       // The gateway runs the subgraphs of this process in process; their ports still serve
       // whoever calls them directly (the REST health relay, tests, other tools).
       localSubgraphs: { catalog: catalog.local, ai: ai.local },
+      // Embedded mode: the response cache hears the catalog's events on the bus they are published
+      // on (with NATS_URL it follows NATS, as a gateway process does).
+      catalogEvents: bus.kind === 'in-process' ? busCatalogFeed(bus) : undefined,
     });
     await opsServerPart(stack, { config, logger, metrics, service: 'main' });
-    return { platform, gatewayUrl: gateway.url, catalogUrl: catalog.url, aiUrl: ai.url };
+    return { platform, bus, gatewayUrl: gateway.url, catalogUrl: catalog.url, aiUrl: ai.url };
   });
   return { ...system, stack, stop: () => stack.stop() };
 }

@@ -131,6 +131,14 @@ export interface MessageBus {
    * process died on its last attempt). The consumer runner uses it as the dead-letter safety net.
    */
   onMaxDeliveries(listener: (advisory: MaxDeliveriesAdvisory) => void): () => void;
+  /**
+   * Every message published from now on to a subject matching `filter` (NATS wildcards): no
+   * consumer state, no acknowledgement, no replay of what was missed, and a publish JetStream drops
+   * as a duplicate may still be seen (core NATS delivers every publish). For idempotent followers that
+   * only react to what happens (the gateway's response cache); anything that must not miss a
+   * message takes a durable consumer. Returns the function that stops watching.
+   */
+  watch(filter: string, listener: (subject: string, data: Uint8Array) => void): () => void;
   close(): Promise<void>;
 }
 

@@ -28,7 +28,13 @@ import { subjectMatches } from './subject.logic.js';
  * the stored side, stream administration and reads (StreamStore), is in-process-store.ts.
  */
 export function createInProcessBus(options: { clock?: Clock } = {}): EventBus {
-  const bus: MemBus = { clock: options.clock ?? systemClock, streams: new Map(), advisoryListeners: new Set(), closed: false };
+  const bus: MemBus = {
+    clock: options.clock ?? systemClock,
+    streams: new Map(),
+    advisoryListeners: new Set(),
+    watchers: new Set(),
+    closed: false,
+  };
   return {
     kind: 'in-process',
     ...inProcessStreamStore(bus),
@@ -37,6 +43,11 @@ export function createInProcessBus(options: { clock?: Clock } = {}): EventBus {
     onMaxDeliveries(listener) {
       bus.advisoryListeners.add(listener);
       return () => bus.advisoryListeners.delete(listener);
+    },
+    watch(filter, listener) {
+      const watcher = { filter, listener };
+      bus.watchers.add(watcher);
+      return () => bus.watchers.delete(watcher);
     },
     close: () => close(bus),
   };
@@ -66,6 +77,7 @@ async function publish(bus: MemBus, subject: string, data: Uint8Array, opts: Pub
   // database transaction must never wait for a consumer that needs the same database.
   queueMicrotask(() => {
     for (const consumer of stream.consumers.values()) pump(bus, stream, consumer);
+    for (const { filter, listener } of bus.watchers) if (subjectMatches(filter, subject)) listener(subject, data);
   });
   return { stream: stream.spec.name, seq, duplicate: false };
 }

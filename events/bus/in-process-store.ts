@@ -51,6 +51,8 @@ export interface MemBus {
   clock: Clock;
   streams: Map<string, MemStream>;
   advisoryListeners: Set<(advisory: MaxDeliveriesAdvisory) => void>;
+  /** Listeners of `watch`, each with its subject filter. */
+  watchers: Set<{ filter: string; listener: (subject: string, data: Uint8Array) => void }>;
   closed: boolean;
 }
 

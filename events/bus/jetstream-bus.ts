@@ -93,6 +93,15 @@ export async function createJetStreamBus(
     },
     consume: (spec, handler) => consume(pulls, spec, handler),
     onMaxDeliveries: (listener) => advisories.listen(listener),
+    watch(filter, listener) {
+      // A JetStream publish reaches core subscribers of its subject like any other message.
+      const subscription = nc.subscribe(filter, {
+        callback: (error, m) => {
+          if (!error) listener(m.subject, m.data);
+        },
+      });
+      return () => subscription.unsubscribe();
+    },
     async close() {
       await Promise.all([...pulls.subscriptions].map((s) => s.stop()));
       advisories.close();

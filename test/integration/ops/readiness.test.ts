@@ -7,6 +7,7 @@ import { loadSystemConfig } from '../../../processes/config.js';
 import { startSystem, type System } from '../../../processes/system.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
 import { eventually } from '../../support/eventually.js';
+import { inProcessSystemEnv } from '../../support/in-process-system.js';
 import { startProxy, type Proxy } from '../../support/tcp-proxy.js';
 
 /**
@@ -43,17 +44,7 @@ beforeAll(async () => {
   proxy = await startProxy(new URL(db.url));
   dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'readiness-'));
   const keys = await generateEd25519();
-  const config = loadSystemConfig({
-    HOST: '127.0.0.1',
-    PORT: '0',
-    CATALOG_PORT: '0',
-    AI_PORT: '0',
-    DATA_DIR: dataDir,
-    DATABASE_URL: proxy.url,
-    DB_POOL_SIZE: '2',
-    AUTH_PUBLIC_KEY: JSON.stringify(keys.publicJwk),
-    LOG_LEVEL: 'silent',
-  });
+  const config = loadSystemConfig(inProcessSystemEnv(dataDir, keys, { DATABASE_URL: proxy.url, DB_POOL_SIZE: '2' }));
   system = await startSystem(config);
 });
 

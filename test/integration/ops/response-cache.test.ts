@@ -2,7 +2,11 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../../../gateway/gateway.js';
-import { followCatalogEvents, type CatalogEventFollower } from '../../../gateway/response-cache/catalog-events.js';
+import {
+  followCatalogEvents,
+  natsCatalogFeed,
+  type CatalogEventFollower,
+} from '../../../gateway/response-cache/catalog-events.js';
 import { ResponseCache, type ResponseCacheSettings } from '../../../gateway/response-cache/response-cache.js';
 import { newId, newUlid } from '../../../platform/ids.js';
 import { createLogger } from '../../../platform/logger.js';
@@ -63,7 +67,7 @@ const staleness: number[] = [];
 async function startReplica(cacheRedis: Redis): Promise<Replica> {
   const metrics = createMetrics();
   const cache = new ResponseCache(SETTINGS, { redis: cacheRedis, metrics, logger: silent });
-  const follower = await followCatalogEvents(nats.url, cache, silent);
+  const follower = await followCatalogEvents(natsCatalogFeed(nats.url, silent), cache, silent);
   const { gateway } = await startFixtureGateway(fixture, {
     subgraphUrls: { catalog: fixture.catalog.url, ai: 'http://127.0.0.1:9/graphql' },
     metrics,
