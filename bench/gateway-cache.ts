@@ -4,7 +4,8 @@
 // first is a hit, through
 //   (a) our gateway with the response cache on (RESPONSE_CACHE_ENABLED=true): L1 in the process and
 //       L2 in a cache Redis (REDIS_CACHE_URL: the server of REDIS_URL, its own logical database
-//       BENCH_CACHE_REDIS_DB, 5 by default, so other users' keys and ours never meet),
+//       BENCH_CACHE_REDIS_DB, 5 by default, so other users' keys and ours never meet; `off`: no
+//       cache Redis, L1 alone),
 //   (b) our gateway with it off: the cold path, for reference,
 //   (c) Hive Gateway with its response cache (`responseCaching`, its default in-memory store, the
 //       session keyed by the Authorization and X-Tenant-Id headers as ours keys by tenant and
@@ -12,7 +13,8 @@
 //       JavaScript one (the table says which).
 // Before anything is timed, every door gives the same answer and both caches are seen to hit (the
 // catalog subgraph gets no request for repeated queries). Each timed window is bracketed by reads of
-// /metrics: our hit ratio hit / (hit + miss) and the catalog requests each target caused.
+// /metrics: our hit ratio hit / (hit + miss) and the catalog requests each target caused; and by
+// /proc/<pid>/stat: each gateway's CPU per request.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,6 +26,7 @@ import {
   PREWARM,
   ROUNDS,
   WARMUP,
+  cpuMs,
   ensurePeers,
   f,
   heading,
@@ -64,6 +67,8 @@ interface Row extends LoadResult {
   round: number;
   key: Key;
   rssPeakMb: number;
+  /** CPU ms of the gateway process per answered request (the catalog's, for the cold path, not counted). */
+  cpuPerRequest: number;
   /** Deltas over the timed window. */
   window: Counters;
 }
@@ -115,7 +120,9 @@ const minus = (after: Counters, before: Counters): Counters => ({
 
 const hitRatio = (c: Counters) => (c.hit + c.miss === 0 ? Number.NaN : c.hit / (c.hit + c.miss));
 
-function cacheRedisUrl(): string {
+/** BENCH_CACHE_REDIS_DB=off: no cache Redis, L1 alone (what the L2 check costs a hit). */
+function cacheRedisUrl(): string | undefined {
+  if (process.env.BENCH_CACHE_REDIS_DB === 'off') return undefined;
   const state = process.env.REDIS_URL;
   if (!state) throw new Error('gateway-cache needs REDIS_URL (the cache Redis is a logical database on its server)');
   const url = new URL(state);
@@ -198,10 +205,12 @@ async function timeOne(target: Target, round: number, connections: number, p: Pr
   if (WARMUP > 0) await measure(target.label, { ...load, duration: WARMUP, warmup: 0 });
   const before = await readCounters(cachedGatewayUrl, p.catalogBaseUrl);
   const rss = sampleRss(target.proc);
+  const cpuBefore = cpuMs(target.proc);
   const result = await measure(target.label, { ...load, warmup: 0 });
+  const cpuPerRequest = (cpuMs(target.proc) - cpuBefore) / result.requests;
   const rssPeakMb = rss.stop().peakMb;
   const window = minus(await readCounters(cachedGatewayUrl, p.catalogBaseUrl), before);
-  return { ...result, round, key: target.key, rssPeakMb, window };
+  return { ...result, round, key: target.key, rssPeakMb, cpuPerRequest, window };
 }
 
 async function timeRounds(targets: Target[], connections: number, p: Probe, cachedGatewayUrl: string): Promise<Row[]> {
@@ -214,11 +223,13 @@ async function timeRounds(targets: Target[], connections: number, p: Probe, cach
   return rows;
 }
 
-function report(rows: Row[], hivePlanner: string, redisUrl: string): void {
+function report(rows: Row[], hivePlanner: string, redisUrl: string | undefined): void {
   heading(
     `gateway-cache: the warm catalog page (courses(first: 20), every catalog field and version), the same request on every connection, ${DURATION} s per run`,
   );
-  console.log(`Hive Gateway: ${hivePlanner} planner, response cache in memory; ours: L1 + L2 in ${redisUrl}.\n`);
+  console.log(
+    `Hive Gateway: ${hivePlanner} planner, response cache in memory; ours: ${redisUrl ? `L1 + L2 in ${redisUrl}` : 'L1 alone (BENCH_CACHE_REDIS_DB=off)'}.\n`,
+  );
   console.log(
     table(
       [
@@ -233,6 +244,7 @@ function report(rows: Row[], hivePlanner: string, redisUrl: string): void {
       rows.map((r) => [
         r.round,
         ...loadResultRow(r, [
+          f(r.cpuPerRequest, 2),
           r.window.catalogRequests,
           r.key === 'a' ? `${f(100 * hitRatio(r.window), 3)} % (${r.window.hit} / ${r.window.miss})` : '',
           r.key === 'a' ? r.window.invalidations : '',
@@ -249,6 +261,7 @@ function report(rows: Row[], hivePlanner: string, redisUrl: string): void {
     ratioRows.push([
       round,
       f(a.rps / c.rps, 2),
+      f(a.cpuPerRequest / c.cpuPerRequest, 2),
       `${f(a.p50 / c.p50, 2)} / ${f(a.p95 / c.p95, 2)} / ${f(a.p99 / c.p99, 2)}`,
       f(a.rps / b.rps, 2),
       a.rps >= 1.5 * c.rps ? 'met' : 'missed',
@@ -256,7 +269,14 @@ function report(rows: Row[], hivePlanner: string, redisUrl: string): void {
   }
   console.log(
     table(
-      ['>round', '>req/s ours cached / Hive cached', 'p50 / p95 / p99 ours / Hive', '>req/s ours cached / ours cold', 'target'],
+      [
+        '>round',
+        '>req/s ours cached / Hive cached',
+        '>CPU per request ours / Hive',
+        'p50 / p95 / p99 ours / Hive',
+        '>req/s ours cached / ours cold',
+        'target',
+      ],
       ratioRows,
     ),
   );
@@ -271,7 +291,7 @@ export async function run(): Promise<void> {
   const stack = await startStack({
     // ~22,000 fields by the cost walk's count (lists without a bound count as 10 items), over the
     // 20,000 default: raised as bench/gateway.ts does for its wide page.
-    env: { REDIS_CACHE_URL: redisUrl, QUERY_MAX_COST: '100000' },
+    env: { ...(redisUrl ? { REDIS_CACHE_URL: redisUrl } : {}), QUERY_MAX_COST: '100000' },
     seed: (db) => seedCourses(db.url, { courses: 200, versionsPerCourse: 3 }),
   });
   let hive: Proc | undefined;
