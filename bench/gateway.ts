@@ -59,7 +59,7 @@ const CATALOG_PART = NESTED.replace(/\n\s*aiProvenance[^\n]*/, '');
 
 const ONE_FIELD = `query BenchOneField($after: String) { courses(first: 1, after: $after) { edges { node { title } } } }`;
 
-const WIDE = `query BenchWide($after: String) {
+export const WIDE = `query BenchWide($after: String) {
   courses(first: 50, after: $after) {
     count
     pageInfo { hasNextPage endCursor }
@@ -120,11 +120,13 @@ function expectAnswer(query: Query, withProvenance = query.provenance !== undefi
   };
 }
 
-async function startHive(
+/** `extraConfig`: more members of Hive's `gatewayConfig` object, as JavaScript source (gateway-cache.ts). */
+export async function startHive(
   catalogUrl: string,
   aiUrl: string,
   dir: string,
   planner: 'javascript' | 'rust',
+  extraConfig = '',
 ): Promise<Proc & { url: string }> {
   // The committed supergraph names placeholder URLs (our gateway maps names at start); Hive reads
   // URLs from the file, so it gets a copy pointing at the running subgraphs.
@@ -144,7 +146,7 @@ async function startHive(
       authorization: request.headers.get('authorization') ?? undefined,
       'x-tenant-id': request.headers.get('x-tenant-id') ?? undefined,
     }),
-  },
+  },${extraConfig}
 };\n`,
   );
   const port = await freePort();
@@ -178,7 +180,7 @@ function randomPages(query: string, headers: Record<string, string>): autocannon
   ];
 }
 
-interface Target {
+export interface Target {
   key: 'a' | 'b' | 'r' | 'c';
   label: string;
   url: string;

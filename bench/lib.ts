@@ -189,6 +189,20 @@ function treeRssMb(rootPid: number): number {
   return kb / 1024;
 }
 
+let clockTicks: number | undefined;
+/**
+ * CPU time (user + system) a process has used so far, in ms, from /proc/<pid>/stat: the difference
+ * over a window, divided by its requests, is CPU per request, which the machine's other users
+ * disturb less than req/s.
+ */
+export function cpuMs(proc: Proc): number {
+  clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  const stat = fs.readFileSync(`/proc/${proc.pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // Fields 14 and 15 of stat(5) (utime, stime); the slice starts at field 3.
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
+}
+
 /** Samples a process's RSS while a measurement runs; `stop()` gives the peak and the last value. */
 export function sampleRss(proc: Proc, everyMs = 500): { stop(): { peakMb: number; lastMb: number } } {
   let peak = proc.rssMb();

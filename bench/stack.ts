@@ -13,6 +13,11 @@ export interface Stack {
   catalog: Proc & { url: string };
   ai?: Proc & { url: string };
   gateway: Proc & { url: string };
+  /**
+   * Another gateway process over the same subgraphs and database, with `env` on top of the stack's
+   * (e.g. the response cache on beside one with it off); stopped with the stack.
+   */
+  addGateway(name: string, env: Record<string, string>): Promise<Proc & { url: string }>;
   stop(): Promise<void>;
 }
 
@@ -88,18 +93,28 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       );
       procs.push(ai);
     }
-    const port = await freePort();
-    const gateway = Object.assign(
-      await spawnNode('gateway', ourEntry('gateway').entry, {
-        tsx: ourEntry('gateway').tsx,
-        env: { ...common, PORT: String(port), CATALOG_URL: catalog.url, AI_URL: ai?.url ?? `http://127.0.0.1:${aiPort}/graphql` },
-        nodeArgs: options.nodeArgs?.gateway,
-        readyUrl: `http://127.0.0.1:${port}/healthz`,
-      }),
-      { url: `http://127.0.0.1:${port}` },
-    );
-    procs.push(gateway);
-    return { db, keys, catalog, ai, gateway, stop };
+    const addGateway = async (name: string, env: Record<string, string>) => {
+      const port = await freePort();
+      const gateway = Object.assign(
+        await spawnNode(name, ourEntry('gateway').entry, {
+          tsx: ourEntry('gateway').tsx,
+          env: {
+            ...common,
+            PORT: String(port),
+            CATALOG_URL: catalog.url,
+            AI_URL: ai?.url ?? `http://127.0.0.1:${aiPort}/graphql`,
+            ...env,
+          },
+          nodeArgs: options.nodeArgs?.gateway,
+          readyUrl: `http://127.0.0.1:${port}/healthz`,
+        }),
+        { url: `http://127.0.0.1:${port}` },
+      );
+      procs.push(gateway);
+      return gateway;
+    };
+    const gateway = await addGateway('gateway', {});
+    return { db, keys, catalog, ai, gateway, addGateway, stop };
   } catch (error) {
     await stop();
     throw error;
