@@ -27,6 +27,7 @@ import { frontDoor } from './pipeline.js';
 import { RemoteSubgraph } from './remote-subgraph.js';
 import { nonCatalogFields } from './response-cache/document.js';
 import { responseCachePlugin } from './response-cache/plugin.js';
+import { resultWithParsedData, stringifyResult } from './response-cache/stored-answer.js';
 import type { ResponseCache } from './response-cache/response-cache.js';
 import type { ReplicaPool } from './replica-pool.js';
 import { replicaFetch, replicaPools, type SubgraphUrls } from './replicas.js';
@@ -142,7 +143,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       contextValue: gatewayContext(exchange, { trusted: executeOptions.trusted === true, ifMatch: executeOptions.ifMatch }),
     });
     if (response.body.kind !== 'single') throw new Error('Incremental delivery is not supported here');
-    return response.body.singleResult;
+    return resultWithParsedData(response.body.singleResult);
   };
 
   const graphql = graphqlEndpoints<GatewayContext>({
@@ -255,6 +256,8 @@ function gatewayServer(options: GatewayOptions, gateway: ApolloGateway): ApolloS
     limits: settings.limits,
     knownOperations: options.knownOperations,
     persistedQueries: { ttl: settings.apqTtlSeconds, ...(options.apqCache ? { cache: options.apqCache } : {}) },
+    // A response cache hit is sent as stored, not parsed and serialised again.
+    stringifyResult,
     plugins: {
       first: [ApolloServerPluginLandingPageLocalDefault({ embed: true, includeCookies: false })],
       last: [unguardedMutationPlugin<GatewayContext>(), outageStatus<GatewayContext>()],

@@ -59,10 +59,25 @@ const REQUIRED_IDS: Readonly<Record<string, readonly string[]>> = {
   Taxonomy: ['taxonomyId'],
 };
 
+/** Where an id argument's value comes from: written in the document, or a variable. */
+type IdArgument = { field: IdField } & ({ literal: string } | { variable: string });
+
+/** What an operation's document says, whatever its variables: computed once per parsed document. */
+type DocumentShape = Omit<OperationShape, 'argumentIds'> & { idArguments: IdArgument[] };
+
+/**
+ * Apollo hands every request with the same query text the same parsed document (its document
+ * store), so the walk below runs once per document, schema and operation, not once per request.
+ */
+const shapes = new WeakMap<
+  DocumentNode,
+  { schema: GraphQLSchema; nonCatalog: ReadonlySet<string>; byOperation: Map<OperationDefinitionNode, DocumentShape> }
+>();
+
 /**
  * What the cache needs to know of an operation: its kind, root fields (through fragments), whether
  * it reaches a field outside the catalog, whether every entity object selects its ids, and the id
- * arguments it passes. One walk of the document with the API schema's type information.
+ * arguments it passes (their values from the variables of this request).
  */
 export function operationShape(input: {
   document: DocumentNode;
@@ -71,8 +86,43 @@ export function operationShape(input: {
   variables: Record<string, unknown> | undefined;
   nonCatalog: ReadonlySet<string>;
 }): OperationShape {
-  const { document, operation, schema, nonCatalog } = input;
+  const { idArguments, ...shape } = documentShape(input);
   const variables = input.variables ?? {};
+  const argumentIds: Array<{ field: IdField; id: string }> = [];
+  for (const argument of idArguments) {
+    const value = 'literal' in argument ? argument.literal : variables[argument.variable];
+    if (typeof value === 'string') argumentIds.push({ field: argument.field, id: value });
+  }
+  return { ...shape, argumentIds };
+}
+
+function documentShape(input: {
+  document: DocumentNode;
+  operation: OperationDefinitionNode;
+  schema: GraphQLSchema;
+  nonCatalog: ReadonlySet<string>;
+}): DocumentShape {
+  let memo = shapes.get(input.document);
+  if (!memo || memo.schema !== input.schema || memo.nonCatalog !== input.nonCatalog) {
+    memo = { schema: input.schema, nonCatalog: input.nonCatalog, byOperation: new Map() };
+    shapes.set(input.document, memo);
+  }
+  let shape = memo.byOperation.get(input.operation);
+  if (!shape) {
+    shape = walkDocument(input);
+    memo.byOperation.set(input.operation, shape);
+  }
+  return shape;
+}
+
+/** One walk of the document with the API schema's type information. */
+function walkDocument(input: {
+  document: DocumentNode;
+  operation: OperationDefinitionNode;
+  schema: GraphQLSchema;
+  nonCatalog: ReadonlySet<string>;
+}): DocumentShape {
+  const { document, operation, schema, nonCatalog } = input;
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const definition of document.definitions) {
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
@@ -82,7 +132,7 @@ export function operationShape(input: {
 
   let selectsNonCatalogField = false;
   let selectsEveryId = true;
-  const argumentIds: Array<{ field: IdField; id: string }> = [];
+  const idArguments: IdArgument[] = [];
   const typeInfo = new TypeInfo(schema);
   // Every operation and fragment of the document is walked, not only the one run: a field or a
   // missing id in an unused part can only make the decision more cautious.
@@ -95,13 +145,9 @@ export function operationShape(input: {
         for (const argument of node.arguments ?? []) {
           const name = argument.name.value;
           if (!(name in ID_FIELDS)) continue;
-          const value =
-            argument.value.kind === Kind.STRING
-              ? argument.value.value
-              : argument.value.kind === Kind.VARIABLE
-                ? variables[argument.value.name.value]
-                : undefined;
-          if (typeof value === 'string') argumentIds.push({ field: name as IdField, id: value });
+          const field = name as IdField;
+          if (argument.value.kind === Kind.STRING) idArguments.push({ field, literal: argument.value.value });
+          else if (argument.value.kind === Kind.VARIABLE) idArguments.push({ field, variable: argument.value.name.value });
         }
       },
       SelectionSet(node) {
@@ -119,7 +165,7 @@ export function operationShape(input: {
     rootFields,
     selectsNonCatalogField,
     selectsEveryId,
-    argumentIds,
+    idArguments,
     catalogMutation,
   };
 }

@@ -4,6 +4,7 @@ import type { GatewayContext } from '../forwarding.js';
 import { decide, entryTags, mutationTags, type OperationShape } from './cache-policy.logic.js';
 import { operationShape } from './document.js';
 import type { PendingEntry, ResponseCache } from './response-cache.js';
+import { StoredData } from './stored-answer.js';
 
 /**
  * The response cache in Apollo's request pipeline, so /graphql and the execute port (REST-compat)
@@ -56,10 +57,9 @@ export function responseCachePlugin(cache: ResponseCache, nonCatalog: ReadonlySe
             pending = found.pending;
             return null;
           }
-          return {
-            http: { headers: new HeaderMap(), status: undefined },
-            body: { kind: 'single', singleResult: JSON.parse(found.body) },
-          };
+          // Sent as stored (stored-answer.ts): no parse here, no serialisation at the door.
+          const data = new StoredData(found.body) as unknown as Record<string, unknown>;
+          return { http: { headers: new HeaderMap(), status: undefined }, body: { kind: 'single', singleResult: { data } } };
         },
         async willSendResponse(request) {
           const tenantId = request.contextValue.principal?.tenantId;

@@ -22,6 +22,8 @@ export interface DoorServerOptions<TContext extends BaseContext> {
   plugins: { first: Array<ApolloServerPlugin<TContext>>; last: Array<ApolloServerPlugin<TContext>> };
   /** Apollo's persisted queries (APQ): only the gateway takes them. */
   persistedQueries?: ApolloServerOptions<TContext>['persistedQueries'];
+  /** How a single result becomes the response body (default: Apollo's, JSON.stringify + newline). */
+  stringifyResult?: ApolloServerOptions<TContext>['stringifyResult'];
 }
 
 /**
@@ -53,6 +55,7 @@ export function createDoorServer<TContext extends BaseContext>(options: DoorServ
     ],
     logger: apolloLogger(logger),
     ...(options.persistedQueries === undefined ? {} : { persistedQueries: options.persistedQueries }),
+    ...(options.stringifyResult === undefined ? {} : { stringifyResult: options.stringifyResult }),
   };
   return 'gateway' in options.graph
     ? new ApolloServer<TContext>({ ...shared, gateway: options.graph.gateway })

@@ -174,6 +174,36 @@ describe.skipIf(!redisUrl)('response cache (set REDIS_URL to run)', () => {
     expect(after.bypass - before.bypass).toBe(1);
   });
 
+  it('sends a hit byte for byte as the miss was sent, and the execute port reads it as data', async () => {
+    const [replica] = replicas;
+    const courseId = await insertCourse('Bytes');
+    const raw = async () => {
+      const response = await fetch(`${replica.gateway.url}/graphql`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${readToken}`, 'x-tenant-id': TENANT, 'content-type': 'application/json' },
+        body: JSON.stringify({ query: COURSE_QUERY, variables: { id: courseId } }),
+      });
+      return { type: response.headers.get('content-type'), text: await response.text() };
+    };
+    const before = await counts(replica);
+    const miss = await raw();
+    const hit = await raw();
+    expect((await counts(replica)).hit - before.hit).toBe(1);
+    expect(hit).toEqual(miss);
+    expect(JSON.parse(hit.text)).toMatchObject({ data: { course: { courseId, title: { en: 'Bytes' } } } });
+    // REST-compat runs its routes through the execute port: a hit there is parsed for it.
+    const rest = await fetch(`${replica.gateway.url}/api/v1/courses/${courseId}`, {
+      headers: { authorization: `Bearer ${readToken}`, 'x-tenant-id': TENANT },
+    });
+    const again = await fetch(`${replica.gateway.url}/api/v1/courses/${courseId}`, {
+      headers: { authorization: `Bearer ${readToken}`, 'x-tenant-id': TENANT },
+    });
+    expect(rest.status).toBe(200);
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual(await rest.json());
+    expect((await counts(replica)).hit - before.hit).toBe(2);
+  });
+
   it('never serves an entry across tenants, scopes or locales', async () => {
     const [replica] = replicas;
     const courseId = await insertCourse('Tenant A');

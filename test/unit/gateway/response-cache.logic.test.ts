@@ -1,4 +1,6 @@
+import { buildSchema, parse, type OperationDefinitionNode } from 'graphql';
 import { describe, expect, it } from 'vitest';
+import { operationShape } from '../../../gateway/response-cache/document.js';
 import {
   decide,
   entityTag,
@@ -11,6 +13,7 @@ import {
   type OperationShape,
 } from '../../../gateway/response-cache/cache-policy.logic.js';
 import { MemoryStore } from '../../../gateway/response-cache/memory-store.logic.js';
+import { resultWithParsedData, StoredData, stringifyResult } from '../../../gateway/response-cache/stored-answer.js';
 
 const shape = (overrides: Partial<OperationShape> = {}): OperationShape => ({
   kind: 'query',
@@ -99,5 +102,47 @@ describe('L1 memory store', () => {
     expect(store.get('b', 0)?.body).toBe('2');
     expect(store.get('b', 100)).toBeUndefined();
     expect(store.bytes()).toBe(0);
+  });
+});
+
+describe('stored answers', () => {
+  const body = JSON.stringify({ data: { course: { courseId: 'c1', title: { en: 'T' } } } });
+
+  it('are sent as stored, the bytes Apollo would write', () => {
+    const data = new StoredData(body) as unknown as Record<string, unknown>;
+    expect(stringifyResult({ errors: undefined, data, extensions: undefined })).toBe(`${body}\n`);
+    expect(stringifyResult({ data: JSON.parse(body).data })).toBe(`${body}\n`);
+  });
+
+  it('are parsed wherever something else goes with them or reads them', () => {
+    const data = new StoredData(body) as unknown as Record<string, unknown>;
+    const withExtensions = stringifyResult({ data, extensions: { cost: 1 } });
+    expect(JSON.parse(withExtensions)).toEqual({ ...JSON.parse(body), extensions: { cost: 1 } });
+    expect(resultWithParsedData({ data })).toEqual(JSON.parse(body));
+    expect(JSON.stringify({ data })).toBe(body);
+  });
+});
+
+describe('operation shape', () => {
+  const schema = buildSchema('type Query { course(courseId: ID!): Course } type Course { courseId: ID! title: String }');
+  const document = parse(
+    'query One($id: ID!) { course(courseId: $id) { courseId title } } query Two { course(courseId: "c9") { title } }',
+  );
+  const [one, two] = document.definitions as OperationDefinitionNode[];
+  const shapeOf = (operation: OperationDefinitionNode, variables: Record<string, unknown>) =>
+    operationShape({ document, operation, schema, variables, nonCatalog: new Set() });
+
+  it('is walked once per document but takes each request its own id arguments', () => {
+    // Every operation of the document is walked: the literal id of the other one is in too.
+    expect(shapeOf(one, { id: 'c1' }).argumentIds).toEqual([
+      { field: 'courseId', id: 'c1' },
+      { field: 'courseId', id: 'c9' },
+    ]);
+    expect(shapeOf(one, { id: 'c2' }).argumentIds).toEqual([
+      { field: 'courseId', id: 'c2' },
+      { field: 'courseId', id: 'c9' },
+    ]);
+    expect(shapeOf(two, {}).selectsEveryId).toBe(false);
+    expect(shapeOf(one, { id: 'c1' }).rootFields).toEqual(['course']);
   });
 });
