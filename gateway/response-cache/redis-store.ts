@@ -40,15 +40,6 @@ end
 return {now, string.sub(v, c + 1), tags, tokens}
 `;
 
-/** ARGV: n, tags[1..n], tokens[1..n]. 1 when every tag still holds the token recorded. */
-const CHECK = `
-local n = tonumber(ARGV[1])
-for i = 1, n do
-  if redis.call('GET', 'rc:t:' .. ARGV[1 + i]) ~= ARGV[1 + n + i] then return 0 end
-end
-return 1
-`;
-
 /**
  * ARGV: slot key, key hash, ttl, tag ttl, read start (µs), nonce, body, tags...
  * Returns the tokens recorded (space-separated), or false when a tag changed after the read began.
@@ -99,8 +90,16 @@ export interface RedisRead {
   hit?: { body: string; tags: string[]; tokens: string[] };
 }
 
+/** The scripts as commands: sent by SHA (EVALSHA), the script text only when Redis lacks it. */
+interface ScriptCommands {
+  rcRead(slotKey: string, keyHash: string): Promise<[string, string | null, string?, string?]>;
+  rcStore(...args: string[]): Promise<string | null>;
+  rcInvalidate(...args: string[]): Promise<number>;
+}
+
 export class RedisStore {
   private readonly tagTtlSeconds: number;
+  private readonly scripts: ScriptCommands;
 
   constructor(
     private readonly redis: Redis,
@@ -110,6 +109,10 @@ export class RedisStore {
     // A tag outlives every entry that recorded its token (entries live ttlSeconds), with margin
     // for a read in flight; a tag that expires anyway only costs misses.
     this.tagTtlSeconds = options.ttlSeconds * 2 + 60;
+    redis.defineCommand('rcRead', { numberOfKeys: 0, lua: READ });
+    redis.defineCommand('rcStore', { numberOfKeys: 0, lua: STORE });
+    redis.defineCommand('rcInvalidate', { numberOfKeys: 0, lua: INVALIDATE });
+    this.scripts = redis as unknown as ScriptCommands;
   }
 
   slotOf(keyHash: string): string {
@@ -117,22 +120,21 @@ export class RedisStore {
   }
 
   async read(keyHash: string): Promise<RedisRead> {
-    const reply = (await this.redis.eval(READ, 0, this.slotOf(keyHash), keyHash)) as [string, string | null, string?, string?];
-    const [startMicros, body, tags, tokens] = reply;
+    const [startMicros, body, tags, tokens] = await this.scripts.rcRead(this.slotOf(keyHash), keyHash);
     return body
       ? { startMicros, hit: { body, tags: (tags ?? '').split(' '), tokens: (tokens ?? '').split(' ') } }
       : { startMicros };
   }
 
-  async check(tags: readonly string[], tokens: readonly string[]): Promise<boolean> {
-    return (await this.redis.eval(CHECK, 0, String(tags.length), ...tags, ...tokens)) === 1;
+  /** The token each tag holds now (undefined when its key is gone), in one round trip. */
+  async tokens(tags: readonly string[]): Promise<Array<string | undefined>> {
+    const values = await this.redis.mget(tags.map((tag) => `rc:t:${tag}`));
+    return values.map((value) => value ?? undefined);
   }
 
   /** The tokens recorded, or undefined when the answer was already stale (not stored). */
   async store(keyHash: string, startMicros: string, body: string, tags: readonly string[]): Promise<string[] | undefined> {
-    const recorded = (await this.redis.eval(
-      STORE,
-      0,
+    const recorded = await this.scripts.rcStore(
       this.slotOf(keyHash),
       keyHash,
       String(this.options.ttlSeconds),
@@ -141,11 +143,11 @@ export class RedisStore {
       this.nonce(),
       body,
       ...tags,
-    )) as string | null;
+    );
     return recorded ? recorded.split(' ') : undefined;
   }
 
   async invalidate(tags: readonly string[]): Promise<void> {
-    await this.redis.eval(INVALIDATE, 0, String(this.tagTtlSeconds), this.nonce(), ...tags);
+    await this.scripts.rcInvalidate(String(this.tagTtlSeconds), this.nonce(), ...tags);
   }
 }

@@ -6,6 +6,7 @@ import type { Metrics } from '../../platform/metrics.js';
 import { GLOBAL_TAG, keyParts, type KeyMaterial } from './cache-policy.logic.js';
 import { MemoryStore } from './memory-store.logic.js';
 import { RedisStore } from './redis-store.js';
+import { TokenCheck } from './token-check.js';
 
 export interface ResponseCacheSettings {
   /** L1: this process's budget. */
@@ -44,6 +45,7 @@ const REDIS_PAUSE_MS = 1_000;
 export class ResponseCache {
   private readonly memory: MemoryStore;
   private readonly redis?: RedisStore;
+  private readonly tokenCheck?: TokenCheck;
   private readonly requests?: ReturnType<Metrics['counter']>;
   private readonly invalidations?: ReturnType<Metrics['counter']>;
   private readonly redisErrors?: ReturnType<Metrics['counter']>;
@@ -63,6 +65,8 @@ export class ResponseCache {
       this.redis = new RedisStore(deps.redis, { ttlSeconds: settings.ttlSeconds, slots: settings.redisSlots }, () =>
         randomBytes(9).toString('base64url'),
       );
+      const store = this.redis;
+      this.tokenCheck = new TokenCheck((tags) => store.tokens(tags));
     }
     this.requests = deps.metrics?.counter({
       name: 'response_cache_requests_total',
@@ -109,7 +113,7 @@ export class ResponseCache {
     try {
       // Another replica may have taken a write since this entry was stored here: Redis's tag
       // tokens say whether it is still current (one round trip; the body is not fetched).
-      if (local?.tokens && (await redis.check(local.tags, local.tokens))) {
+      if (local?.tokens && (await this.tokenCheck?.check(local.tags, local.tokens))) {
         this.count('hit');
         return { body: local.body };
       }

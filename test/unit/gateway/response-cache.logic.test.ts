@@ -14,6 +14,7 @@ import {
 } from '../../../gateway/response-cache/cache-policy.logic.js';
 import { MemoryStore } from '../../../gateway/response-cache/memory-store.logic.js';
 import { resultWithParsedData, StoredData, stringifyResult } from '../../../gateway/response-cache/stored-answer.js';
+import { TokenCheck } from '../../../gateway/response-cache/token-check.js';
 
 const shape = (overrides: Partial<OperationShape> = {}): OperationShape => ({
   kind: 'query',
@@ -144,5 +145,47 @@ describe('operation shape', () => {
     ]);
     expect(shapeOf(two, {}).selectsEveryId).toBe(false);
     expect(shapeOf(one, { id: 'c1' }).rootFields).toEqual(['course']);
+  });
+});
+
+describe('L1 confirmation against Redis tokens', () => {
+  it('confirms many entries in one read, and never by a read that began before the check was asked', async () => {
+    const tokens = new Map([
+      ['a', '1'],
+      ['b', '1'],
+    ]);
+    const reads: Array<{ tags: readonly string[]; release: () => void }> = [];
+    const check = new TokenCheck(
+      (tags) =>
+        new Promise((resolve) => {
+          reads.push({ tags, release: () => resolve(tags.map((tag) => tokens.get(tag))) });
+        }),
+    );
+    const first = check.check(['a'], ['1']);
+    expect(reads).toHaveLength(1);
+    // Asked while the first read is in flight: they wait for the next read, together.
+    const second = check.check(['a', 'b'], ['1', '1']);
+    const third = check.check(['b'], ['1']);
+    expect(reads).toHaveLength(1);
+    tokens.set('b', '2'); // another replica's write, after the first read began
+    reads[0].release();
+    expect(await first).toBe(true);
+    await Promise.resolve();
+    expect(reads).toHaveLength(2);
+    expect([...reads[1].tags].sort()).toEqual(['a', 'b']);
+    reads[1].release();
+    expect(await second).toBe(false);
+    expect(await third).toBe(false);
+  });
+
+  it('fails every entry of a read that failed, and reads again for the next', async () => {
+    let fail = true;
+    const check = new TokenCheck(async (tags) => {
+      if (fail) throw new Error('redis down');
+      return tags.map(() => 't');
+    });
+    await expect(check.check(['a'], ['t'])).rejects.toThrow('redis down');
+    fail = false;
+    expect(await check.check(['a'], ['t'])).toBe(true);
   });
 });
