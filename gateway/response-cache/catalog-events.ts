@@ -46,7 +46,7 @@ export async function followCatalogEvents(
         // Tolerant reader: an event it cannot read drops everything (eventTags of no tenant).
       }
       const tags = eventTags(facts);
-      cache.invalidate(tags, 'event').then(
+      cache.invalidate(tags, 'event', { occurredAt: facts.occurredAt }).then(
         () => onInvalidated?.(tags),
         (err: unknown) => logger.warn({ err }, 'response cache: invalidation from a catalog event failed'),
       );

@@ -5,6 +5,7 @@ import {
   entryTags,
   eventTags,
   GLOBAL_TAG,
+  invalidationLagSeconds,
   keyParts,
   listTag,
   tenantTag,
@@ -79,6 +80,27 @@ describe('tags', () => {
   it('keeps tag parts from breaking the stored format', () => {
     expect(entityTag('a b', 'courseId', 'x:y\n')).not.toMatch(/\s/);
   });
+});
+
+describe('invalidation lag', () => {
+  const at = Date.parse('2026-11-26T10:00:00.000Z');
+
+  it('is the seconds from the event occurredAt to the end of the invalidation', () => {
+    expect(invalidationLagSeconds('2026-11-26T10:00:00.000Z', at + 87)).toBe(0.087);
+    expect(invalidationLagSeconds('2026-11-26T10:00:00Z', at + 1_500)).toBe(1.5);
+    expect(invalidationLagSeconds('2026-11-26T11:00:00.000+01:00', at + 250)).toBe(0.25);
+  });
+
+  it('counts a producer clock ahead of this replica as no lag', () => {
+    expect(invalidationLagSeconds('2026-11-26T10:00:00.000Z', at - 40)).toBe(0);
+  });
+
+  it.each([undefined, null, 1764151200000, '', 'yesterday', '2026-11-26', '2026-13-45T99:00:00Z', { at: 1 }])(
+    'measures nothing for an occurredAt of %j',
+    (occurredAt) => {
+      expect(invalidationLagSeconds(occurredAt, at)).toBeUndefined();
+    },
+  );
 });
 
 describe('L1 memory store', () => {
