@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import path from 'node:path';
 import { ROOT, machine } from './lib.js';
 
-const SCENARIOS = ['gateway', 'rest-list', 'events', 'assist', 'assist-peer', 'scale'] as const;
+const SCENARIOS = ['gateway', 'rest-list', 'cache-staleness', 'events', 'assist', 'assist-peer', 'scale'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 const asked = process.argv.slice(2).filter((a) => !a.startsWith('-'));
