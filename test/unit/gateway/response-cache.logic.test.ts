@@ -11,6 +11,7 @@ import {
   tenantTag,
   type OperationShape,
 } from '../../../gateway/response-cache/cache-policy.logic.js';
+import { InvalidationLog } from '../../../gateway/response-cache/invalidation-log.logic.js';
 import { MemoryStore } from '../../../gateway/response-cache/memory-store.logic.js';
 
 const shape = (overrides: Partial<OperationShape> = {}): OperationShape => ({
@@ -121,5 +122,31 @@ describe('L1 memory store', () => {
     expect(store.get('b', 0)?.body).toBe('2');
     expect(store.get('b', 100)).toBeUndefined();
     expect(store.bytes()).toBe(0);
+  });
+});
+
+describe('invalidation log', () => {
+  it('says whether one of the tags was invalidated after a given count', () => {
+    const log = new InvalidationLog(100);
+    log.record(['c:1', 'l:t'], 5);
+    expect(log.changedSince(['c:1'], 4)).toBe(true);
+    expect(log.changedSince(['c:1'], 5)).toBe(false);
+    expect(log.changedSince(['c:2', 't:t'], 4)).toBe(false);
+    log.clear(6);
+    expect(log.changedSince(['c:2'], 5)).toBe(true);
+    expect(log.changedSince(['c:2'], 6)).toBe(false);
+  });
+
+  it('forgets its oldest tags beyond its bound by counting everything before them as changed', () => {
+    const log = new InvalidationLog(2);
+    log.record(['a'], 1);
+    log.record(['b'], 2);
+    log.record(['a'], 3);
+    log.record(['c'], 4);
+    // b (the least recently invalidated) was forgotten: a read older than its count is refused whatever its tags.
+    expect(log.changedSince(['x'], 1)).toBe(true);
+    expect(log.changedSince(['x'], 2)).toBe(false);
+    expect(log.changedSince(['a'], 2)).toBe(true);
+    expect(log.changedSince(['c'], 3)).toBe(true);
   });
 });
