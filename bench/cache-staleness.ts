@@ -34,13 +34,15 @@ const HOT = 200;
 const MAX_WRITES_IN_FLIGHT = 20;
 const OBJECTIVE_SECONDS = 0.25;
 /**
- * The external samples run in another tenant: every mutation through a gateway drops its whole
- * tenant (docs/operations.md, "Response cache"), so in the writer's tenant a sampled entry would
- * be dropped by the next write within 1/WRITES_PER_SECOND, whatever the events did.
+ * The external samples run in tenants of their own, one per kind of write: a mutation through a
+ * gateway drops its whole tenant (docs/operations.md, "Response cache"), and the cache Redis
+ * refuses to store an answer whose tag changed less than a second before its read (its margin
+ * against clock steps), so in a tenant written through a gateway within the last second nothing
+ * sampled would be cached when written.
  */
-const SAMPLE_TENANT = OTHER_TENANTS[0];
+const SAMPLE_TENANTS = { 'gateway A': OTHER_TENANTS[1], 'catalog subgraph': OTHER_TENANTS[0] } as const;
 /** seedCourses with otherTenants: course n belongs to OTHER_TENANTS[floor(n / 2) % 9] when n is odd. */
-const sampleCourse = (k: number) => courseId(1 + 18 * k);
+const sampleCourse = (via: Sample['via'], k: number) => courseId((via === 'gateway A' ? 3 : 1) + 18 * k);
 const POLL_MS = 5;
 const POLL_DEADLINE_MS = 10_000;
 
@@ -88,11 +90,12 @@ function shareWithin(h: Histogram, le: number): number {
   return (h.buckets.find((b) => b.le === le)?.count ?? Number.NaN) / h.count;
 }
 
-function cacheCounts(text: string): Record<'hit' | 'miss' | 'bypass', number> {
-  const out = { hit: 0, miss: 0, bypass: 0 };
+function cacheCounts(text: string): Record<'hit' | 'miss' | 'bypass' | 'redisErrors', number> {
+  const out = { hit: 0, miss: 0, bypass: 0, redisErrors: 0 };
   for (const m of text.matchAll(/^response_cache_requests_total\{result="(hit|miss|bypass)"\} (\S+)$/gm)) {
     out[m[1] as keyof typeof out] = Number(m[2]);
   }
+  out.redisErrors = Number(/^response_cache_redis_errors_total (\S+)$/m.exec(text)?.[1] ?? 0);
   return out;
 }
 
@@ -189,6 +192,9 @@ interface Sample {
   ms: number;
   /** Answers with the old title seen first (0: the replica was already fresh when first asked). */
   stalePolls: number;
+  courseId: string;
+  /** Wall clock when the write was answered (after its commit), to set against its outbox row. */
+  answeredAt: number;
 }
 
 async function pollFresh(gatewayUrl: string, headers: Record<string, string>, id: string, title: string, since: number) {
@@ -207,24 +213,30 @@ async function pollFresh(gatewayUrl: string, headers: Record<string, string>, id
  */
 async function sampleOnce(stack: Stack, caller: Caller, k: number, via: Sample['via']): Promise<Sample[]> {
   const [a, b] = stack.gateways;
-  const id = sampleCourse(k);
+  const id = sampleCourse(via, k);
   for (const gateway of [a, b]) for (let i = 0; i < 2; i++) await readTitle(gateway.url, caller.read, id);
   const title = `Sampled ${k}`;
   await write(via === 'gateway A' ? `${a.url}/graphql` : stack.catalog.url, caller.admin, id, title);
   const answered = performance.now();
+  const answeredAt = Date.now();
   const [atA, atB] = await Promise.all([a, b].map((g) => pollFresh(g.url, caller.read, id, title, answered)));
   return [
-    { via, replica: 'A', ...atA },
-    { via, replica: 'B', ...atB },
+    { via, replica: 'A', courseId: id, answeredAt, ...atA },
+    { via, replica: 'B', courseId: id, answeredAt, ...atB },
   ];
 }
 
 /** Sampled writes one after another, alternating where they go, until `seconds` have passed. */
-async function sampleSteadily(stack: Stack, caller: Caller, seconds: number): Promise<Sample[]> {
+async function sampleSteadily(stack: Stack, seconds: number): Promise<Sample[]> {
+  const caller = {
+    'gateway A': await callers(stack, SAMPLE_TENANTS['gateway A']),
+    'catalog subgraph': await callers(stack, SAMPLE_TENANTS['catalog subgraph']),
+  };
   const samples: Sample[] = [];
   const end = performance.now() + seconds * 1000;
   for (let k = 0; performance.now() < end; k++) {
-    samples.push(...(await sampleOnce(stack, caller, k, k % 2 ? 'catalog subgraph' : 'gateway A')));
+    const via = k % 2 ? 'catalog subgraph' : 'gateway A';
+    samples.push(...(await sampleOnce(stack, caller[via], Math.floor(k / 2), via)));
   }
   return samples;
 }
@@ -248,17 +260,24 @@ function subscribeLags(nc: NatsConnection): { lags: number[]; stop(): void } {
   return { lags, stop: () => subscription.unsubscribe() };
 }
 
-/** occurredAt → publishedAt of the outbox rows written since `since`: the relay's share, ms. */
-async function relayLags(databaseUrl: string, since: Date): Promise<number[]> {
+interface OutboxTimes {
+  partitionKey: string;
+  occurredAt: number;
+  publishedAt: number;
+}
+
+/** occurredAt and publishedAt (epoch ms) of the outbox rows written since `since`. */
+async function outboxTimes(databaseUrl: string, since: Date): Promise<OutboxTimes[]> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    const { rows } = await client.query<{ ms: string }>(
-      `SELECT EXTRACT(EPOCH FROM ("publishedAt" - ("envelope"->>'occurredAt')::timestamptz)) * 1000 AS ms
+    const { rows } = await client.query<{ partitionKey: string; occurred: string; published: string }>(
+      `SELECT "partitionKey", EXTRACT(EPOCH FROM ("envelope"->>'occurredAt')::timestamptz) * 1000 AS occurred,
+              EXTRACT(EPOCH FROM "publishedAt") * 1000 AS published
          FROM "OutboxEvent" WHERE "publishedAt" IS NOT NULL AND "createdAt" >= $1`,
       [since],
     );
-    return rows.map((r) => Number(r.ms)).sort((x, y) => x - y);
+    return rows.map((r) => ({ partitionKey: r.partitionKey, occurredAt: Number(r.occurred), publishedAt: Number(r.published) }));
   } finally {
     await client.end();
   }
@@ -320,6 +339,8 @@ async function publishSteadily(nc: NatsConnection, seconds: number): Promise<num
 interface Phase<T> {
   loads: LoadResult[];
   hitRatios: number[];
+  /** response_cache_redis_errors_total during the phase, per replica. */
+  redisErrors: number[];
   /** Per replica, this phase's observations only. */
   lags: Histogram[];
   /** occurredAt → delivered to the bench's own subscriber, ms. */
@@ -361,19 +382,19 @@ async function underReadLoad<T>(stack: Stack, nc: NatsConnection, reads: Reads, 
     const [x, y] = [cacheCounts(text), cacheCounts(before[i])];
     return (x.hit - y.hit) / (x.hit - y.hit + x.miss - y.miss);
   });
-  return { loads, hitRatios, lags, delivered: subscriber.lags, driven };
+  const redisErrors = after.map((text, i) => cacheCounts(text).redisErrors - cacheCounts(before[i]).redisErrors);
+  return { loads, hitRatios, redisErrors, lags, delivered: subscriber.lags, driven };
 }
 
 interface RunFigures {
   writes: Phase<{ writer: WriterResult; samples: Sample[] }>;
   /** occurredAt → publishedAt of the writes phase's outbox rows, ms. */
-  relay: number[];
+  outbox: OutboxTimes[];
   direct: Phase<number>;
 }
 
 async function measureRun(stack: Stack, nc: NatsConnection): Promise<RunFigures> {
   const hot = await callers(stack, BENCH_TENANT);
-  const sampler = await callers(stack, SAMPLE_TENANT);
   const reads: Reads = {
     headers: hot.read,
     // A random hot course per request: connections walking the same list in step would all miss
@@ -393,13 +414,13 @@ async function measureRun(stack: Stack, nc: NatsConnection): Promise<RunFigures>
   const writes = await underReadLoad(stack, nc, reads, async () => {
     const [writer, samples] = await Promise.all([
       writeSteadily(stack.gateway.url, hot.admin, SECONDS),
-      sampleSteadily(stack, sampler, SECONDS),
+      sampleSteadily(stack, SECONDS),
     ]);
     return { writer, samples };
   });
-  const relay = await relayLags(stack.db.url, since);
+  const outbox = await outboxTimes(stack.db.url, since);
   const direct = await underReadLoad(stack, nc, reads, () => publishSteadily(nc, SECONDS));
-  return { writes, relay, direct };
+  return { writes, outbox, direct };
 }
 
 function msRow(label: string, values: number[]): Array<string | number> {
@@ -421,7 +442,26 @@ function lagRows(phase: string, lags: Histogram[]): Array<Array<string | number>
 }
 
 function readRows(phase: string, p: Phase<unknown>): Array<Array<string | number>> {
-  return p.loads.map((l, i) => [phase, ...loadResultRow(l, [`${f(100 * p.hitRatios[i], 1)} %`])]);
+  return p.loads.map((l, i) => [phase, ...loadResultRow(l, [`${f(100 * p.hitRatios[i], 1)} %`, p.redisErrors[i]])]);
+}
+
+/** The samples written straight to the catalog, set against their outbox rows: the time before the commit and after it. */
+function sampleSpans(r: RunFigures): Array<Array<string | number>> {
+  const written = r.writes.driven.samples.filter((x) => x.via === 'catalog subgraph' && x.replica === 'A');
+  const pairs = written.flatMap((x) => {
+    const row = r.outbox.find((o) => o.partitionKey === x.courseId);
+    return row ? [{ sample: x, row }] : [];
+  });
+  return [
+    msRow(
+      'samples written to the catalog: occurredAt → write answered (≥ the rest of its transaction)',
+      pairs.map((p) => p.sample.answeredAt - p.row.occurredAt),
+    ),
+    msRow(
+      'samples written to the catalog: write answered → published by the relay (≤ the wait after the commit)',
+      pairs.map((p) => p.row.publishedAt - p.sample.answeredAt),
+    ),
+  ];
 }
 
 function sampleRows(samples: Sample[]): Array<Array<string | number>> {
@@ -453,7 +493,7 @@ function report(r: RunFigures): void {
   );
   console.log(
     table(
-      ['phase', ...LOAD_HEADERS, '>hit ratio', 'load 1m'],
+      ['phase', ...LOAD_HEADERS, '>hit ratio', '>cache Redis errors', 'load 1m'],
       [...readRows('writes', r.writes), ...readRows('direct', r.direct)],
     ),
   );
@@ -476,14 +516,18 @@ function report(r: RunFigures): void {
     table(
       ['span', '>events', '>p50', '>p99', '>max'],
       [
-        msRow('writes: occurredAt → published by the relay (outbox row publishedAt)', r.relay),
+        msRow(
+          'writes: occurredAt → published by the relay (outbox row publishedAt)',
+          r.outbox.map((o) => o.publishedAt - o.occurredAt),
+        ),
+        ...sampleSpans(r),
         msRow('writes: occurredAt → delivered to a NATS subscriber of the bench', r.writes.delivered),
         msRow('direct: occurredAt → delivered to a NATS subscriber of the bench', r.direct.delivered),
       ],
     ),
   );
   console.log(
-    `\nFrom outside, independently of the histogram, during the writes phase (tenant ${SAMPLE_TENANT}, which the writer leaves alone): a course cached on both replicas, written, then each replica polled every ${POLL_MS} ms; ms from the write's answer to that replica's first fresh answer:\n`,
+    `\nFrom outside, independently of the histogram, during the writes phase (in two tenants the writer leaves alone, one per kind of write): a course cached on both replicas, written, then each replica polled every ${POLL_MS} ms; ms from the write's answer to that replica's first fresh answer:\n`,
   );
   console.log(
     table(
