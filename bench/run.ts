@@ -6,7 +6,16 @@ import { pathToFileURL } from 'node:url';
 import path from 'node:path';
 import { ROOT, machine } from './lib.js';
 
-const SCENARIOS = ['gateway', 'gateway-cache', 'rest-list', 'events', 'assist', 'assist-peer', 'scale'] as const;
+const SCENARIOS = [
+  'gateway',
+  'gateway-cache',
+  'rest-list',
+  'cache-staleness',
+  'events',
+  'assist',
+  'assist-peer',
+  'scale',
+] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 const asked = process.argv.slice(2).filter((a) => !a.startsWith('-'));

@@ -1,6 +1,7 @@
 // The system under test as production runs it: each part its own process (catalog subgraph, AI
-// subgraph, gateway + REST-compat) on a fresh Postgres database, so a peer gateway can be pointed
-// at the very same subgraphs and every process's CPU and memory can be told apart.
+// subgraph, gateway + REST-compat replicas, event worker) on a fresh Postgres database, so a peer
+// gateway can be pointed at the very same subgraphs and every process's CPU and memory can be told
+// apart.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,6 +19,10 @@ export interface Stack {
    * (e.g. the response cache on beside one with it off); stopped with the stack.
    */
   addGateway(name: string, env: Record<string, string>): Promise<Proc & { url: string }>;
+  /** Every gateway replica (`gateway` is the first). */
+  gateways: Array<Proc & { url: string }>;
+  /** The event worker (outbox relay, consumers), when asked for; `url` is its ops port. */
+  worker?: Proc & { url: string };
   stop(): Promise<void>;
 }
 
@@ -31,13 +36,17 @@ export interface StackOptions {
   /** Seeds the database before any process starts. */
   seed?: (db: TestDatabase) => Promise<void>;
   dbPoolSize?: number;
+  /** Gateway replicas, each its own process on its own port (default 1). */
+  gateways?: number;
+  /** Also start the event worker (processes/worker.main.ts), which relays the outbox to NATS_URL. */
+  worker?: boolean;
 }
 
 /**
  * BENCH_OURS_BUILT=1: our processes run from the production build (`npm run build` first), as a
  * platform team runs them (plain node, no tsx); otherwise from source, as `npm start` does.
  */
-function ourEntry(part: 'catalog' | 'ai' | 'gateway'): { entry: string; tsx: boolean } {
+function ourEntry(part: 'catalog' | 'ai' | 'gateway' | 'worker'): { entry: string; tsx: boolean } {
   return process.env.BENCH_OURS_BUILT === '1'
     ? { entry: `dist/processes/${part}.main.js`, tsx: false }
     : { entry: `processes/${part}.main.ts`, tsx: true };
@@ -93,6 +102,21 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       );
       procs.push(ai);
     }
+    let worker: (Proc & { url: string }) | undefined;
+    if (options.worker) {
+      const opsPort = await freePort();
+      worker = Object.assign(
+        await spawnNode('worker', ourEntry('worker').entry, {
+          tsx: ourEntry('worker').tsx,
+          env: { ...common, METRICS_PORT: String(opsPort) },
+          // Ready once its streams exist and the relay runs.
+          readyUrl: `http://127.0.0.1:${opsPort}/readyz`,
+        }),
+        { url: `http://127.0.0.1:${opsPort}` },
+      );
+      procs.push(worker);
+    }
+    const gateways: Array<Proc & { url: string }> = [];
     const addGateway = async (name: string, env: Record<string, string>) => {
       const port = await freePort();
       const gateway = Object.assign(
@@ -113,8 +137,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       procs.push(gateway);
       return gateway;
     };
-    const gateway = await addGateway('gateway', {});
-    return { db, keys, catalog, ai, gateway, addGateway, stop };
+    for (let i = 0; i < (options.gateways ?? 1); i++)
+      gateways.push(await addGateway(i === 0 ? 'gateway' : `gateway-${i + 1}`, {}));
+    return { db, keys, catalog, ai, gateway: gateways[0], gateways, addGateway, worker, stop };
   } catch (error) {
     await stop();
     throw error;

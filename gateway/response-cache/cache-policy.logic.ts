@@ -167,6 +167,8 @@ export interface CatalogEventFacts {
   tenantId?: unknown;
   partitionKey?: unknown;
   payload?: unknown;
+  /** When the event happened: set when its outbox row was written, in the transaction that commits it. */
+  occurredAt?: unknown;
 }
 
 /**
@@ -188,4 +190,20 @@ export function eventTags(event: CatalogEventFacts): string[] {
   for (const id of courseIds) tags.add(entityTag(tenantId, 'courseId', id));
   if (typeof payload.courseVersionId === 'string') tags.add(entityTag(tenantId, 'courseVersionId', payload.courseVersionId));
   return [...tags];
+}
+
+/** An RFC 3339 date-time, as the envelope writes occurredAt (events/schemas/envelope-schema.ts). */
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
+
+/**
+ * Seconds from an event's `occurredAt` to `nowMs`, when this replica's invalidation for it was done
+ * (response_cache_invalidation_lag_seconds). Undefined when `occurredAt` is missing or not a
+ * date-time: such an event is still invalidated, it just measures nothing. A producer whose clock
+ * runs ahead of this replica's would give a negative lag; it counts as 0, not as an error.
+ */
+export function invalidationLagSeconds(occurredAt: unknown, nowMs: number): number | undefined {
+  if (typeof occurredAt !== 'string' || !DATE_TIME.test(occurredAt)) return undefined;
+  const at = Date.parse(occurredAt);
+  if (!Number.isFinite(at)) return undefined;
+  return Math.max(0, nowMs - at) / 1000;
 }

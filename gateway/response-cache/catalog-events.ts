@@ -74,8 +74,9 @@ export async function followCatalogEvents(
 ): Promise<CatalogEventFollower> {
   const stop = await feed.follow(
     (body) => {
-      const tags = eventTags(readFacts(body));
-      cache.invalidate(tags, 'event').then(
+      const facts = readFacts(body);
+      const tags = eventTags(facts);
+      cache.invalidate(tags, 'event', { occurredAt: facts.occurredAt }).then(
         () => onInvalidated?.(tags),
         (err: unknown) => logger.warn({ err }, 'response cache: invalidation from a catalog event failed'),
       );

@@ -3,7 +3,8 @@ import type { Redis } from 'ioredis';
 import { sha256Hex } from '../../platform/canonical-json.js';
 import type { Logger } from '../../platform/logger.js';
 import type { Metrics } from '../../platform/metrics.js';
-import { GLOBAL_TAG, keyParts, type KeyMaterial } from './cache-policy.logic.js';
+import { GLOBAL_TAG, invalidationLagSeconds, keyParts, type KeyMaterial } from './cache-policy.logic.js';
+import { InvalidationLog } from './invalidation-log.logic.js';
 import { MemoryStore } from './memory-store.logic.js';
 import { RedisStore } from './redis-store.js';
 import { TokenCheck } from './token-check.js';
@@ -34,6 +35,10 @@ export interface PendingEntry {
 const MAX_PENDING_TAGS = 1_000;
 /** After a Redis failure, the cache does without it for this long (no 2 s command timeout per read). */
 const REDIS_PAUSE_MS = 1_000;
+/** Tags whose last invalidation is remembered for answers in flight (older ones: every answer then in flight is refused). */
+const MAX_LOGGED_TAGS = 10_000;
+/** Fine around the 250 ms staleness objective (issue #28), so the share within it is read off a bucket bound. */
+export const INVALIDATION_LAG_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 /**
  * The gateway's response cache (docs/operations.md, "Response cache"): L1 in this process, L2 in
@@ -49,7 +54,10 @@ export class ResponseCache {
   private readonly requests?: ReturnType<Metrics['counter']>;
   private readonly invalidations?: ReturnType<Metrics['counter']>;
   private readonly redisErrors?: ReturnType<Metrics['counter']>;
+  private readonly invalidationLag?: ReturnType<Metrics['histogram']>;
   private localSeq = 0;
+  /** What was invalidated while answers were being fetched. */
+  private readonly invalidated = new InvalidationLog(MAX_LOGGED_TAGS);
   private redisPausedUntil = 0;
   /** Tags Redis has not been told of yet, with the local invalidation count when they were added. */
   private readonly unsentTags = new Map<string, number>();
@@ -82,6 +90,12 @@ export class ResponseCache {
       name: 'response_cache_redis_errors_total',
       help: 'Response cache operations on the cache Redis that failed (the cache went on without Redis).',
       labelNames: [],
+    });
+    this.invalidationLag = deps.metrics?.histogram({
+      name: 'response_cache_invalidation_lag_seconds',
+      help: "Seconds from a catalog event's occurredAt (written with its outbox row) until this replica had dropped what it changed (L1, and the cache Redis unless it is down).",
+      labelNames: [],
+      buckets: INVALIDATION_LAG_BUCKETS,
     });
   }
 
@@ -137,10 +151,14 @@ export class ResponseCache {
     }
   }
 
-  /** Stores a fetched answer unless something it may depend on was invalidated while it was fetched. */
+  /**
+   * Stores a fetched answer unless one of its tags was invalidated while it was fetched (an
+   * invalidation of other tags meanwhile does not concern it: under a steady flow of events some
+   * invalidation overlaps nearly every fetch).
+   */
   async store(pending: PendingEntry, body: string, tags: readonly string[]): Promise<void> {
     if (body.length > this.settings.maxEntryBytes) return;
-    if (this.localSeq !== pending.localSeq) return;
+    if (this.invalidated.changedSince(tags, pending.localSeq)) return;
     const expiresAt = this.now() + this.settings.ttlSeconds * 1000;
     const redis = pending.startMicros === undefined ? undefined : await this.usableRedis();
     if (!redis || pending.startMicros === undefined) {
@@ -149,7 +167,8 @@ export class ResponseCache {
     }
     try {
       const tokens = await redis.store(pending.keyHash, pending.startMicros, body, tags);
-      if (tokens && this.localSeq === pending.localSeq) this.memory.set(pending.keyHash, { body, tags, tokens, expiresAt });
+      if (tokens && !this.invalidated.changedSince(tags, pending.localSeq))
+        this.memory.set(pending.keyHash, { body, tags, tokens, expiresAt });
     } catch (error) {
       this.redisFailed(error);
     }
@@ -157,24 +176,32 @@ export class ResponseCache {
 
   /**
    * Drops every entry that depends on one of `tags`, here and in Redis. Resolves once both are done
-   * (or Redis failed, and the tags wait to be sent before Redis is read again).
+   * (or Redis failed, and the tags wait to be sent before Redis is read again). For an event, the
+   * time from its `occurredAt` to then is recorded in response_cache_invalidation_lag_seconds.
    */
-  async invalidate(tags: readonly string[], source: 'mutation' | 'event'): Promise<void> {
+  async invalidate(tags: readonly string[], source: 'mutation' | 'event', event: { occurredAt?: unknown } = {}): Promise<void> {
     this.localSeq++;
     this.memory.invalidate(tags);
+    this.invalidated.record(tags, this.localSeq);
     this.invalidations?.inc({ source });
-    if (!this.redis) return;
-    // Past the bound, the dropped tags are replaced by the one every entry depends on.
-    const overflow = this.unsentTags.size + tags.length > MAX_PENDING_TAGS;
-    if (overflow) this.unsentTags.clear();
-    for (const tag of overflow ? [GLOBAL_TAG] : tags) this.unsentTags.set(tag, this.localSeq);
-    await this.usableRedis();
+    if (this.redis) {
+      // Past the bound, the dropped tags are replaced by the one every entry depends on.
+      const overflow = this.unsentTags.size + tags.length > MAX_PENDING_TAGS;
+      if (overflow) this.unsentTags.clear();
+      for (const tag of overflow ? [GLOBAL_TAG] : tags) this.unsentTags.set(tag, this.localSeq);
+      await this.usableRedis();
+    }
+    if (source === 'event') {
+      const lag = invalidationLagSeconds(event.occurredAt, this.now());
+      if (lag !== undefined) this.invalidationLag?.observe(lag);
+    }
   }
 
   /** Everything dropped here (e.g. after the event feed was lost for a while). */
   clearLocal(): void {
     this.localSeq++;
     this.memory.clear();
+    this.invalidated.clear(this.localSeq);
   }
 
   memoryBytes(): number {

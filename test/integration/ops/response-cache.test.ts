@@ -104,6 +104,12 @@ async function counts(replica: Replica): Promise<Record<string, number>> {
   return out;
 }
 
+/** Events this replica has recorded in response_cache_invalidation_lag_seconds. */
+async function lagCount(replica: Replica): Promise<number> {
+  const text = (await replica.metrics.render()).body;
+  return Number(/^response_cache_invalidation_lag_seconds_count (\d+)/m.exec(text)?.[1] ?? 0);
+}
+
 async function insertCourse(title = 'Old title') {
   const row = courseRow(TENANT, { title: { en: title } });
   await fixture.db.prisma.course.create({ data: row });
@@ -117,7 +123,15 @@ async function setTitle(courseId: string, title: string) {
 function publish(eventType: string, courseId: string, payload: Record<string, unknown>) {
   publisher.publish(
     `${eventType}.v1`,
-    JSON.stringify({ eventId: newId('event'), eventType, eventVersion: 1, tenantId: TENANT, partitionKey: courseId, payload }),
+    JSON.stringify({
+      eventId: newId('event'),
+      eventType,
+      eventVersion: 1,
+      tenantId: TENANT,
+      partitionKey: courseId,
+      occurredAt: new Date().toISOString(),
+      payload,
+    }),
   );
 }
 
@@ -256,9 +270,10 @@ describe.skipIf(!redisUrl)('response cache (set REDIS_URL to run)', () => {
       for (const replica of replicas) await cacheBoth(replica, courseId, 'Before');
       await setTitle(courseId, 'After');
       expect((await graphql(replicas[1], COURSE_QUERY, { id: courseId })).data?.course.title).toEqual({ en: 'Before' });
+      const lagsBefore = await Promise.all(replicas.map(lagCount));
       const published = Date.now();
       publish(eventType, courseId, payload(courseId));
-      for (const replica of replicas) {
+      for (const [i, replica] of replicas.entries()) {
         await eventually(async () => {
           const one = await graphql(replica, COURSE_QUERY, { id: courseId });
           expect(one.data?.course.title).toEqual({ en: 'After' });
@@ -267,6 +282,10 @@ describe.skipIf(!redisUrl)('response cache (set REDIS_URL to run)', () => {
         const list = await graphql(replica, LIST_QUERY);
         const node = list.data?.courses.edges.find((e) => e.node.courseId === courseId)?.node;
         expect(node?.title).toEqual({ en: 'After' });
+        // Each replica measured this event's lag once (recorded when its Redis call returned).
+        await eventually(async () => {
+          expect(await lagCount(replica)).toBe(lagsBefore[i] + 1);
+        }, 'the invalidation lag recorded');
       }
     },
   );

@@ -7,11 +7,13 @@ import {
   entryTags,
   eventTags,
   GLOBAL_TAG,
+  invalidationLagSeconds,
   keyParts,
   listTag,
   tenantTag,
   type OperationShape,
 } from '../../../gateway/response-cache/cache-policy.logic.js';
+import { InvalidationLog } from '../../../gateway/response-cache/invalidation-log.logic.js';
 import { MemoryStore } from '../../../gateway/response-cache/memory-store.logic.js';
 import { resultWithParsedData, StoredData, stringifyResult } from '../../../gateway/response-cache/stored-answer.js';
 import { TokenCheck } from '../../../gateway/response-cache/token-check.js';
@@ -83,6 +85,27 @@ describe('tags', () => {
   it('keeps tag parts from breaking the stored format', () => {
     expect(entityTag('a b', 'courseId', 'x:y\n')).not.toMatch(/\s/);
   });
+});
+
+describe('invalidation lag', () => {
+  const at = Date.parse('2026-11-26T10:00:00.000Z');
+
+  it('is the seconds from the event occurredAt to the end of the invalidation', () => {
+    expect(invalidationLagSeconds('2026-11-26T10:00:00.000Z', at + 87)).toBe(0.087);
+    expect(invalidationLagSeconds('2026-11-26T10:00:00Z', at + 1_500)).toBe(1.5);
+    expect(invalidationLagSeconds('2026-11-26T11:00:00.000+01:00', at + 250)).toBe(0.25);
+  });
+
+  it('counts a producer clock ahead of this replica as no lag', () => {
+    expect(invalidationLagSeconds('2026-11-26T10:00:00.000Z', at - 40)).toBe(0);
+  });
+
+  it.each([undefined, null, 1764151200000, '', 'yesterday', '2026-11-26', '2026-13-45T99:00:00Z', { at: 1 }])(
+    'measures nothing for an occurredAt of %j',
+    (occurredAt) => {
+      expect(invalidationLagSeconds(occurredAt, at)).toBeUndefined();
+    },
+  );
 });
 
 describe('L1 memory store', () => {
@@ -187,5 +210,31 @@ describe('L1 confirmation against Redis tokens', () => {
     await expect(check.check(['a'], ['t'])).rejects.toThrow('redis down');
     fail = false;
     expect(await check.check(['a'], ['t'])).toBe(true);
+  });
+});
+
+describe('invalidation log', () => {
+  it('says whether one of the tags was invalidated after a given count', () => {
+    const log = new InvalidationLog(100);
+    log.record(['c:1', 'l:t'], 5);
+    expect(log.changedSince(['c:1'], 4)).toBe(true);
+    expect(log.changedSince(['c:1'], 5)).toBe(false);
+    expect(log.changedSince(['c:2', 't:t'], 4)).toBe(false);
+    log.clear(6);
+    expect(log.changedSince(['c:2'], 5)).toBe(true);
+    expect(log.changedSince(['c:2'], 6)).toBe(false);
+  });
+
+  it('forgets its oldest tags beyond its bound by counting everything before them as changed', () => {
+    const log = new InvalidationLog(2);
+    log.record(['a'], 1);
+    log.record(['b'], 2);
+    log.record(['a'], 3);
+    log.record(['c'], 4);
+    // b (the least recently invalidated) was forgotten: a read older than its count is refused whatever its tags.
+    expect(log.changedSince(['x'], 1)).toBe(true);
+    expect(log.changedSince(['x'], 2)).toBe(false);
+    expect(log.changedSince(['a'], 2)).toBe(true);
+    expect(log.changedSince(['c'], 3)).toBe(true);
   });
 });
