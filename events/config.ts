@@ -22,6 +22,13 @@ export interface EventsConfig {
    * may stay idle before Postgres ends it.
    */
   relayLeaseSeconds: number;
+  /**
+   * How often the relay leader looks for unpublished outbox rows when nothing woke it. A commit in
+   * the worker's own process wakes it at once; rows committed by another process (the catalog, the
+   * AI subgraph) wait for this poll, so it bounds their publish delay (and the response cache's
+   * staleness). One indexed read of an empty partial index per poll.
+   */
+  relayPollIntervalMs: number;
   maxDeliver: number;
   ackWaitSeconds: number;
   /** Messages (batches, where a consumer batches) each catalog consumer handles at once (1 = in stream order). */
@@ -66,6 +73,7 @@ export function loadEventsSlice(env: Env, platform: Pick<PlatformConfig, 'natsUr
       retentionIntervalMinutes: envInt(env, 'EVENT_RETENTION_INTERVAL_MINUTES', 60, 1, 1440),
       dlqAlertMinutes: envInt(env, 'DLQ_ALERT_MINUTES', 10, 1, 1440),
       relayLeaseSeconds: envInt(env, 'OUTBOX_RELAY_LEASE_SECONDS', 10, 2, 600),
+      relayPollIntervalMs: envInt(env, 'OUTBOX_POLL_INTERVAL_MS', 100, 10, 60_000),
       maxDeliver: envInt(env, 'CONSUMER_MAX_DELIVER', 6, 1, 100),
       ackWaitSeconds: envInt(env, 'CONSUMER_ACK_WAIT_SECONDS', 30, 1, 3600),
       consumerConcurrency: envInt(env, 'CONSUMER_CONCURRENCY', 1, 1, 64),

@@ -152,6 +152,7 @@ function startRelay(options: EventWorkerOptions, ctx: WorkerContext): OutboxRela
     clock: ctx.clock,
     subjectPrefix: options.streams?.subjectPrefix,
     leaseMs: options.config.events.relayLeaseSeconds * 1000,
+    pollIntervalMs: options.config.events.relayPollIntervalMs,
     instance: options.config.service.instance,
     ...options.relay,
   });

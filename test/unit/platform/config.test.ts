@@ -28,7 +28,9 @@ describe('configuration', () => {
       dlqStream: 'CATALOG_DLQ',
       maxDeliver: 6,
       ackWaitSeconds: 30,
+      relayPollIntervalMs: 100,
     });
+    expect(loadWorkerProcessConfig({ OUTBOX_POLL_INTERVAL_MS: '1000' }).events.relayPollIntervalMs).toBe(1000);
     expect(config.auth.maxTokenLifetimeSeconds).toBe(900);
   });
 
@@ -38,6 +40,7 @@ describe('configuration', () => {
     ['DATABASE_URL', 'mysql://x', /DATABASE_URL must use postgres: or postgresql:/],
     ['NATS_URL', 'not a url', /NATS_URL must be a URL/],
     ['REDIS_URL', 'http://x', /REDIS_URL must use redis: or rediss:/],
+    ['OUTBOX_POLL_INTERVAL_MS', '5', /OUTBOX_POLL_INTERVAL_MS must be between 10 and 60000/],
     ['CATALOG_DLQ_STREAM', 'CATALOG.dlq', /CATALOG_DLQ_STREAM is not a valid JetStream stream name/],
     ['MOCK_FAULT_INJECTION', 'maybe', /MOCK_FAULT_INJECTION must be true or false/],
     ['DB_PREPARED_STATEMENTS', 'sometimes', /DB_PREPARED_STATEMENTS must be true or false/],
