@@ -1,20 +1,11 @@
 import { execFile } from 'node:child_process';
-import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { alive } from '../support/proc.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const run = promisify(execFile);
-
-/** Alive and not a zombie waiting to be reaped. */
-function running(pid: number): boolean {
-  try {
-    return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
 
 /**
  * The check at the end of `npm test` (test/support/test-run.ts) on a run whose one test leaks a
@@ -36,6 +27,6 @@ describe('the end-of-run leak check', () => {
     const [, pid, dir] = leaked!;
     expect(result.output).toMatch(new RegExp(`still running[\\s\\S]*pid ${pid}:`));
     expect(result.output).toMatch(new RegExp(`were left in [\\s\\S]*${dir}`));
-    expect(running(Number(pid))).toBe(false);
+    expect(alive(Number(pid))).toBe(false);
   });
 });

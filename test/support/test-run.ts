@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
+import { alive } from './proc.js';
 import {
   leakReport,
   leftoverEntries,
@@ -67,7 +68,12 @@ async function lingeringProcesses(run: RunIdentity): Promise<ProcessFacts[]> {
   }
 }
 
-function killAll(processes: ProcessFacts[]): void {
+/**
+ * SIGKILLs every lingering process and waits (bounded) until each is gone: a SIGKILL is delivered
+ * asynchronously, and on a loaded machine a killed process can still run for a moment after
+ * kill() returns; whoever reads the report must find it dead.
+ */
+async function killAll(processes: ProcessFacts[]): Promise<void> {
   for (const { pid } of processes) {
     try {
       process.kill(pid, 'SIGKILL');
@@ -75,12 +81,16 @@ function killAll(processes: ProcessFacts[]): void {
       // Exited on its own in the meantime.
     }
   }
+  const deadline = Date.now() + EXIT_GRACE_MS;
+  while (processes.some(({ pid }) => alive(pid)) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 const run = startRun();
 const code = await runVitest(process.argv.slice(2), run);
 const processes = await lingeringProcesses(run);
-killAll(processes);
+await killAll(processes);
 const entries = leftoverEntries(fs.readdirSync(run.tmpDir));
 const report = leakReport(processes, entries, run.tmpDir);
 fs.rmSync(run.tmpDir, { recursive: true, force: true });
