@@ -125,10 +125,14 @@ export function assistRecords(db: Db): AssistRecords {
 /** Rows of at most this many answers per statement (their record sets are one parameter each). */
 const RECORD_BATCH_MAX = 64;
 /**
- * Commits in flight at once: the answers arriving meanwhile wait for the next one. Two, so that one
- * statement held up (a lock on a key a racing execution holds) does not stop every other answer.
+ * One commit in flight: the answers arriving meanwhile wait for it and go together in the next. Two
+ * in flight made smaller batches and measured slower (bench/results/2026-11-26T0806-assist-levers.md:
+ * more Postgres CPU per answer in every run). The price: a statement held up (waiting for a lock on a
+ * key that a racing execution of the same request holds, at most its transaction's 10 s) holds up
+ * every answer of the process behind it; the gateway's lease keeps such races to a retry after a lost
+ * lease.
  */
-const RECORD_COMMITS_IN_FLIGHT = 2;
+const RECORD_COMMITS_IN_FLIGHT = 1;
 
 /**
  * The rows of several answers in ONE statement: each keyed answer's effect row, then every
