@@ -12,6 +12,8 @@ import { benchKeys, freshDatabase, machine, type Proc } from './lib.js';
 
 const TENANT = 'ten_01JDBENCHRTT0000000000000A';
 const ANSWERS = Number(process.env.BENCH_ROUND_TRIP_ANSWERS ?? 5);
+/** Answers in flight at once: above 1, concurrent answers may share statements (the record's group commit). */
+const CONCURRENCY = Number(process.env.BENCH_ROUND_TRIP_CONCURRENCY ?? 1);
 const PG_LOG = process.env.BENCH_PG_LOG ?? '/var/log/postgresql/postgresql-15-main.log';
 
 const redisUrl = process.env.REDIS_URL;
@@ -64,7 +66,9 @@ try {
   monitor.stdout.on('data', (chunk: Buffer) => (redisLines += chunk.toString('utf8')));
   await new Promise((resolve) => setTimeout(resolve, 300));
   const logStart = fs.statSync(PG_LOG).size;
-  for (let i = 0; i < ANSWERS; i++) await send();
+  for (let sent = 0; sent < ANSWERS; sent += CONCURRENCY) {
+    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, ANSWERS - sent) }, send));
+  }
   await new Promise((resolve) => setTimeout(resolve, 500));
   monitor.kill('SIGTERM');
   const pgLines = fs
@@ -90,12 +94,20 @@ try {
   const byCommand = new Map<string, number>();
   for (const command of commands) byCommand.set(command, (byCommand.get(command) ?? 0) + 1);
   const per = (n: number) => (n / ANSWERS).toFixed(2);
-  console.log(`# assist round trips per answer\n\n${machine()}\n\n${ANSWERS} answers, one at a time, after 5 to warm up.\n`);
+  const waves = CONCURRENCY === 1 ? 'one at a time' : `in waves of ${CONCURRENCY} at once`;
+  console.log(`# assist round trips per answer\n\n${machine()}\n\n${ANSWERS} answers, ${waves}, after 5 to warm up.\n`);
   const trips = commands.filter((command) => !command.endsWith('(inside a script)')).length;
   console.log(`Redis round trips seen by MONITOR: ${trips} (${per(trips)} per answer); commands, scripts' own included:`);
   for (const [command, n] of byCommand) console.log(`- ${command}: ${per(n)} per answer`);
   console.log(`\nPostgres log lines of this database: ${statements.length} (${per(statements.length)} per answer)`);
   for (const [kind, n] of byKind) console.log(`- ${kind}: ${per(n)} per answer`);
+  const executions = new Map<string, number>();
+  for (const line of statements) {
+    const name = /duration: [\d.]+ ms {2}execute ([^:]+):/.exec(line)?.[1]?.replace(/_[0-9a-f]{12}$/, '');
+    if (name) executions.set(name, (executions.get(name) ?? 0) + 1);
+  }
+  console.log('\nExecutions by statement:\n');
+  for (const [name, n] of executions) console.log(`- ${name}: ${per(n)} per answer`);
   console.log('\nThe Postgres lines (statement text cut at 160 characters):\n');
   for (const line of statements) console.log(`    ${line.replace(/^.*?duration:/, 'duration:').slice(0, 200)}`);
 } finally {
