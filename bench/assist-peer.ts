@@ -11,13 +11,11 @@
 // the same upstream call and one INSERT per request, on the same Postgres and Redis. A layer row
 // (bench/bare-pipeline.ts): our assist pipeline itself behind a bare node:http server, without the
 // front door and the two GraphQL executions above it: the most a restructuring of those could give.
-import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import { newUlid } from '../platform/ids.js';
+import { startFakeUpstream, startOurs } from './assist-ours.js';
 import {
   DURATION,
   LOAD_HEADERS,
@@ -59,53 +57,23 @@ export async function run(): Promise<void> {
   const levels = (process.env.BENCH_ASSIST_PEER_CONNECTIONS ?? '1,10,50').split(',').map(Number);
   const db = await freshDatabase();
   const keys = await benchKeys();
-  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-assist-peer-'));
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-  const procs: Proc[] = [];
+  const procs: Array<Pick<Proc, 'stop'>> = [];
   try {
-    const upstreamPort = await freePort();
-    procs.push(
-      await spawnNode('fake-openai', 'bench/fake-openai.ts', {
-        env: { PORT: String(upstreamPort) },
-        readyUrl: `http://127.0.0.1:${upstreamPort}/healthz`,
-      }),
-    );
-    const upstream = `http://127.0.0.1:${upstreamPort}/v1`;
-    // The hosted provider's key, in embedded mode's vault file (the global rule routes to it).
-    await fs.mkdir(path.join(dataDir, 'vault'), { recursive: true });
-    await fs.writeFile(
-      path.join(dataDir, 'vault', 'secrets.json'),
-      JSON.stringify({ 'ai/providers/openai-compatible': { api_key: 'sk-bench' } }),
-    );
-    const [port, catalogPort, aiPort] = [await freePort(), await freePort(), await freePort()];
-    const base = `http://127.0.0.1:${port}`;
-    // BENCH_OURS_BUILT=1: the production build (`npm run build` first), as a platform team runs it.
+    const upstreamProc = await startFakeUpstream();
+    procs.push(upstreamProc.proc);
+    const upstream = upstreamProc.url;
     const built = process.env.BENCH_OURS_BUILT === '1';
-    const oursEnv = {
-      DATABASE_URL: db.url,
-      DB_POOL_SIZE: '10',
-      REDIS_URL: redisUrl,
-      NATS_URL: undefined,
-      CATALOG_PORT: String(catalogPort),
-      AI_PORT: String(aiPort),
-      DATA_DIR: dataDir,
-      AUTH_PUBLIC_KEY: keys.publicKey,
-      OPENAI_BASE_URL: upstream,
-      OPENAI_MODEL: 'gpt-4o-mini',
-      DEMO_DATA: 'false',
-      GRAPHIQL_ENABLED: 'false',
-    };
-    const ours = await spawnNode(built ? 'ours (node dist/main.js)' : 'ours (npm start)', built ? 'dist/main.js' : 'main.ts', {
-      tsx: !built,
-      env: { ...oursEnv, PORT: String(port) },
-      readyUrl: `${base}/readyz`,
+    const ours = await startOurs({
+      name: built ? 'ours (node dist/main.js)' : 'ours (npm start)',
+      db,
+      keys,
+      upstream,
+      tenant: TENANT,
     });
     procs.push(ours);
-    await db.prisma.tenantSettings.upsert({
-      where: { tenantId: TENANT },
-      create: { tenantId: TENANT, quotaEnabled: true, requestsPerMinute: 100_000_000, tokensPerDay: 0 },
-      update: { quotaEnabled: true },
-    });
+    const base = ours.base;
+    const oursEnv = ours.env;
     const portkey = await spawnNode('portkey', PORTKEY_BIN, { tsx: false, cwd: PEERS, readyUrl: `${PORTKEY_URL}/` });
     procs.push(portkey);
     const limitPort = await freePort();
@@ -284,11 +252,10 @@ export async function run(): Promise<void> {
     for (const proc of procs.reverse()) await proc.stop();
     redis.disconnect();
     await db.close();
-    await fs.rm(dataDir, { recursive: true, force: true });
   }
 }
 
-interface Records {
+export interface Records {
   provenance: number;
   audit: number;
   effects: number;
@@ -297,18 +264,22 @@ interface Records {
 }
 
 /** What a recorded answer leaves: its provenance, audit and keyed-effect rows, and its quota count. */
-async function countRecords(prisma: Awaited<ReturnType<typeof freshDatabase>>['prisma'], redis: Redis): Promise<Records> {
+export async function countRecords(
+  prisma: Awaited<ReturnType<typeof freshDatabase>>['prisma'],
+  redis: Redis,
+  tenant = TENANT,
+): Promise<Records> {
   const [provenance, audit, effects] = await Promise.all([
-    prisma.aIProvenance.count({ where: { tenantId: TENANT } }),
-    prisma.outboxEvent.count({ where: { tenantId: TENANT, eventType: { startsWith: 'audit.ai.' } } }),
+    prisma.aIProvenance.count({ where: { tenantId: tenant } }),
+    prisma.outboxEvent.count({ where: { tenantId: tenant, eventType: { startsWith: 'audit.ai.' } } }),
     prisma.idempotentEffect.count(),
   ]);
   const quotaWindows = new Map<string, number>();
-  for (const key of await redis.keys(`quota:{${TENANT}}:rpm:*`)) quotaWindows.set(key, Number((await redis.get(key)) ?? 0));
+  for (const key of await redis.keys(`quota:{${tenant}}:rpm:*`)) quotaWindows.set(key, Number((await redis.get(key)) ?? 0));
   return { provenance, audit, effects, quotaWindows };
 }
 
-function recordCheck(round: number, connections: number, answered: number, before: Records, after: Records): string {
+export function recordCheck(round: number, connections: number, answered: number, before: Records, after: Records): string {
   const rows = {
     provenance: after.provenance - before.provenance,
     audit: after.audit - before.audit,

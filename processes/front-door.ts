@@ -21,6 +21,7 @@ import {
 } from '../gateway/response-cache/catalog-events.js';
 import { ResponseCache } from '../gateway/response-cache/response-cache.js';
 import { restEndpoints } from '../rest-compat/rest-endpoints.js';
+import { localSubgraphPorts } from './local-subgraph-ports.js';
 import { REST_OPERATION_NAMES } from '../rest-compat/documents.js';
 
 /**
@@ -79,7 +80,8 @@ export async function startFrontDoor(deps: {
     readiness: deps.readiness,
     apqCache: persistedQueryStore(config.gateway.apq, deps.cacheRedis),
     knownOperations: REST_OPERATION_NAMES,
-    endpoints: (execute, subgraphHttp) => restEndpoints({ execute, aiBaseUrl, fetch: subgraphHttp('ai') }),
+    endpoints: (execute, subgraphHttp) =>
+      restEndpoints({ execute, aiBaseUrl, fetch: subgraphHttp('ai'), subgraphs: localSubgraphPorts(deps.localSubgraphs) }),
     localSubgraphs: deps.localSubgraphs,
     responseCache: cache?.cache,
   });

@@ -5,6 +5,7 @@ import { requireAnyScope } from '../platform/auth/verifier.js';
 import { reply, type Endpoint, type EndpointTable, type Exchange, type Reply } from '../platform/http/pipeline.js';
 import { METHODS_NEEDING_KEY, requestFingerprint } from '../platform/idempotency/idempotency.logic.js';
 import { ifNoneMatchHolds } from '../platform/http/conditional.logic.js';
+import { SERVED_BY_ONE_SUBGRAPH, type LocalSubgraphName } from './documents.js';
 import { errorFromGraphQL } from './graphql-errors.logic.js';
 import { OPENAPI_PATH, openApiDocument } from './openapi.logic.js';
 import { compilePath, matchPath, type CompiledPath } from './path.logic.js';
@@ -20,6 +21,11 @@ export interface RestEndpointsDeps {
   aiBaseUrl: string;
   routes?: readonly Route[];
   fetch?: typeof fetch;
+  /**
+   * The subgraphs running in this process, each as an execute port on that subgraph's own Apollo
+   * Server: a document one of them serves alone (SERVED_BY_ONE_SUBGRAPH) runs there, once.
+   */
+  subgraphs?: Partial<Record<LocalSubgraphName, ExecuteOperation>>;
 }
 
 interface CompiledRoute {
@@ -83,7 +89,9 @@ interface Validators {
   mergePatchBody?: Validator;
 }
 
-function routeEndpoint(route: Route, deps: Required<Pick<RestEndpointsDeps, 'execute' | 'aiBaseUrl' | 'fetch'>>): Endpoint {
+type RouteDeps = Required<Pick<RestEndpointsDeps, 'execute' | 'aiBaseUrl' | 'fetch'>> & Pick<RestEndpointsDeps, 'subgraphs'>;
+
+function routeEndpoint(route: Route, deps: RouteDeps): Endpoint {
   const validators: Validators = {
     params: route.params ? compileValidator(route.params, 'path') : undefined,
     query: compileValidator(route.query ?? emptyQuery, 'query'),
@@ -136,12 +144,17 @@ function notModifiedOr(result: RestResult, ifNoneMatch: string | undefined): Res
   return { status: 304, body: undefined, headers };
 }
 
-function routeContext(exchange: Exchange, deps: Pick<RestEndpointsDeps, 'execute' | 'aiBaseUrl' | 'fetch'>): RouteContext {
+function routeContext(
+  exchange: Exchange,
+  deps: Pick<RestEndpointsDeps, 'execute' | 'aiBaseUrl' | 'fetch' | 'subgraphs'>,
+): RouteContext {
   return {
     async graphql(document, variables, options = {}) {
       if (!exchange.principal) throw new Error('A public route cannot run GraphQL operations');
+      const servedBy = SERVED_BY_ONE_SUBGRAPH.get(document);
+      const execute = (servedBy && deps.subgraphs?.[servedBy]) || deps.execute;
       // The route table's documents are ours and bounded by each route's own limits.
-      const result = await deps.execute({ query: document, variables }, exchange, { trusted: true, ifMatch: options.ifMatch });
+      const result = await execute({ query: document, variables }, exchange, { trusted: true, ifMatch: options.ifMatch });
       if (result.errors?.length) throw errorFromGraphQL(result.errors);
       if (!result.data) throw new Error('The gateway returned neither data nor errors');
       return result.data;

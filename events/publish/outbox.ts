@@ -1,5 +1,5 @@
 import type { Prisma, Tx } from '../../platform/db/database.js';
-import { insertSql, type Column } from '../../platform/db/bulk-sql.js';
+import { gatedInsertSql, insertSql, type Column, type Gated } from '../../platform/db/bulk-sql.js';
 import { AppError } from '../../platform/errors.js';
 import type { Clock } from '../../platform/clock.js';
 import { buildEnvelope, subjectFor, type EnvelopeInput, type EventEnvelope, type EventSource } from '../envelope.js';
@@ -66,7 +66,12 @@ const OUTBOX_COLUMNS: readonly Column<OutboxRow>[] = [
 
 /** One INSERT of the rows, in their order (ids, and so publish order, follow it). */
 export function outboxInsertSql(rows: readonly OutboxRow[], onlyIf?: Prisma.Sql): Prisma.Sql {
-  return insertSql('OutboxEvent', OUTBOX_COLUMNS, rows, onlyIf);
+  return insertSql('OutboxEvent', OUTBOX_COLUMNS, rows, { onlyIf });
+}
+
+/** Outbox rows of several requests in one statement, each written only if its gate is open (bulk-sql.ts). */
+export function gatedOutboxInsertSql(rows: readonly Gated<OutboxRow>[], gateKeys: Prisma.Sql): Prisma.Sql {
+  return gatedInsertSql('OutboxEvent', OUTBOX_COLUMNS, rows, gateKeys);
 }
 
 /**

@@ -57,18 +57,56 @@ function recordSet<R>(columns: readonly Column<R>[], rows: readonly R[]): Prisma
   return Prisma.sql`jsonb_to_recordset(${JSON.stringify(records)}::jsonb) AS v(${Prisma.raw(definitions)})`;
 }
 
+export interface InsertOptions<R> {
+  /** `WHERE onlyIf` on the rows (e.g. `EXISTS (SELECT 1 FROM effect)`): a sibling CTE decides what is written. */
+  onlyIf?: Prisma.Sql;
+  /** Columns of the record set that are not inserted, for `onlyIf` to read as `v."name"`. */
+  readOnly?: readonly Column<R>[];
+  /** A CTE of a batch may have no rows for this table; a lone statement without rows is a bug. */
+  allowEmpty?: boolean;
+}
+
 /**
  * `INSERT INTO "table" (columns) SELECT ... FROM <rows> [WHERE onlyIf] ORDER BY ordinal`: rows keep
- * their order (sequence ids follow it), and `onlyIf` (e.g. `EXISTS (SELECT 1 FROM effect)`) lets a
- * sibling CTE decide whether anything is written.
+ * their order (sequence ids follow it), and `onlyIf` lets a sibling CTE decide what is written.
  */
-export function insertSql<R>(table: string, columns: readonly Column<R>[], rows: readonly R[], onlyIf?: Prisma.Sql): Prisma.Sql {
-  if (rows.length === 0) throw new Error(`insertSql(${table}) needs at least one row`);
+export function insertSql<R>(
+  table: string,
+  columns: readonly Column<R>[],
+  rows: readonly R[],
+  options: InsertOptions<R> = {},
+): Prisma.Sql {
+  if (rows.length === 0 && !options.allowEmpty) throw new Error(`insertSql(${table}) needs at least one row`);
   const names = Prisma.raw(columns.map((c) => `"${c.name}"`).join(', '));
   const values = Prisma.raw(columns.map(readBack).join(', '));
-  const where = onlyIf ? Prisma.sql`WHERE ${onlyIf}` : Prisma.empty;
+  const where = options.onlyIf ? Prisma.sql`WHERE ${options.onlyIf}` : Prisma.empty;
   return Prisma.sql`INSERT INTO ${Prisma.raw(`"${table}"`)} (${names})
-    SELECT ${values} FROM ${recordSet(columns, rows)} ${where} ORDER BY v."ordinal"`;
+    SELECT ${values} FROM ${recordSet([...columns, ...(options.readOnly ?? [])], rows)} ${where} ORDER BY v."ordinal"`;
+}
+
+/** A row of one request in a statement written for several (a group commit), and the key it depends on. */
+export interface Gated<R> {
+  row: R;
+  /** Written only if a sibling CTE wrote this key (its request's effect row); null: always written. */
+  gate: string | null;
+}
+
+/**
+ * `insertSql` for the rows of several requests in one statement: each row is written only when its
+ * gate is null or among `gateKeys` (e.g. `SELECT key FROM effect`, the keys a sibling CTE wrote).
+ */
+export function gatedInsertSql<R>(
+  table: string,
+  columns: readonly Column<R>[],
+  rows: readonly Gated<R>[],
+  gateKeys: Prisma.Sql,
+): Prisma.Sql {
+  const gated: Column<Gated<R>>[] = columns.map((column) => ({ ...column, value: (gatedRow) => column.value(gatedRow.row) }));
+  return insertSql(table, gated, rows, {
+    onlyIf: Prisma.sql`(v."_gate" IS NULL OR v."_gate" IN (${gateKeys}))`,
+    readOnly: [{ name: '_gate', type: 'text', value: (gatedRow) => gatedRow.gate }],
+    allowEmpty: true,
+  });
 }
 
 /**

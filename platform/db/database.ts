@@ -63,7 +63,10 @@ export async function openDatabase(options: {
   // One connection: pglite-socket interleaves the extended-protocol messages of concurrent
   // connections outside a transaction (electric-sql/pglite#1046, "bind message supplies 8
   // parameters, but prepared statement requires 3"). PGlite runs one statement at a time anyway.
-  const prisma = createPrismaClient(embedded.url, 1, prepared);
+  // Unnamed statements only: after a statement fails at execution (a NUL in a text, 22P05)
+  // pglite-socket loses its ParseComplete, so pg forgets a named statement PGlite still holds, and
+  // every later use of the name fails with 42P05 "prepared statement already exists".
+  const prisma = createPrismaClient(embedded.url, 1, { ...prepared, preparedStatements: false });
   return {
     prisma,
     url: embedded.url,

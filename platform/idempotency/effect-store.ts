@@ -1,4 +1,5 @@
 import { systemClock, type Clock } from '../clock.js';
+import { insertSql, type Column } from '../db/bulk-sql.js';
 import { Prisma, type Db, type Tx } from '../db/database.js';
 import { prepared } from '../db/prepared.js';
 import { AppError } from '../errors.js';
@@ -46,6 +47,36 @@ export function effectInsertSql(claim: EffectClaim, value: unknown, now: Date): 
       "createdAt" = EXCLUDED."createdAt", "expiresAt" = EXCLUDED."expiresAt"
     WHERE "IdempotentEffect"."expiresAt" <= EXCLUDED."createdAt"
     RETURNING 1`;
+}
+
+/** One request's effect in a statement written for several (a group commit). */
+export interface EffectEntry {
+  claim: EffectClaim;
+  value: unknown;
+  now: Date;
+}
+
+const EFFECT_COLUMNS: readonly Column<EffectEntry>[] = [
+  { name: 'key', type: 'text', value: (entry) => entry.claim.key },
+  { name: 'fingerprint', type: 'text', value: (entry) => entry.claim.fingerprint },
+  // The tagged JSON of encodeEffectValue, as the jsonb value the record set carries.
+  { name: 'value', type: 'jsonb', value: (entry) => JSON.parse(encodeEffectValue(entry.value)) as unknown },
+  { name: 'createdAt', type: 'timestamp', value: (entry) => entry.now },
+  { name: 'expiresAt', type: 'timestamp', value: (entry) => new Date(entry.now.getTime() + entry.claim.ttlSeconds * 1000) },
+];
+
+/**
+ * effectInsertSql for the effects of several requests in one statement, `RETURNING key` of each
+ * row written (the same rule: a live row under a key keeps it, an expired one is replaced). Two
+ * entries must not share a key: an upsert may not touch one row twice (the group commit keeps such
+ * entries in separate batches). Without entries it writes nothing, as a CTE of such a statement.
+ */
+export function effectsInsertSql(entries: readonly EffectEntry[]): Prisma.Sql {
+  return Prisma.sql`${insertSql('IdempotentEffect', EFFECT_COLUMNS, entries, { allowEmpty: true })}
+    ON CONFLICT (key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, value = EXCLUDED.value,
+      "createdAt" = EXCLUDED."createdAt", "expiresAt" = EXCLUDED."expiresAt"
+    WHERE "IdempotentEffect"."expiresAt" <= EXCLUDED."createdAt"
+    RETURNING key`;
 }
 
 /** Writes the effect row; false when a live row already holds the key. */

@@ -2,7 +2,7 @@ import type { Principal } from '../../platform/auth/verifier.js';
 import type { EffectClaim } from '../../platform/idempotency/effect.logic.js';
 import type { SubgraphCaller } from '../../platform/graphql/subgraph-server.js';
 import { parseAcceptLanguage } from '../../platform/locale.logic.js';
-import type { Logger } from '../../platform/logger.js';
+import { lazyChild, type Logger } from '../../platform/logger.js';
 
 /** What every subgraph resolver knows about the request, whatever the subgraph. */
 export interface RequestInfo {
@@ -32,6 +32,6 @@ export function requestInfo(caller: SubgraphCaller, logger: Logger, effectTtlSec
     ifMatch: caller.header('if-match'),
     idempotencyKey: caller.header('idempotency-key'),
     effectTtlSeconds,
-    logger: logger.child({ requestId, traceId: trace.traceId, tenantId: principal.tenantId }),
+    logger: lazyChild(logger, { requestId, traceId: trace.traceId, tenantId: principal.tenantId }),
   };
 }

@@ -142,3 +142,35 @@ describe('readiness', () => {
     expect(text).toMatch(/^process_cpu_seconds_total /m);
   });
 });
+
+describe('REST-compat in one process', () => {
+  it('runs REST assist once, on the AI subgraph: no second execution by the gateway in one process', async () => {
+    const count = async (service: string) => {
+      const text = await (await fetch(`${system.baseUrl}/metrics`)).text();
+      const line = new RegExp(
+        `^graphql_operation_duration_seconds_count\\{service="${service}",operation="RestAssist",type="mutation",outcome="ok"\\} (\\d+)$`,
+        'm',
+      ).exec(text);
+      return Number(line?.[1] ?? 0);
+    };
+    const [gatewayBefore, aiBefore] = [await count('gateway'), await count('ai')];
+    const response = await fetch(`${system.baseUrl}/v1/ai/assist`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'x-tenant-id': tenant,
+        'content-type': 'application/json',
+        'idempotency-key': newUlid(),
+      },
+      body: JSON.stringify({
+        featureKey: 'portal.triage',
+        variables: { locale: 'en', message: PROMPT },
+        context: { facilityId: 'fac-1', specialty: 'general' },
+      }),
+    });
+    expect(response.status, await response.clone().text()).toBe(200);
+    expect(await response.json()).toMatchObject({ status: 'completed', provenanceId: expect.stringMatching(/^prv_/) });
+    expect(await count('ai')).toBe(aiBefore + 1);
+    expect(await count('gateway')).toBe(gatewayBefore);
+  });
+});

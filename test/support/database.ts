@@ -27,8 +27,8 @@ export async function createTestDatabase(
   if (kind === 'pglite') {
     const embedded = await startEmbeddedPostgres(undefined, silentLogger);
     if (options.migrate !== false) await applyMigrations(embedded.url);
-    // One connection, as in platform/db/database.ts (electric-sql/pglite#1046).
-    const prisma = createPrismaClient(embedded.url, 1);
+    // One connection and unnamed statements, as in platform/db/database.ts (electric-sql/pglite#1046).
+    const prisma = createPrismaClient(embedded.url, 1, { preparedStatements: false });
     return {
       kind,
       url: embedded.url,

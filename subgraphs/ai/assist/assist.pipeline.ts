@@ -9,7 +9,7 @@ import {
   type AssistRequestInput,
   type ReleaseDecision,
 } from './assist.logic.js';
-import { recordAssist, type RecordPlan } from './assist.record.js';
+import { assistRecords, recordAssist, type AssistRecords, type RecordPlan } from './assist.record.js';
 import type { AssistCaller, AssistDeps, AssistDraft, AssistRequest } from './assist.request.js';
 import { admit, elapsedMs, openDraft, runStages } from './assist.stages.js';
 
@@ -27,13 +27,15 @@ export interface AssistPipeline {
  * provenance row, whether it completed, was held, blocked, rejected or failed.
  */
 export function createAssistPipeline(deps: AssistDeps): AssistPipeline {
+  // Concurrent answers' records share their commits (assist.record.ts).
+  const finishing = { ...deps, records: assistRecords(deps.db) };
   return {
     async run(caller, input) {
       const admission = await admit(deps, caller, input);
       if ('answered' in admission) return admission.answered;
       const { request } = admission;
       const { draft, end } = await runStages(deps, request, openDraft(request));
-      return finish(deps, request, draft, end);
+      return finish(finishing, request, draft, end);
     },
   };
 }
@@ -43,7 +45,12 @@ export function createAssistPipeline(deps: AssistDeps): AssistPipeline {
  * quota's correction and the record run side by side (two round trips to two stores); the answer
  * waits for both, so whoever reads the quota after an answer sees it corrected.
  */
-async function finish(deps: AssistDeps, request: AssistRequest, draft: AssistDraft, end: AssistEnd): Promise<AssistOutput> {
+async function finish(
+  deps: AssistDeps & { records: AssistRecords },
+  request: AssistRequest,
+  draft: AssistDraft,
+  end: AssistEnd,
+): Promise<AssistOutput> {
   const settlement = draft.quotaSettlement ?? deps.quota.settle(request.reservation, 0);
   const record = closeRecord(draft.record, end, deps.clock.now(), elapsedMs(deps, request));
   let output: AssistOutput | undefined;

@@ -1,17 +1,23 @@
-import { Prisma, type Tx } from '../../../platform/db/database.js';
+import { Prisma, type Db, type Tx } from '../../../platform/db/database.js';
+import { GroupCommit } from '../../../platform/db/group-commit.js';
 import { prepared } from '../../../platform/db/prepared.js';
-import { effectInsertSql, effectOfWinner, keyedTransaction } from '../../../platform/idempotency/effect-store.js';
+import {
+  effectOfWinner,
+  effectsInsertSql,
+  keyedTransaction,
+  type EffectEntry,
+} from '../../../platform/idempotency/effect-store.js';
 import type { EffectClaim } from '../../../platform/idempotency/effect.logic.js';
-import { outboxInsertSql } from '../../../events/publish/outbox.js';
+import { gatedOutboxInsertSql, type OutboxRow } from '../../../events/publish/outbox.js';
 import type { AuditEvent } from '../audit/audit.sink.js';
 import { onClock } from '../audit/audited-change.js';
 import { provenanceAuditDetails, type ProvenanceRecord } from '../provenance/provenance.logic.js';
-import { insertProvenance, provenanceInsertSql } from '../provenance/provenance.repo.js';
+import { gatedProvenanceInsertSql, insertProvenance } from '../provenance/provenance.repo.js';
 import { openReviewTask } from '../review/review.repo.js';
 import type { AssistOutput, SafetyControl } from './assist.logic.js';
 import type { AssistDeps, AssistRequest, RecordedAssist } from './assist.request.js';
 
-type RecordDeps = Pick<AssistDeps, 'db' | 'audit' | 'clock'>;
+type RecordDeps = Pick<AssistDeps, 'db' | 'audit' | 'clock'> & { records: AssistRecords };
 
 /** What the record stage writes besides the provenance row and its audit event. */
 export interface RecordPlan {
@@ -61,12 +67,13 @@ function auditOf(request: AssistRequest, record: ProvenanceRecord, action: strin
 }
 
 /**
- * The common case — no review task, no bypass alert — as ONE statement: the provenance row,
- * its audit outbox row and (with an Idempotency-Key) the effect row, written together or not at
- * all without an interactive transaction (its round trips were most of this path's database
- * cost; bench/README.md, assist). With a key the effect row is inserted first and the other two
- * only if it was: when another execution of the same request holds the key, nothing is written
- * and the answer is that execution's.
+ * The common case — no review task, no bypass alert — goes to the group commit: its provenance
+ * row, its audit outbox row and (with an Idempotency-Key) its effect row are written in one
+ * statement with those of the answers that wait beside it, together or not at all, without an
+ * interactive transaction (its round trips were most of this path's database cost; bench/README.md,
+ * assist). With a key the other two rows are written only if the effect row was: when another
+ * execution of the same request holds the key, nothing is written and the answer is that
+ * execution's.
  */
 async function recordInOneStatement(
   deps: RecordDeps,
@@ -80,26 +87,76 @@ async function recordInOneStatement(
   // (what a retry gets) carries the timings known when it was written.
   const answered = (): RecordedAssist => ({ reviewTaskId: null, output: answer?.(null) });
   if (!claim) {
-    await deps.db.$executeRaw(
-      prepared('assist_record', Prisma.sql`WITH provenance AS (${provenanceInsertSql(record)}) ${outboxInsertSql(auditRows)}`),
-    );
+    await deps.records.submit({ record, auditRows });
     return answered();
   }
-  const value = answered();
   claim.consumed = true;
   const now = deps.clock.now();
-  const keyed = Prisma.sql`EXISTS (SELECT 1 FROM effect)`;
-  const [{ written }] = await deps.db.$queryRaw<Array<{ written: number }>>(
+  const written = await deps.records.submit({ record, auditRows, effect: { claim, value: answered(), now } });
+  return written ? answered() : effectOfWinner<RecordedAssist>(deps.db, claim, now);
+}
+
+/** One answer's rows, as the group commit writes them with those of others (writeRecords). */
+export interface RecordEntry {
+  record: ProvenanceRecord;
+  auditRows: readonly OutboxRow[];
+  /** An answer under an Idempotency-Key: its effect row, which the two others depend on. */
+  effect?: EffectEntry;
+}
+
+/** Answers, per entry, whether its rows were written (false: another execution holds its key). */
+export type AssistRecords = GroupCommit<RecordEntry, boolean>;
+
+/**
+ * The group commit of assist's common-case records (platform/db/group-commit.ts): every answer
+ * that arrives while a commit is in flight goes into the next statement; a lone answer is written
+ * at once. Two answers under one key never share a statement. Each answer is released only after
+ * the commit that holds its rows.
+ */
+export function assistRecords(db: Db): AssistRecords {
+  return new GroupCommit<RecordEntry, boolean>({
+    write: (entries) => writeRecords(db, entries),
+    keyOf: (entry) => entry.effect?.claim.key,
+    maxBatch: RECORD_BATCH_MAX,
+    maxInFlight: RECORD_COMMITS_IN_FLIGHT,
+  });
+}
+
+/** Rows of at most this many answers per statement (their record sets are one parameter each). */
+const RECORD_BATCH_MAX = 64;
+/**
+ * One commit in flight: the answers arriving meanwhile wait for it and go together in the next. Two
+ * in flight made smaller batches and measured slower (bench/results/2026-11-26T0806-assist-levers.md:
+ * more Postgres CPU per answer in every run). The price: a statement held up (waiting for a lock on a
+ * key that a racing execution of the same request holds, at most its transaction's 10 s) holds up
+ * every answer of the process behind it; the gateway's lease keeps such races to a retry after a lost
+ * lease.
+ */
+const RECORD_COMMITS_IN_FLIGHT = 1;
+
+/**
+ * The rows of several answers in ONE statement: each keyed answer's effect row, then every
+ * answer's provenance and audit outbox rows, those of a keyed answer only if its effect row was
+ * written.
+ */
+async function writeRecords(db: Db, entries: readonly RecordEntry[]): Promise<boolean[]> {
+  const gate = (entry: RecordEntry) => entry.effect?.claim.key ?? null;
+  const effects = entries.flatMap((entry) => (entry.effect ? [entry.effect] : []));
+  const provenance = entries.map((entry) => ({ row: entry.record, gate: gate(entry) }));
+  const audit = entries.flatMap((entry) => entry.auditRows.map((row) => ({ row, gate: gate(entry) })));
+  const written = Prisma.sql`SELECT key FROM effect`;
+  const rows = await db.$queryRaw<Array<{ key: string }>>(
     prepared(
-      'assist_record_keyed',
+      'assist_record_batch',
       Prisma.sql`
-    WITH effect AS (${effectInsertSql(claim, value, now)}),
-      provenance AS (${provenanceInsertSql(record, keyed)}),
-      audit AS (${outboxInsertSql(auditRows, keyed)})
-    SELECT count(*)::int AS written FROM effect`,
+    WITH effect AS (${effectsInsertSql(effects)}),
+      provenance AS (${gatedProvenanceInsertSql(provenance, written)}),
+      audit AS (${gatedOutboxInsertSql(audit, written)})
+    SELECT key FROM effect`,
     ),
   );
-  return written === 1 ? answered() : effectOfWinner<RecordedAssist>(deps.db, claim, now);
+  const keys = new Set(rows.map((row) => row.key));
+  return entries.map((entry) => !entry.effect || keys.has(entry.effect.claim.key));
 }
 
 /** A held output or a bypassed control: the extra rows make it an interactive transaction. */

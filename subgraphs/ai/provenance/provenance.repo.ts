@@ -1,5 +1,5 @@
 import { Prisma, type Db, type Tx } from '../../../platform/db/database.js';
-import { insertSql, type Column } from '../../../platform/db/bulk-sql.js';
+import { gatedInsertSql, insertSql, type Column, type Gated } from '../../../platform/db/bulk-sql.js';
 import { diffSummary, type DiffOp } from '../../../platform/text-diff.logic.js';
 import type { AIProvenance as ProvenanceRow } from '../../../prisma/generated/client.js';
 import type { ProvenanceRecord } from './provenance.logic.js';
@@ -66,7 +66,12 @@ const PROVENANCE_COLUMNS: readonly Column<ProvenanceRecord>[] = [
 
 /** The provenance row as one INSERT, to be combined with its audit row in one statement (assist). */
 export function provenanceInsertSql(record: ProvenanceRecord, onlyIf?: Prisma.Sql): Prisma.Sql {
-  return insertSql('AIProvenance', PROVENANCE_COLUMNS, [record], onlyIf);
+  return insertSql('AIProvenance', PROVENANCE_COLUMNS, [record], { onlyIf });
+}
+
+/** Provenance rows of several requests in one statement, each written only if its gate is open (bulk-sql.ts). */
+export function gatedProvenanceInsertSql(rows: readonly Gated<ProvenanceRecord>[], gateKeys: Prisma.Sql): Prisma.Sql {
+  return gatedInsertSql('AIProvenance', PROVENANCE_COLUMNS, rows, gateKeys);
 }
 
 export async function insertProvenance(tx: Tx, record: ProvenanceRecord): Promise<void> {

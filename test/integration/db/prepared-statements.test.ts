@@ -17,7 +17,11 @@ describe.each(databaseKinds())('named prepared statements on %s', (kind) => {
       (r) => r.name,
     );
 
-  it('prepares a marked statement once on its connection and binds each execution’s own values', async () => {
+  // PGlite runs every statement unnamed (platform/db/database.ts: pglite-socket loses a failed
+  // named statement's ParseComplete); the values are bound all the same.
+  const named = kind === 'postgres' ? 1 : 0;
+
+  it('prepares a marked statement once on its connection (Postgres) and binds each execution’s own values', async () => {
     const double = (n: number) =>
       db.prisma.$queryRaw<Array<{ doubled: number }>>(prepared('probe_double', Prisma.sql`SELECT ${n}::int * 2 AS doubled`));
 
@@ -25,7 +29,7 @@ describe.each(databaseKinds())('named prepared statements on %s', (kind) => {
     expect(await double(21)).toEqual([{ doubled: 42 }]);
 
     const names = await preparedNames();
-    expect(names.filter((name) => name.startsWith('probe_double_'))).toHaveLength(1);
+    expect(names.filter((name) => name.startsWith('probe_double_'))).toHaveLength(named);
   });
 
   it('leaves an unmarked statement unprepared', async () => {
