@@ -7,7 +7,7 @@ import { isId } from '../../../platform/ids.js';
 import type { AiContext } from '../context.js';
 import { AI_ASSIST, PROVENANCE_READ } from '../scopes.js';
 import type { AIProvenance as ProvenanceRow } from '../../../prisma/generated/client.js';
-import { findLatestProvenanceBySubjects, findProvenance, toProvenance } from './provenance.repo.js';
+import { findHeldTexts, findLatestProvenanceBySubjects, findProvenance, toProvenance, type HeldText } from './provenance.repo.js';
 import { AIProvenance } from './provenance.type.js';
 
 export function requireProvenanceId(value: string): string {
@@ -43,12 +43,28 @@ export class ProvenanceResolver {
     requireAnyScope(ctx.principal, AI_ASSIST);
     // Read here rather than carried on the record: held text never travels with a provenance
     // object that other fields or resolvers could expose.
-    const row = await ctx.db.aIProvenance.findFirst({
-      where: { id: provenance.provenanceId, tenantId: ctx.tenantId },
-      select: { heldText: true, reviewState: true },
-    });
-    return row && row.reviewState !== null && RELEASED_REVIEW_STATES.has(row.reviewState) ? row.heldText : null;
+    return heldTextLoader(ctx).load(provenance.provenanceId);
   }
+}
+
+/** Per request (the context object): the released text of every record the request reads, in one statement. */
+const heldTextLoaders = new WeakMap<AiContext, DataLoader<string, string | null>>();
+
+function heldTextLoader(ctx: AiContext): DataLoader<string, string | null> {
+  let loader = heldTextLoaders.get(ctx);
+  if (!loader) {
+    loader = new DataLoader(async (ids) => {
+      const rows = new Map((await findHeldTexts(ctx.db, ctx.tenantId, ids)).map((row) => [row.id, row]));
+      return ids.map((id) => releasedTextOf(rows.get(id)));
+    });
+    heldTextLoaders.set(ctx, loader);
+  }
+  return loader;
+}
+
+/** The held text once a reviewer released it (as generated or edited); null before, after a rejection, or for no such record. */
+function releasedTextOf(row: HeldText | undefined): string | null {
+  return row && row.reviewState !== null && RELEASED_REVIEW_STATES.has(row.reviewState) ? row.heldText : null;
 }
 
 @Resolver(() => Course)
