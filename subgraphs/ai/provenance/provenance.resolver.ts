@@ -2,12 +2,12 @@ import DataLoader from 'dataloader';
 import { Arg, Ctx, Directive, Field, ID, Int, ObjectType, Query, Resolver, FieldResolver, Root } from 'type-graphql';
 import { requireAnyScope } from '../../../platform/auth/verifier.js';
 import { badInput } from '../../../platform/errors.js';
-import { RELEASED_REVIEW_STATES } from '../review/review.logic.js';
 import { isId } from '../../../platform/ids.js';
 import type { AiContext } from '../context.js';
 import { AI_ASSIST, PROVENANCE_READ } from '../scopes.js';
 import type { AIProvenance as ProvenanceRow } from '../../../prisma/generated/client.js';
-import { findHeldTexts, findLatestProvenanceBySubjects, findProvenance, toProvenance, type HeldText } from './provenance.repo.js';
+import { findLatestProvenanceBySubjects, findProvenance, toProvenance } from './provenance.repo.js';
+import { releasedText, rememberReleasedTexts } from './released-text.js';
 import { AIProvenance } from './provenance.type.js';
 
 export function requireProvenanceId(value: string): string {
@@ -30,8 +30,7 @@ export class ProvenanceResolver {
   })
   async provenance(@Arg('provenanceId', () => ID) provenanceId: string, @Ctx() ctx: AiContext): Promise<AIProvenance | null> {
     requireAnyScope(ctx.principal, PROVENANCE_READ);
-    const row = await findProvenance(ctx.db, ctx.tenantId, requireProvenanceId(provenanceId));
-    return row ? toProvenance(row) : null;
+    return provenanceOf(ctx, await findProvenance(ctx.db, ctx.tenantId, requireProvenanceId(provenanceId)));
   }
 
   @FieldResolver(() => String, {
@@ -39,32 +38,11 @@ export class ProvenanceResolver {
     description:
       'The output a reviewer released (as generated, or as edited), readable with scope ai.assist until its retention ends (AI_REVIEW_TEXT_RETENTION_HOURS after the decision); null before a decision, after a rejection and after the purge.',
   })
-  async releasedText(@Root() provenance: AIProvenance, @Ctx() ctx: AiContext): Promise<string | null> {
+  releasedText(@Root() provenance: AIProvenance, @Ctx() ctx: AiContext): string | null | Promise<string | null> {
     requireAnyScope(ctx.principal, AI_ASSIST);
-    // Read here rather than carried on the record: held text never travels with a provenance
-    // object that other fields or resolvers could expose.
-    return heldTextLoader(ctx).load(provenance.provenanceId);
+    // Kept beside the record, not on it (released-text.ts); at once when the request read its row.
+    return releasedText(ctx, provenance.provenanceId);
   }
-}
-
-/** Per request (the context object): the released text of every record the request reads, in one statement. */
-const heldTextLoaders = new WeakMap<AiContext, DataLoader<string, string | null>>();
-
-function heldTextLoader(ctx: AiContext): DataLoader<string, string | null> {
-  let loader = heldTextLoaders.get(ctx);
-  if (!loader) {
-    loader = new DataLoader(async (ids) => {
-      const rows = new Map((await findHeldTexts(ctx.db, ctx.tenantId, ids)).map((row) => [row.id, row]));
-      return ids.map((id) => releasedTextOf(rows.get(id)));
-    });
-    heldTextLoaders.set(ctx, loader);
-  }
-  return loader;
-}
-
-/** The held text once a reviewer released it (as generated or edited); null before, after a rejection, or for no such record. */
-function releasedTextOf(row: HeldText | undefined): string | null {
-  return row && row.reviewState !== null && RELEASED_REVIEW_STATES.has(row.reviewState) ? row.heldText : null;
 }
 
 @Resolver(() => Course)
@@ -97,9 +75,9 @@ function provenanceBySubject(ctx: AiContext, first: number): DataLoader<string, 
   if (!loader) {
     loader = new DataLoader(async (subjectRefs) => {
       const grouped = new Map<string, ProvenanceRow[]>(subjectRefs.map((ref) => [ref, []]));
-      for (const row of await findLatestProvenanceBySubjects(ctx.db, ctx.tenantId, subjectRefs, first)) {
-        grouped.get(row.subjectRef!)?.push(row);
-      }
+      const rows = await findLatestProvenanceBySubjects(ctx.db, ctx.tenantId, subjectRefs, first);
+      rememberReleasedTexts(ctx, rows);
+      for (const row of rows) grouped.get(row.subjectRef!)?.push(row);
       // Newest first within each subject, as a per-course query ordered them (the sort is stable).
       return subjectRefs.map((ref) => grouped.get(ref)!.sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime()));
     });
@@ -110,6 +88,12 @@ function provenanceBySubject(ctx: AiContext, first: number): DataLoader<string, 
 
 export async function resolveProvenanceReference(ref: { provenanceId: string }, ctx: AiContext): Promise<AIProvenance | null> {
   requireAnyScope(ctx.principal, PROVENANCE_READ);
-  const row = await findProvenance(ctx.db, ctx.tenantId, requireProvenanceId(ref.provenanceId));
-  return row ? toProvenance(row) : null;
+  return provenanceOf(ctx, await findProvenance(ctx.db, ctx.tenantId, requireProvenanceId(ref.provenanceId)));
+}
+
+/** A row read whole: its released text is remembered for the request, the record carries none. */
+function provenanceOf(ctx: AiContext, row: ProvenanceRow | null): AIProvenance | null {
+  if (!row) return null;
+  rememberReleasedTexts(ctx, [row]);
+  return toProvenance(row);
 }

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { newId } from '../../../platform/ids.js';
 import { databaseKinds } from '../../support/database.js';
+import type { AiContext } from '../../../subgraphs/ai/context.js';
+import { releasedText } from '../../../subgraphs/ai/provenance/released-text.js';
 import { startAiHarness, TENANT_A, TENANT_B, type AiHarness } from './support.js';
 
 const ENTITIES = `query($r: [_Any!]!, $first: Int) {
@@ -96,18 +98,20 @@ describe.each(databaseKinds())('Course.aiProvenance on %s', (kind) => {
     expect(rows[courseA]).not.toContain(result.data!._entities[0].aiProvenance[0].provenanceId);
   });
 
-  it('answers releasedText for every record of one _entities call in one statement, each its own', async () => {
+  it('answers releasedText for every record of one _entities call from the rows aiProvenance read, each its own', async () => {
     const query = `query($r: [_Any!]!) {
       _entities(representations: $r) { ... on Course { courseId aiProvenance(first: 10) { provenanceId reviewState releasedText } } }
     }`;
     const findMany = vi.spyOn(ai.db.prisma.aIProvenance, 'findMany');
+    const findFirst = vi.spyOn(ai.db.prisma.aIProvenance, 'findFirst');
     const result = await ai.gql<{
       _entities: Array<{
         aiProvenance: Array<{ provenanceId: string; reviewState: string | null; releasedText: string | null }>;
       }>;
     }>(query, { r: [courseD, courseA].map((courseId) => ({ __typename: 'Course', courseId })) }, { scope: 'ai.assist' });
-    const statements = findMany.mock.calls.length;
+    const statements = findMany.mock.calls.length + findFirst.mock.calls.length;
     findMany.mockRestore();
+    findFirst.mockRestore();
     expect(result.errors).toBeUndefined();
     const [d, a] = result.data!._entities;
     expect(d.aiProvenance).toHaveLength(RELEASED_CASES.length);
@@ -120,7 +124,21 @@ describe.each(databaseKinds())('Course.aiProvenance on %s', (kind) => {
       });
     }
     expect(a.aiProvenance.map((p) => p.releasedText)).toEqual([null, null, null]);
-    // The eight records' texts in one read (the aiProvenance rows come from one raw statement).
+    // No read of its own: the texts come from the rows of aiProvenance's one raw statement.
+    expect(statements).toBe(0);
+  });
+
+  it('reads the released text of records the request did not read whole in one statement, of its tenant only', async () => {
+    const findMany = vi.spyOn(ai.db.prisma.aIProvenance, 'findMany');
+    const ctx = (tenantId: string) => ({ db: ai.db.prisma, tenantId }) as unknown as AiContext;
+    const tenantA = ctx(TENANT_A);
+    const ids = RELEASED_CASES.map(([reviewState]) => released[reviewState ?? 'none']);
+    const texts = await Promise.all(ids.map((id) => releasedText(tenantA, id)));
+    const statements = findMany.mock.calls.length;
+    const otherTenant = await releasedText(ctx(TENANT_B), released.approved);
+    findMany.mockRestore();
+    expect(texts).toEqual(RELEASED_CASES.map(([, , answer]) => answer));
     expect(statements).toBe(1);
+    expect(otherTenant).toBeNull();
   });
 });
