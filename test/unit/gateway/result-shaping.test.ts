@@ -120,7 +120,7 @@ function random(seed: number): () => number {
  */
 function generator(next: () => number, { maxDepth = 3, faults = 1 } = {}) {
   const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
-  const WRONG: unknown[] = [1.5, 'text', 7, true, { a: 1 }, ['x'], -3];
+  const WRONG: unknown[] = [1.5, 'text', 7, true, { a: 1 }, ['x'], -3, 1e21, -0, 2 ** 40, '', false];
   const leaf = (type: NamedType): unknown => {
     if (type.kind === 'EnumType') return next() < 0.9 ? pick(type.values.map((v) => v.name)) : 'BLUE';
     const byName: Record<string, () => unknown> = {
