@@ -27,6 +27,7 @@ import {
   ROOT,
   ROUNDS,
   benchKeys,
+  cpuMs,
   ensurePeers,
   f,
   freshDatabase,
@@ -43,7 +44,6 @@ import {
 
 const PORTKEY_URL = 'http://127.0.0.1:8787';
 const MESSAGE = 'I have had a headache for two days.';
-const TICK_MS = 1000 / 100; // USER_HZ
 
 interface Variant {
   label: string;
@@ -63,21 +63,10 @@ interface Row extends LoadResult {
   pgCpuMs?: number;
 }
 
-/** utime + stime of a process in ms (/proc/<pid>/stat), 0 when it is gone. */
-function cpuMs(pid: number): number {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
-  } catch {
-    return 0;
-  }
-}
-
 /** The CPU of every Postgres backend connected to the database now. */
 async function backendsCpuMs(admin: pg.Client, database: string): Promise<Map<number, number>> {
   const { rows } = await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [database]);
-  return new Map(rows.map((row) => [row.pid, cpuMs(row.pid)]));
+  return new Map(rows.map((row) => [row.pid, cpuMs([row.pid])]));
 }
 
 function cpuDelta(before: Map<number, number>, after: Map<number, number>): number {
@@ -214,9 +203,9 @@ export async function run(): Promise<void> {
           await measure(variant.label, { ...load, duration: 2, warmup: 0 });
           const database = new URL(variant.db.url).pathname.slice(1);
           const before = await countRecords(variant.db.prisma, redis, variant.tenant);
-          const [oursBefore, pgBefore] = [cpuMs(variant.proc.pid), await backendsCpuMs(admin, database)];
+          const [oursBefore, pgBefore] = [cpuMs([variant.proc.pid]), await backendsCpuMs(admin, database)];
           const result = await measure(`ours: ${variant.label}`, { ...load, warmup: 0 });
-          const [oursAfter, pgAfter] = [cpuMs(variant.proc.pid), await backendsCpuMs(admin, database)];
+          const [oursAfter, pgAfter] = [cpuMs([variant.proc.pid]), await backendsCpuMs(admin, database)];
           const after = await countRecords(variant.db.prisma, redis, variant.tenant);
           const answered = result.requests - result.errors;
           checks.push(`${variant.label}: ${recordCheck(round, connections, answered, before, after)}`);

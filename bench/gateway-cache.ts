@@ -205,9 +205,9 @@ async function timeOne(target: Target, round: number, connections: number, p: Pr
   if (WARMUP > 0) await measure(target.label, { ...load, duration: WARMUP, warmup: 0 });
   const before = await readCounters(cachedGatewayUrl, p.catalogBaseUrl);
   const rss = sampleRss(target.proc);
-  const cpuBefore = cpuMs(target.proc);
+  const cpuBefore = cpuMs([target.proc.pid]);
   const result = await measure(target.label, { ...load, warmup: 0 });
-  const cpuPerRequest = (cpuMs(target.proc) - cpuBefore) / result.requests;
+  const cpuPerRequest = (cpuMs([target.proc.pid]) - cpuBefore) / result.requests;
   const rssPeakMb = rss.stop().peakMb;
   const window = minus(await readCounters(cachedGatewayUrl, p.catalogBaseUrl), before);
   return { ...result, round, key: target.key, rssPeakMb, cpuPerRequest, window };

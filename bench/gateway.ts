@@ -18,6 +18,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type autocannon from 'autocannon';
 import {
+  cpuMs,
   DURATION,
   HIVE_BIN,
   LOAD_HEADERS,
@@ -34,12 +35,13 @@ import {
   sampleRss,
   spawnNode,
   table,
+  treeCpuMs,
   type LoadResult,
   type Proc,
 } from './lib.js';
 import { encodeCursor } from '../subgraphs/catalog/course/course.logic.js';
 import { BENCH_TENANT, courseId, seedCourses } from './seed.js';
-import { startStack } from './stack.js';
+import { startStack, type Stack } from './stack.js';
 
 const COURSES = 2_000;
 const PAGES = COURSES;
@@ -192,6 +194,90 @@ interface Row extends LoadResult {
   query: string;
   key: Target['key'];
   rssPeakMb: number;
+  cpu: CpuPerPage;
+}
+
+/** CPU time per page served during a measured run, ms, by process (the target, each subgraph, Postgres). */
+interface CpuPerPage {
+  /** Pages counted where they end for every target: the catalog subgraph's answers (one per page). */
+  pages: number;
+  target: number;
+  catalog: number;
+  ai: number;
+  postgres: number;
+}
+
+/**
+ * Reads the CPU of every process a page costs, around a measured run: the target (the gateway, or
+ * the catalog for the limit row), both subgraphs and the Postgres backends of the bench database.
+ * Both readings wait until the processes are idle, so the pages still in flight when autocannon
+ * stops are counted with the CPU they cost. Same-run req/s depends on what else runs on the
+ * machine; CPU per page much less, and it splits a page's cost between the gateway and the subgraphs.
+ */
+function cpuMeter(stack: Stack, target: Target) {
+  const read = async () => {
+    await settled([target.proc, stack.catalog, stack.ai!]);
+    const backends = await backendPids(stack);
+    return {
+      target: treeCpuMs(target.proc.pid),
+      catalog: treeCpuMs(stack.catalog.pid),
+      ai: treeCpuMs(stack.ai!.pid),
+      postgres: new Map(backends.map((pid) => [pid, cpuMs([pid])])),
+      pages: await answeredByCatalog(stack.catalog.url),
+    };
+  };
+  let first: Awaited<ReturnType<typeof read>> | undefined;
+  return {
+    start: async () => {
+      first = await read();
+    },
+    stop: async (): Promise<CpuPerPage> => {
+      const last = await read();
+      const pages = last.pages - first!.pages;
+      // Backends that ended or started between the readings are left out (the pools keep theirs).
+      let postgres = 0;
+      for (const [pid, ms] of last.postgres) postgres += first!.postgres.has(pid) ? ms - first!.postgres.get(pid)! : 0;
+      return {
+        pages,
+        target: target.key === 'c' ? 0 : (last.target - first!.target) / pages,
+        catalog: (last.catalog - first!.catalog) / pages,
+        ai: (last.ai - first!.ai) / pages,
+        postgres: postgres / pages,
+      };
+    },
+  };
+}
+
+/**
+ * Waits (at most 30 s: a wide page on a busy machine takes seconds) until the processes use under
+ * 5 % of a core: the pages in flight are done.
+ */
+async function settled(procs: Proc[]): Promise<void> {
+  const total = () => procs.reduce((sum, proc) => sum + treeCpuMs(proc.pid), 0);
+  const deadline = Date.now() + 30_000;
+  let before = total();
+  while (Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const now = total();
+    if (now - before <= 10) return;
+    before = now;
+  }
+}
+
+async function backendPids(stack: Stack): Promise<number[]> {
+  const rows = await stack.db.prisma.$queryRaw<Array<{ pid: number }>>`
+    SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`;
+  return rows.map((row) => row.pid);
+}
+
+/** The catalog's POST answers so far (its /metrics): one per page, whichever gateway asked. */
+async function answeredByCatalog(graphqlUrl: string): Promise<number> {
+  const text = await (await fetch(new URL('/metrics', graphqlUrl))).text();
+  let count = 0;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('http_requests_total{') && line.includes('method="POST"')) count += Number(line.split(' ').at(-1));
+  }
+  return count;
 }
 
 /** Same answer from every door before anything is timed; our answer is the reference. */
@@ -219,6 +305,7 @@ const targetsFor = (query: Query, gateways: Target[], catalog: Target) =>
 const documentFor = (query: Query, target: Target) => (target.key === 'c' ? CATALOG_PART : query.document);
 
 async function timeRounds(
+  stack: Stack,
   queries: Query[],
   gateways: Target[],
   catalog: Target,
@@ -233,12 +320,15 @@ async function timeRounds(
       for (const connections of connectionLevels) {
         for (const target of order) {
           const rss = sampleRss(target.proc);
+          const cpu = cpuMeter(stack, target);
           const result = await measure(`${target.label} · ${query.name}`, {
             url: target.url,
             connections,
             requests: randomPages(documentFor(query, target), headers),
+            beforeMeasuredRun: cpu.start,
           });
-          rows.push({ ...result, round, query: query.name, key: target.key, rssPeakMb: rss.stop().peakMb });
+          const rssPeakMb = rss.stop().peakMb;
+          rows.push({ ...result, round, query: query.name, key: target.key, rssPeakMb, cpu: await cpu.stop() });
         }
       }
     }
@@ -252,6 +342,18 @@ function report(rows: Row[], queries: Query[], connectionLevels: number[]): void
     table(
       ['>round', ...LOAD_HEADERS, '>RSS peak MB', 'load 1m'],
       rows.map((r) => [r.round, ...loadResultRow(r, [f(r.rssPeakMb, 0)])]),
+    ),
+  );
+  console.log(
+    "\nCPU per page, ms (user + system; pages counted at the catalog, in flight ones included; Postgres: the bench database's backends):\n",
+  );
+  console.log(
+    table(
+      ['>round', 'target', '>pages', '>target', '>catalog', '>AI subgraph', '>Postgres', '>sum'],
+      rows.map((r) => {
+        const { pages, target, catalog, ai, postgres } = r.cpu;
+        return [r.round, r.label, pages, f(target), f(catalog), f(ai), f(postgres), f(target + catalog + ai + postgres)];
+      }),
     ),
   );
   console.log('\nRatios within each round, query and concurrency (ours / Hive JS planner; ours / Hive Rust planner):\n');
@@ -339,7 +441,7 @@ export async function run(): Promise<void> {
         });
       }
     }
-    const rows = await timeRounds(queries, gateways, catalog, headers, connectionLevels);
+    const rows = await timeRounds(stack, queries, gateways, catalog, headers, connectionLevels);
     report(rows, queries, connectionLevels);
   } finally {
     for (const peer of peers) await peer.stop();

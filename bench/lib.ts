@@ -161,8 +161,8 @@ export async function waitReady(url: string, proc: Proc, timeoutMs = 120_000): P
   throw new Error(`${proc.name} did not answer ${url} within ${timeoutMs} ms:\n${proc.output()}`);
 }
 
-function treeRssMb(rootPid: number): number {
-  // A peer may fork workers: count the whole tree, as the machine pays for all of it.
+/** A process and its descendants (a peer may fork workers: the machine pays for all of them). */
+function processTree(rootPid: number): number[] {
   const children = new Map<number, number[]>();
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -174,33 +174,51 @@ function treeRssMb(rootPid: number): number {
       // the process ended while we looked
     }
   }
-  let kb = 0;
+  const tree: number[] = [];
   const stack = [rootPid];
   while (stack.length) {
     const pid = stack.pop()!;
+    tree.push(pid);
+    stack.push(...(children.get(pid) ?? []));
+  }
+  return tree;
+}
+
+function treeRssMb(rootPid: number): number {
+  let kb = 0;
+  for (const pid of processTree(rootPid)) {
     try {
       const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
       kb += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
     } catch {
       continue;
     }
-    stack.push(...(children.get(pid) ?? []));
   }
   return kb / 1024;
 }
 
-let clockTicks: number | undefined;
-/**
- * CPU time (user + system) a process has used so far, in ms, from /proc/<pid>/stat: the difference
- * over a window, divided by its requests, is CPU per request, which the machine's other users
- * disturb less than req/s.
- */
-export function cpuMs(proc: Proc): number {
-  clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  const stat = fs.readFileSync(`/proc/${proc.pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // Fields 14 and 15 of stat(5) (utime, stime); the slice starts at field 3.
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
+/** Clock ticks per second of /proc/<pid>/stat's times (USER_HZ: 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+/** CPU time (user + system, every thread) the processes have used so far, ms; ended ones count 0. */
+export function cpuMs(pids: readonly number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // utime and stime are fields 14 and 15 of stat(5); `fields` starts at field 3.
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      continue;
+    }
+  }
+  return (ticks * 1000) / TICKS_PER_SECOND;
+}
+
+/** CPU time of a process and its descendants so far, ms. */
+export function treeCpuMs(rootPid: number): number {
+  return cpuMs(processTree(rootPid));
 }
 
 /** Samples a process's RSS while a measurement runs; `stop()` gives the peak and the last value. */
@@ -262,6 +280,8 @@ export interface LoadOptions {
   warmup?: number;
   /** Varying requests (e.g. a random id each time): autocannon's request list. */
   requests?: autocannon.Request[];
+  /** Runs after the warm-up, right before the measured run (e.g. a CPU meter's first reading). */
+  beforeMeasuredRun?: () => Promise<void>;
 }
 
 export interface LoadResult {
@@ -310,6 +330,7 @@ export async function measure(label: string, options: LoadOptions): Promise<Load
   };
   const warmup = options.warmup ?? WARMUP;
   if (warmup > 0) await run(warmup, false);
+  await options.beforeMeasuredRun?.();
   const loadBefore = os.loadavg()[0];
   const { result, latencies } = await run(options.duration ?? DURATION, true);
   latencies.sort((a, b) => a - b);

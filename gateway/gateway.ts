@@ -31,6 +31,7 @@ import { resultWithParsedData, stringifyResult } from './response-cache/stored-a
 import type { ResponseCache } from './response-cache/response-cache.js';
 import type { ReplicaPool } from './replica-pool.js';
 import { replicaFetch, replicaPools, type SubgraphUrls } from './replicas.js';
+import { useResultShaping, type ResultShaping } from './result-shaping.js';
 import { subgraphDispatcher } from './subgraph-fetch.js';
 import { readSupergraph, type SubgraphName } from './supergraph.js';
 
@@ -58,6 +59,8 @@ export interface GatewaySettings {
   subgraphReplicaBackoffMs: number;
   /** How often each replica of a subgraph list is asked /readyz (0: only after a failure). */
   subgraphReadinessIntervalMs: number;
+  /** Whose result shaping Apollo Gateway runs (gateway/result-shaping.ts); one choice per process. */
+  resultShaping: ResultShaping;
 }
 
 export function gatewaySettings(config: PlatformConfig & GatewaySlice): GatewaySettings {
@@ -76,6 +79,7 @@ export function gatewaySettings(config: PlatformConfig & GatewaySlice): GatewayS
     subgraphMutationTimeoutMs: config.gateway.subgraphMutationTimeoutMs,
     subgraphReplicaBackoffMs: config.gateway.subgraphReplicaBackoffMs,
     subgraphReadinessIntervalMs: config.gateway.subgraphReadinessIntervalMs,
+    resultShaping: config.gateway.resultShaping,
   };
 }
 
@@ -217,6 +221,7 @@ async function federatedGateway(options: GatewayOptions, logger: ApolloGatewayLo
     metrics,
   });
   const timeouts = { queryMs: settings.subgraphTimeoutMs, mutationMs: settings.subgraphMutationTimeoutMs };
+  useResultShaping(settings.resultShaping);
   const gateway = new ApolloGateway({
     supergraphSdl: options.supergraphSdl ?? (await readSupergraph()),
     buildService: ({ name }) => {

@@ -2,12 +2,12 @@ import DataLoader from 'dataloader';
 import { Arg, Ctx, Directive, Field, ID, Int, ObjectType, Query, Resolver, FieldResolver, Root } from 'type-graphql';
 import { requireAnyScope } from '../../../platform/auth/verifier.js';
 import { badInput } from '../../../platform/errors.js';
-import { RELEASED_REVIEW_STATES } from '../review/review.logic.js';
 import { isId } from '../../../platform/ids.js';
 import type { AiContext } from '../context.js';
 import { AI_ASSIST, PROVENANCE_READ } from '../scopes.js';
 import type { AIProvenance as ProvenanceRow } from '../../../prisma/generated/client.js';
 import { findLatestProvenanceBySubjects, findProvenance, toProvenance } from './provenance.repo.js';
+import { releasedText, rememberReleasedTexts } from './released-text.js';
 import { AIProvenance } from './provenance.type.js';
 
 export function requireProvenanceId(value: string): string {
@@ -30,8 +30,7 @@ export class ProvenanceResolver {
   })
   async provenance(@Arg('provenanceId', () => ID) provenanceId: string, @Ctx() ctx: AiContext): Promise<AIProvenance | null> {
     requireAnyScope(ctx.principal, PROVENANCE_READ);
-    const row = await findProvenance(ctx.db, ctx.tenantId, requireProvenanceId(provenanceId));
-    return row ? toProvenance(row) : null;
+    return provenanceOf(ctx, await findProvenance(ctx.db, ctx.tenantId, requireProvenanceId(provenanceId)));
   }
 
   @FieldResolver(() => String, {
@@ -39,15 +38,10 @@ export class ProvenanceResolver {
     description:
       'The output a reviewer released (as generated, or as edited), readable with scope ai.assist until its retention ends (AI_REVIEW_TEXT_RETENTION_HOURS after the decision); null before a decision, after a rejection and after the purge.',
   })
-  async releasedText(@Root() provenance: AIProvenance, @Ctx() ctx: AiContext): Promise<string | null> {
+  releasedText(@Root() provenance: AIProvenance, @Ctx() ctx: AiContext): string | null | Promise<string | null> {
     requireAnyScope(ctx.principal, AI_ASSIST);
-    // Read here rather than carried on the record: held text never travels with a provenance
-    // object that other fields or resolvers could expose.
-    const row = await ctx.db.aIProvenance.findFirst({
-      where: { id: provenance.provenanceId, tenantId: ctx.tenantId },
-      select: { heldText: true, reviewState: true },
-    });
-    return row && row.reviewState !== null && RELEASED_REVIEW_STATES.has(row.reviewState) ? row.heldText : null;
+    // Kept beside the record, not on it (released-text.ts); at once when the request read its row.
+    return releasedText(ctx, provenance.provenanceId);
   }
 }
 
@@ -81,9 +75,9 @@ function provenanceBySubject(ctx: AiContext, first: number): DataLoader<string, 
   if (!loader) {
     loader = new DataLoader(async (subjectRefs) => {
       const grouped = new Map<string, ProvenanceRow[]>(subjectRefs.map((ref) => [ref, []]));
-      for (const row of await findLatestProvenanceBySubjects(ctx.db, ctx.tenantId, subjectRefs, first)) {
-        grouped.get(row.subjectRef!)?.push(row);
-      }
+      const rows = await findLatestProvenanceBySubjects(ctx.db, ctx.tenantId, subjectRefs, first);
+      rememberReleasedTexts(ctx, rows);
+      for (const row of rows) grouped.get(row.subjectRef!)?.push(row);
       // Newest first within each subject, as a per-course query ordered them (the sort is stable).
       return subjectRefs.map((ref) => grouped.get(ref)!.sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime()));
     });
@@ -94,6 +88,12 @@ function provenanceBySubject(ctx: AiContext, first: number): DataLoader<string, 
 
 export async function resolveProvenanceReference(ref: { provenanceId: string }, ctx: AiContext): Promise<AIProvenance | null> {
   requireAnyScope(ctx.principal, PROVENANCE_READ);
-  const row = await findProvenance(ctx.db, ctx.tenantId, requireProvenanceId(ref.provenanceId));
-  return row ? toProvenance(row) : null;
+  return provenanceOf(ctx, await findProvenance(ctx.db, ctx.tenantId, requireProvenanceId(ref.provenanceId)));
+}
+
+/** A row read whole: its released text is remembered for the request, the record carries none. */
+function provenanceOf(ctx: AiContext, row: ProvenanceRow | null): AIProvenance | null {
+  if (!row) return null;
+  rememberReleasedTexts(ctx, [row]);
+  return toProvenance(row);
 }
