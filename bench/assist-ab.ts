@@ -10,7 +10,6 @@
 //                     BENCH_OURS_BUILT=1, dist/ in each); default: this checkout alone
 //   BENCH_AB_PORTKEY  0 leaves Portkey out (e.g. for a profile of ours alone)
 //   BENCH_ASSIST_PEER_CONNECTIONS, BENCH_ROUNDS, BENCH_DURATION_SECONDS, BENCH_CPU_PROF_DIR as for assist-peer
-import fs from 'node:fs';
 import path from 'node:path';
 import type autocannon from 'autocannon';
 import { Redis } from 'ioredis';
