@@ -1,5 +1,5 @@
 // `npm run bench -- assist-peer`: our POST /v1/ai/assist (the whole system as `npm start` runs it,
-// on Postgres and Redis, the openai-compatible provider) against Portkey's open-source AI gateway
+// in production mode on Postgres, Redis and NATS, the openai-compatible provider) against Portkey's open-source AI gateway
 // (@portkey-ai/gateway, from bench/peers), both in front of the same fake OpenAI-compatible upstream
 // on loopback (bench/fake-openai.ts, answers in ~0.1 ms). Alternating, 1 / 10 / 50 connections.
 //
@@ -10,7 +10,8 @@
 // The limit (bench/bare-assist.ts): a bare node:http server doing only the same Redis quota call,
 // the same upstream call and one INSERT per request, on the same Postgres and Redis. A layer row
 // (bench/bare-pipeline.ts): our assist pipeline itself behind a bare node:http server, without the
-// front door and the two GraphQL executions above it: the most a restructuring of those could give.
+// front door and the GraphQL execution above it (one since the REST route runs on the AI subgraph in
+// process; two before): the most a restructuring of those could give.
 import { pathToFileURL } from 'node:url';
 import type autocannon from 'autocannon';
 import { Redis } from 'ioredis';

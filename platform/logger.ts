@@ -123,7 +123,7 @@ const noop = () => undefined;
 
 /**
  * `logger.child(bindings)`, made when it is first used: making a child runs pino's redaction over
- * its bindings, which was 4 % of the AI subgraph's CPU under assist load (bench/results/
+ * its bindings, which was 2–4 % of the AI subgraph’s CPU under assist load (bench/results/
  * 2026-11-26T0806-assist-levers.md) for requests that, below LOG_LEVEL=info, mostly log nothing. A
  * call at a level that is off returns without making it; anything else is the child's.
  */
