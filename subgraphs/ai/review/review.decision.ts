@@ -83,7 +83,12 @@ async function lockSubject(
   const provenance = await lockHeldOutput(tx, reviewer.tenantId, task.provenanceId);
   // Checked again at the decision: the claim may predate the change that barred the reviewer.
   requireIndependentReviewer(reviewer.subject, { requester: provenance.actorId, steeredBy: task.steeredBy });
-  return { reviewer, task, provenance, decision, decidedAt, profile };
+  // The task was read before the output's lock: a concurrent decision may have won meanwhile
+  // (and a rejection clears the held text). Read under the lock, the loser learns it was decided,
+  // not that the output expired.
+  const now = await currentTask(tx, task.id);
+  if (now.state === 'decided' || now.state === 'expired') throw refusal(now, reviewer.subject, decidedAt, 'decide');
+  return { reviewer, task: now, provenance, decision, decidedAt, profile };
 }
 
 /** Only the holder of a live claim moves the task out of 'claimed'; anyone else learns why not. */
