@@ -81,7 +81,12 @@ export async function startFrontDoor(deps: {
     apqCache: persistedQueryStore(config.gateway.apq, deps.cacheRedis),
     knownOperations: REST_OPERATION_NAMES,
     endpoints: (execute, subgraphHttp) =>
-      restEndpoints({ execute, aiBaseUrl, fetch: subgraphHttp('ai'), subgraphs: localSubgraphPorts(deps.localSubgraphs) }),
+      restEndpoints({
+        execute,
+        aiBaseUrl,
+        fetch: subgraphHttp('ai'),
+        subgraphs: localSubgraphPorts(deps.localSubgraphs, deps.metrics),
+      }),
     localSubgraphs: deps.localSubgraphs,
     responseCache: cache?.cache,
   });

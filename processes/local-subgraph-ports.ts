@@ -1,6 +1,8 @@
 import type { ExecuteOperation } from '../gateway/execute-port.js';
 import { gatewayContext } from '../gateway/forwarding.js';
+import { subgraphFetchMetrics } from '../gateway/metrics.js';
 import type { SubgraphName } from '../gateway/supergraph.js';
+import type { Metrics } from '../platform/metrics.js';
 import type { LocalSubgraph } from '../platform/graphql/subgraph-server.js';
 import { SpanKind, withSpan } from '../platform/telemetry.js';
 import { continueTrace } from '../platform/trace-context.js';
@@ -13,8 +15,12 @@ import { continueTrace } from '../platform/trace-context.js';
  */
 export function localSubgraphPorts(
   subgraphs: Partial<Record<SubgraphName, LocalSubgraph>> | undefined,
+  metrics?: Metrics,
 ): Partial<Record<SubgraphName, ExecuteOperation>> {
   const ports: Partial<Record<SubgraphName, ExecuteOperation>> = {};
+  // Counted as the gateway's in-process fetches are: the same operation ran through the gateway
+  // before, and operators watch the subgraph's load and latency by these series.
+  const fetches = metrics && subgraphFetchMetrics(metrics);
   for (const [name, subgraph] of Object.entries(subgraphs ?? {}) as Array<[SubgraphName, LocalSubgraph]>) {
     ports[name] = (operation, exchange, options = {}) => {
       const { principal, requestId, forward } = gatewayContext(exchange, {
@@ -24,11 +30,16 @@ export function localSubgraphPorts(
       return withSpan(
         `subgraph ${name}`,
         { 'graphql.subgraph.name': name, 'subgraph.transport': 'in-process', 'service.component': name },
-        () =>
-          subgraph.execute(
-            { ...operation, headers: forward },
-            { principal, requestId, trace: continueTrace(forward.traceparent) },
-          ),
+        async () => {
+          const startedAt = process.hrtime.bigint();
+          fetches?.inFlight.inc({ subgraph: name });
+          const result = await subgraph
+            .execute({ ...operation, headers: forward }, { principal, requestId, trace: continueTrace(forward.traceparent) })
+            .finally(() => fetches?.inFlight.dec({ subgraph: name }));
+          const elapsed = Number(process.hrtime.bigint() - startedAt) / 1e9;
+          fetches?.duration.observe({ subgraph: name, outcome: result.errors?.length ? 'error' : 'ok' }, elapsed);
+          return result;
+        },
         { kind: SpanKind.INTERNAL },
       );
     };
