@@ -113,7 +113,7 @@ describe('response cache, embedded mode: consumed events invalidate what they ch
     await send(consumedEnvelope('built', builtPayload(TENANT, slug, '1.0.0')));
     const registered = await eventually(async () => {
       const found = await courseBySlug(slug);
-      expect(found).toBeDefined();
+      expect(found?.slug).toBe(slug);
       return found!;
     }, 'the registered course');
     expect((await cached(() => course(registered.courseId)))?.latestVersionLabel).toBe('1.0.0');
@@ -148,7 +148,7 @@ describe('response cache, embedded mode: consumed events invalidate what they ch
     );
     const registered = await eventually(async () => {
       const found = await courseBySlug(slug);
-      expect(found).toBeDefined();
+      expect(found?.slug).toBe(slug);
       expect((await course(found!.courseId))?.authors.map((a) => a.displayName)).toEqual(['Ada Lovelace']);
       return found!;
     }, 'the course with its author');
