@@ -41,15 +41,22 @@ export async function generateEd25519(): Promise<DevKeyPair> {
   };
 }
 
+/**
+ * A token living exactly `ttlSeconds` (900 by default, the most the verifier accepts). `iat` and
+ * `exp` come from one reading of the clock: jose's `setIssuedAt()` and `setExpirationTime('900s')`
+ * each read it, and a token minted across a second boundary lived 901 s and was refused (seen in
+ * CI as one 401 among thousands of writes).
+ */
 export async function mintToken(
   privateJwk: JWK,
   claims: { sub: string; tid: string; scope: string; ttlSeconds?: number; extra?: Record<string, unknown> },
 ): Promise<string> {
   const key = await importJWK(privateJwk, 'EdDSA');
+  const issuedAt = Math.floor(Date.now() / 1000);
   return new SignJWT({ tid: claims.tid, scope: claims.scope, ...claims.extra })
     .setProtectedHeader({ alg: 'EdDSA', kid: privateJwk.kid, typ: 'JWT' })
     .setSubject(claims.sub)
-    .setIssuedAt()
-    .setExpirationTime(`${claims.ttlSeconds ?? 900}s`)
+    .setIssuedAt(issuedAt)
+    .setExpirationTime(issuedAt + (claims.ttlSeconds ?? 900))
     .sign(key);
 }

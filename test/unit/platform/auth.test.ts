@@ -54,6 +54,38 @@ describe('token verification', () => {
     expect([...principal.scopes].sort()).toEqual(['ai.assist', 'catalog.read']);
   });
 
+  it('mints a token living exactly its ttl when the clock crosses a second while it is minted', async () => {
+    // Each reading of the clock is a millisecond later than the one before, starting 1 ms before a
+    // whole second: a minter reading it twice would date iat and exp a second apart.
+    const RealDate = Date;
+    let nowMs = 1_800_000_000_000 - 1;
+    const tick = () => nowMs++;
+    class SteppingDate extends RealDate {
+      constructor(...args: unknown[]) {
+        if (args.length === 0) super(tick());
+        else super(...(args as [number]));
+      }
+      static override now(): number {
+        return tick();
+      }
+    }
+    globalThis.Date = SteppingDate as DateConstructor;
+    let token: string;
+    try {
+      token = await mintToken(keys.privateJwk, { sub: USER, tid: TENANT, scope: 'catalog.read' });
+    } finally {
+      globalThis.Date = RealDate;
+    }
+    const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { iat: number; exp: number };
+    expect(claims.exp - claims.iat).toBe(900);
+    const atIssue = await createTokenVerifier({
+      ...options,
+      publicKey: JSON.stringify(keys.publicJwk),
+      clock: manualClock(new Date(claims.iat * 1000)),
+    });
+    await expect(atIssue.verify(token)).resolves.toMatchObject({ tenantId: TENANT });
+  });
+
   it('serves a repeated token from its cache only while the token is valid', async () => {
     const token = await mintToken(keys.privateJwk, { sub: USER, tid: TENANT, scope: 'catalog.read', ttlSeconds: 120 });
     // The clock starts at the token's iat (whole seconds), so "past exp plus the tolerance" below
