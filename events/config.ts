@@ -29,6 +29,13 @@ export interface EventsConfig {
    * staleness). One indexed read of an empty partial index per poll.
    */
   relayPollIntervalMs: number;
+  /**
+   * The relay leader LISTENs for outbox commits (a trigger NOTIFYs at each commit) and publishes at
+   * once, whichever process committed; the poll stays as the fallback. One connection per worker
+   * replica. Off behind a transaction-mode pooler (PgBouncer), which cannot hold a LISTEN. Only
+   * with DATABASE_URL (the embedded database has one process, whose commits wake the relay anyway).
+   */
+  relayListen: boolean;
   maxDeliver: number;
   ackWaitSeconds: number;
   /** Messages (batches, where a consumer batches) each catalog consumer handles at once (1 = in stream order). */
@@ -74,6 +81,7 @@ export function loadEventsSlice(env: Env, platform: Pick<PlatformConfig, 'natsUr
       dlqAlertMinutes: envInt(env, 'DLQ_ALERT_MINUTES', 10, 1, 1440),
       relayLeaseSeconds: envInt(env, 'OUTBOX_RELAY_LEASE_SECONDS', 10, 2, 600),
       relayPollIntervalMs: envInt(env, 'OUTBOX_POLL_INTERVAL_MS', 100, 10, 60_000),
+      relayListen: envBool(env, 'OUTBOX_LISTEN', true),
       maxDeliver: envInt(env, 'CONSUMER_MAX_DELIVER', 6, 1, 100),
       ackWaitSeconds: envInt(env, 'CONSUMER_ACK_WAIT_SECONDS', 30, 1, 3600),
       consumerConcurrency: envInt(env, 'CONSUMER_CONCURRENCY', 1, 1, 64),

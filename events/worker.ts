@@ -12,6 +12,7 @@ import type { DeadLetterAlertState } from './dead-letters/dead-letter-monitor.lo
 import { createEventProducer, type EventProducer } from './publish/outbox.js';
 import { createRetentionJob, type RetentionJob } from './archive/retention.js';
 import { createOutboxRelay, type OutboxRelay, type OutboxRelayOptions, type RelayStatus } from './publish/outbox-relay.js';
+import type { OutboxCommitFeed } from './publish/outbox-wakeup.js';
 import { loadSchemaRegistry, type SchemaRegistry } from './schemas/registry.js';
 import { deadLetterSubjectPrefix, ensureStreams, type StreamOptions } from './streams.js';
 
@@ -30,6 +31,11 @@ export interface EventWorkerOptions {
   clock?: Clock;
   streams?: StreamOptions;
   relay?: Pick<OutboxRelayOptions, 'batchSize' | 'pollIntervalMs' | 'retryBaseMs' | 'retryMaxMs'>;
+  /**
+   * Commits of outbox rows by any process (LISTEN on Postgres): the relay leader wakes on each
+   * instead of waiting for its poll. Without it, rows other processes commit wait for the poll.
+   */
+  outboxCommits?: OutboxCommitFeed;
   deadLetterCheckIntervalMs?: number;
   nakDelayMs?: (deliveryCount: number) => number;
 }
@@ -97,6 +103,13 @@ export async function startEventWorker(options: EventWorkerOptions): Promise<Eve
       async () => startRelay(options, ctx),
       (r) => r.stop(),
     );
+    const commits = options.outboxCommits;
+    if (commits)
+      await stack.start(
+        'outbox commit listener',
+        async () => commits.start(() => wakeIfLeader(relay)),
+        () => commits.stop(),
+      );
     const deadLetterMonitor = await stack.start(
       'DLQ monitor',
       () => startDeadLetterMonitor(options, ctx, relay),
@@ -158,6 +171,14 @@ function startRelay(options: EventWorkerOptions, ctx: WorkerContext): OutboxRela
   });
   relay.start();
   return relay;
+}
+
+/**
+ * Only the lease holder publishes; a follower woken by every commit would only ask the database
+ * for the lease each time. It takes the lease over on its own heartbeat and polls from then on.
+ */
+function wakeIfLeader(relay: OutboxRelay): void {
+  if (relay.status().leader) relay.notify();
 }
 
 async function startDeadLetterMonitor(

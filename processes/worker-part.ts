@@ -1,6 +1,7 @@
 import type { EventBus } from '../events/bus/event-bus.js';
 import { startEventWorker, workerEventProducer, type EventWorker } from '../events/worker.js';
 import type { EventProducer } from '../events/publish/outbox.js';
+import { listenForOutboxCommits, type OutboxCommitFeed } from '../events/publish/outbox-wakeup.js';
 import { startWorkerWhenStreamsExist, type PendingWorker } from '../events/worker-when-streams.js';
 import { feedWorkerMetrics } from '../events/worker-metrics.js';
 import type { Platform } from '../platform/bootstrap.js';
@@ -23,6 +24,16 @@ export interface WorkerPart {
   /** Wakes the outbox relay after a commit (nothing to wake while the worker waits). */
   notifyRelay(): void;
   current(): EventWorker | undefined;
+}
+
+/** LISTEN for other processes' outbox commits, on Postgres when OUTBOX_LISTEN allows. */
+function outboxCommitFeed(config: WorkerProcessConfig, platform: Platform): OutboxCommitFeed | undefined {
+  if (!config.events.relayListen || platform.database.kind !== 'postgres') return undefined;
+  return listenForOutboxCommits({
+    databaseUrl: platform.database.url,
+    logger: platform.logger.child({ component: 'outbox-listen' }),
+    applicationName: 'catalog-ai-outbox-listen',
+  });
 }
 
 /**
@@ -56,6 +67,7 @@ export async function workerPart(
       logger: platform.logger,
       config,
       producer,
+      outboxCommits: outboxCommitFeed(config, platform),
       consumers: catalogConsumers({ events: config.events, gdprZeroingRetentionClasses: config.gdprZeroingRetentionClasses }),
     });
     feedWorkerMetrics(deps.metrics, worker, { db, deadLetterStream: config.events.dlqStream });

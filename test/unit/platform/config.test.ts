@@ -29,8 +29,10 @@ describe('configuration', () => {
       maxDeliver: 6,
       ackWaitSeconds: 30,
       relayPollIntervalMs: 100,
+      relayListen: true,
     });
     expect(loadWorkerProcessConfig({ OUTBOX_POLL_INTERVAL_MS: '1000' }).events.relayPollIntervalMs).toBe(1000);
+    expect(loadWorkerProcessConfig({ OUTBOX_LISTEN: 'false' }).events.relayListen).toBe(false);
     expect(config.auth.maxTokenLifetimeSeconds).toBe(900);
   });
 
@@ -41,6 +43,7 @@ describe('configuration', () => {
     ['NATS_URL', 'not a url', /NATS_URL must be a URL/],
     ['REDIS_URL', 'http://x', /REDIS_URL must use redis: or rediss:/],
     ['OUTBOX_POLL_INTERVAL_MS', '5', /OUTBOX_POLL_INTERVAL_MS must be between 10 and 60000/],
+    ['OUTBOX_LISTEN', 'sometimes', /OUTBOX_LISTEN must be true or false/],
     ['CATALOG_DLQ_STREAM', 'CATALOG.dlq', /CATALOG_DLQ_STREAM is not a valid JetStream stream name/],
     ['MOCK_FAULT_INJECTION', 'maybe', /MOCK_FAULT_INJECTION must be true or false/],
     ['DB_PREPARED_STATEMENTS', 'sometimes', /DB_PREPARED_STATEMENTS must be true or false/],
