@@ -32,3 +32,14 @@ export function reportedFailure<Row extends { id: bigint }>(
 export function afterRelayRun(run: { locked: boolean; published: number }, batchSize: number): RelayTick {
   return run.locked && run.published === batchSize ? 'more' : 'idle';
 }
+
+/**
+ * How much longer a woken relay waits before its next round: until `gapMs` after the previous round
+ * ended. Every commit of outbox rows wakes the leader (LISTEN/NOTIFY), so under a steady stream of
+ * commits it would run one round per row, each a transaction of its own; with the gap a round
+ * takes what accumulated meanwhile, at most 1000 / gapMs rounds a second, at the cost of at most
+ * `gapMs` of publish delay. A round after an idle poll interval longer than the gap never waits.
+ */
+export function restOfRoundGapMs(previousRoundEndedMs: number, nowMs: number, gapMs: number): number {
+  return Math.max(0, previousRoundEndedMs + gapMs - nowMs);
+}

@@ -3,7 +3,8 @@ import type { Db } from '../../platform/db/database.js';
 import type { Logger } from '../../platform/logger.js';
 import type { MessageBus } from '../bus/event-bus.js';
 import { systemClock, type Clock } from '../../platform/clock.js';
-import { afterRelayRun, type RelayTick } from './outbox-relay.logic.js';
+import { performance } from 'node:perf_hooks';
+import { afterRelayRun, restOfRoundGapMs, type RelayTick } from './outbox-relay.logic.js';
 import { oneLine } from '../error-text.logic.js';
 import { relayBatch, type BatchResult } from './relay-batch.js';
 import { RelayLease } from './relay-lease.js';
@@ -14,6 +15,9 @@ export { OUTBOX_RELAY_LOCK } from './relay-batch.js';
 /** How long a relay holds its lease without renewing it, unless told (OUTBOX_RELAY_LEASE_SECONDS). */
 export const DEFAULT_RELAY_LEASE_MS = 10_000;
 
+/** A woken round starts at least this long after the previous one ended (outbox-relay.logic.ts). */
+export const DEFAULT_ROUND_GAP_MS = 20;
+
 export interface OutboxRelayOptions {
   db: Db;
   bus: MessageBus;
@@ -21,6 +25,8 @@ export interface OutboxRelayOptions {
   clock?: Clock;
   batchSize?: number;
   pollIntervalMs?: number;
+  /** Least time from the end of a round to the start of a woken one (DEFAULT_ROUND_GAP_MS). */
+  roundGapMs?: number;
   /** Backoff after a failed batch (broker down): base doubling up to max, with jitter. */
   retryBaseMs?: number;
   retryMaxMs?: number;
@@ -90,6 +96,7 @@ class RelayLoop {
   private wakePoll: (() => void) | undefined;
   private wakeAny: (() => void) | undefined;
   private notified = false;
+  private previousRoundEndedMs = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly options: OutboxRelayOptions) {
     this.clock = options.clock ?? systemClock;
@@ -174,8 +181,16 @@ class RelayLoop {
       if (!this.state.running) break;
       if (outcome === 'more') continue;
       if (outcome === 'failed') await this.wait(this.backoffMs(), false);
-      else await this.wait(this.options.pollIntervalMs ?? 1_000, true);
+      else await this.waitForWork();
     }
+  }
+
+  /** Until the poll interval passes or a commit wakes it; then, if woken early, the rest of the gap. */
+  private async waitForWork(): Promise<void> {
+    await this.wait(this.options.pollIntervalMs ?? 1_000, true);
+    const gapMs = this.options.roundGapMs ?? DEFAULT_ROUND_GAP_MS;
+    const restMs = restOfRoundGapMs(this.previousRoundEndedMs, performance.now(), gapMs);
+    if (restMs > 0 && this.state.running) await this.wait(restMs, false);
   }
 
   private backoffMs(): number {
@@ -187,7 +202,9 @@ class RelayLoop {
 
   private async tick(): Promise<RelayTick> {
     try {
-      const run = await this.runOnce();
+      const run = await this.runOnce().finally(() => {
+        this.previousRoundEndedMs = performance.now();
+      });
       if (run.failed) throw new Error(run.failed.error);
       this.state.consecutiveFailures = 0;
       this.state.lastError = undefined;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { afterRelayRun, inPartitions, reportedFailure } from '../../../events/publish/outbox-relay.logic.js';
+import { afterRelayRun, inPartitions, reportedFailure, restOfRoundGapMs } from '../../../events/publish/outbox-relay.logic.js';
 
 const row = (id: number, partitionKey: string) => ({ id: BigInt(id), partitionKey });
 
@@ -23,5 +23,16 @@ describe('outbox relay decisions', () => {
     expect(afterRelayRun({ locked: true, published: 100 }, 100)).toBe('more');
     expect(afterRelayRun({ locked: true, published: 99 }, 100)).toBe('idle');
     expect(afterRelayRun({ locked: false, published: 0 }, 0)).toBe('idle');
+  });
+
+  it('start a woken round no sooner than the gap after the previous round ended', () => {
+    // Woken 5 ms after a round ended: 15 ms more of a 20 ms gap.
+    expect(restOfRoundGapMs(1_000, 1_005, 20)).toBe(15);
+    // After an idle poll interval (or any wait) longer than the gap: at once.
+    expect(restOfRoundGapMs(1_000, 1_100, 20)).toBe(0);
+    expect(restOfRoundGapMs(1_000, 1_020, 20)).toBe(0);
+    // Before any round (the first one at start) and with no gap: at once.
+    expect(restOfRoundGapMs(Number.NEGATIVE_INFINITY, 5, 20)).toBe(0);
+    expect(restOfRoundGapMs(1_000, 1_001, 0)).toBe(0);
   });
 });
