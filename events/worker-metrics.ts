@@ -27,6 +27,11 @@ const RELAY_LEADER = {
   help: 'Whether this worker holds the outbox relay lease (1) or not (0): sum over replicas is 1 while publishing works.',
   labelNames: [],
 };
+const OUTBOX_LISTEN_CONNECTED = {
+  name: 'outbox_listen_connected',
+  help: 'Whether the LISTEN for outbox commits is connected (1) or being re-established (0; the relay polls meanwhile). Absent with OUTBOX_LISTEN off.',
+  labelNames: [],
+};
 const CONSUMER_REDELIVERIES = {
   name: 'consumer_redeliveries_total',
   help: 'Messages delivered again to a durable consumer (delivery count above 1).',
@@ -70,7 +75,13 @@ export function feedWorkerMetrics(
   const digestMismatches = metrics.counter(SCHEMA_DIGEST_MISMATCHES);
   const seen = new Map<string, number>();
   const seenDigests = new Map<string, number>();
+  // Without a LISTEN (OUTBOX_LISTEN off, the embedded database) there is no series to alert on.
+  const listening =
+    worker.health().outboxListen === 'off'
+      ? []
+      : [metrics.feed(OUTBOX_LISTEN_CONNECTED, () => (worker.health().outboxListen === 'listening' ? 1 : 0))];
   const removers = [
+    ...listening,
     metrics.feed(OUTBOX_BACKLOG, async () => (await outbox()).backlog),
     metrics.feed(OUTBOX_LAG, async () => (await outbox()).lag),
     metrics.feed(RELAY_LEADER, () => (worker.health().relay.leader ? 1 : 0)),

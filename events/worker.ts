@@ -43,6 +43,11 @@ export interface EventWorkerOptions {
 export interface EventWorkerHealth {
   status: 'ok' | 'degraded';
   relay: RelayStatus;
+  /**
+   * The LISTEN for outbox commits: `off` without one (OUTBOX_LISTEN=false, the embedded database),
+   * `reconnecting` while its connection is re-established (the relay polls meanwhile).
+   */
+  outboxListen: 'listening' | 'reconnecting' | 'off';
   deadLetters: DeadLetterAlertState;
   consumers: Array<{ durable: string } & ConsumerStats>;
 }
@@ -81,6 +86,7 @@ interface WorkerContext {
 
 interface WorkerParts {
   relay: OutboxRelay;
+  commits?: OutboxCommitFeed;
   deadLetterMonitor: DeadLetterMonitor;
   retention: RetentionJob;
   consumers: ConsumerHandle[];
@@ -125,7 +131,7 @@ export async function startEventWorker(options: EventWorkerOptions): Promise<Eve
       () => startConsumers(options, ctx, relay),
       (started) => Promise.all(started.map((c) => c.stop())).then(() => undefined),
     );
-    return { relay, deadLetterMonitor, retention, consumers };
+    return { relay, commits, deadLetterMonitor, retention, consumers };
   });
   ctx.logger.info({ consumers: parts.consumers.map((c) => c.durable) }, 'event worker started');
   return {
@@ -247,6 +253,7 @@ function workerHealth(parts: WorkerParts): EventWorkerHealth {
   return {
     status: deadLetters.alerting || relay.consecutiveFailures > 0 ? 'degraded' : 'ok',
     relay,
+    outboxListen: !parts.commits ? 'off' : parts.commits.listening() ? 'listening' : 'reconnecting',
     deadLetters,
     consumers: parts.consumers.map((c) => ({ durable: c.durable, ...c.stats() })),
   };

@@ -122,7 +122,10 @@ describe.runIf(Boolean(realService('DATABASE_URL')))('outbox commits wake the re
         relay: { pollIntervalMs: 600_000 },
         outboxCommits: feed,
       });
-      await eventually(() => started.relay.status().leader && feed.listening(), 'the relay to lead and the feed to listen');
+      await eventually(
+        () => started.relay.status().leader && started.health().outboxListen === 'listening',
+        'the relay to lead and the feed to listen',
+      );
       return started;
     }
 
@@ -158,6 +161,7 @@ describe.runIf(Boolean(realService('DATABASE_URL')))('outbox commits wake the re
         const duringOutage = await commitRow();
         await seen.ids.until((items) => items.includes(duringOutage), `event ${duringOutage} published`, 10_000);
         expect(feed.listening()).toBe(true);
+        expect(worker.health().outboxListen).toBe('listening');
         const afterwards = await commitRow();
         await seen.ids.until((items) => items.includes(afterwards), `event ${afterwards} published`, 10_000);
       } finally {

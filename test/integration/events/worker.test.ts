@@ -101,6 +101,8 @@ describe.each(stacks())('event worker: $name', (stack) => {
     expect(worker.health()).toMatchObject({
       status: 'ok',
       relay: { running: true, consecutiveFailures: 0 },
+      // Started without an outbox commit feed: the relay polls (and its own consumers wake it).
+      outboxListen: 'off',
       deadLetters: { depth: 0, alerting: false },
       consumers: [{ durable: consumer.durable, processed: 1, duplicates: 0, deadLettered: 0 }],
     });

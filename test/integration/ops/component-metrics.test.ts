@@ -32,7 +32,8 @@ describe('event worker metrics', () => {
 
   it('report outbox backlog and lag, DLQ depth and alert, and consumer redeliveries', async () => {
     const metrics = createMetrics({ defaultMetrics: false });
-    const health: Pick<EventWorkerHealth, 'deadLetters' | 'consumers'> = {
+    const health: Pick<EventWorkerHealth, 'deadLetters' | 'consumers' | 'outboxListen'> = {
+      outboxListen: 'listening',
       deadLetters: { depth: 3, alerting: true, oldestLetterAt: new Date().toISOString(), oldestLetterAgeSeconds: 660 },
       consumers: [
         {
@@ -60,6 +61,7 @@ describe('event worker metrics', () => {
     expect(value(text, 'dlq_alert{stream="CATALOG_DLQ"}')).toBe(1);
     expect(value(text, 'dlq_oldest_letter_age_seconds{stream="CATALOG_DLQ"}')).toBe(660);
     expect(value(text, 'consumer_redeliveries_total{consumer="catalog-svc-play-package-built"}')).toBe(2);
+    expect(value(text, 'outbox_listen_connected')).toBe(1);
 
     const producer = createEventProducer({
       registry: loadSchemaRegistry(),
@@ -80,12 +82,24 @@ describe('event worker metrics', () => {
     await db.prisma.$executeRawUnsafe(`UPDATE "OutboxEvent" SET "createdAt" = now() - interval '90 seconds'`);
     health.consumers[0].retried = 5;
     health.deadLetters = { depth: 0, oldestLetterAgeSeconds: 0, alerting: false };
+    health.outboxListen = 'reconnecting';
     text = await scrape(metrics);
+    expect(value(text, 'outbox_listen_connected')).toBe(0);
     expect(value(text, 'outbox_backlog')).toBe(2);
     expect(value(text, 'outbox_lag_seconds')).toBeGreaterThanOrEqual(90);
     expect(value(text, 'dlq_alert{stream="CATALOG_DLQ"}')).toBe(0);
     // A counter grows by what happened since the last scrape.
     expect(value(text, 'consumer_redeliveries_total{consumer="catalog-svc-play-package-built"}')).toBe(5);
+    // Without a LISTEN (OUTBOX_LISTEN off, the embedded database) there is no series to alert on.
+    const withoutListen = createMetrics({ defaultMetrics: false });
+    feedWorkerMetrics(
+      withoutListen,
+      { health: () => ({ ...health, outboxListen: 'off' }) as EventWorkerHealth },
+      { db: db.prisma, deadLetterStream: 'CATALOG_DLQ', cacheMs: 0 },
+    );
+    text = await scrape(withoutListen);
+    expect(value(text, 'dlq_depth{stream="CATALOG_DLQ"}')).toBe(0);
+    expect(text).not.toMatch(/^outbox_listen_connected /m);
   });
 });
 
