@@ -16,7 +16,7 @@ export { OUTBOX_RELAY_LOCK } from './relay-batch.js';
 export const DEFAULT_RELAY_LEASE_MS = 10_000;
 
 /** A woken round starts at least this long after the previous one ended (outbox-relay.logic.ts). */
-export const DEFAULT_ROUND_GAP_MS = 20;
+const ROUND_GAP_MS = 20;
 
 export interface OutboxRelayOptions {
   db: Db;
@@ -25,8 +25,6 @@ export interface OutboxRelayOptions {
   clock?: Clock;
   batchSize?: number;
   pollIntervalMs?: number;
-  /** Least time from the end of a round to the start of a woken one (DEFAULT_ROUND_GAP_MS). */
-  roundGapMs?: number;
   /** Backoff after a failed batch (broker down): base doubling up to max, with jitter. */
   retryBaseMs?: number;
   retryMaxMs?: number;
@@ -188,8 +186,7 @@ class RelayLoop {
   /** Until the poll interval passes or a commit wakes it; then, if woken early, the rest of the gap. */
   private async waitForWork(): Promise<void> {
     await this.wait(this.options.pollIntervalMs ?? 1_000, true);
-    const gapMs = this.options.roundGapMs ?? DEFAULT_ROUND_GAP_MS;
-    const restMs = restOfRoundGapMs(this.previousRoundEndedMs, performance.now(), gapMs);
+    const restMs = restOfRoundGapMs(this.previousRoundEndedMs, performance.now(), ROUND_GAP_MS);
     if (restMs > 0 && this.state.running) await this.wait(restMs, false);
   }
 
