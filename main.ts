@@ -15,7 +15,7 @@ await runProcess('main', loadSystemConfig, async (stack, config) => {
     Health, readiness:   ${system.gatewayUrl}/healthz, ${system.gatewayUrl}/readyz
     GraphiQL (offline):  ${system.gatewayUrl}/graphiql     Metrics: ${system.gatewayUrl}/metrics
     Subgraphs:           catalog ${system.catalogUrl}, ai ${system.aiUrl}
-    Database:            ${config.databaseUrl ? 'DATABASE_URL' : `embedded PGlite under ${config.dataDir}`}
+    Database:            ${config.databaseUrl ? 'DATABASE_URL' : `embedded Postgres under ${config.dataDir}/postgres`}
     Runtime:             Node ${process.version}, pid ${process.pid}${
       config.demoData ? `\n    Demo catalog:        tenant ${DEMO_TENANT_ID} (DEMO_DATA=false turns it off)` : ''
     }

@@ -26,6 +26,11 @@ export async function startOrExit<T>(start: () => Promise<T>): Promise<T> {
   try {
     return await start();
   } catch (error) {
+    // Found only once start-up looks (DATA_DIR held by another running process): the operator's to fix.
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(2);
+    }
     if (
       error instanceof DependencyUnreachableError ||
       error instanceof DependencyMisconfiguredError ||

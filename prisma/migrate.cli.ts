@@ -1,8 +1,8 @@
-// `npm run db:migrate`: applies pending migrations to DATABASE_URL, or to the embedded PGlite
-// database under DATA_DIR when it is unset.
-import path from 'node:path';
+// `npm run db:migrate`: applies pending migrations to DATABASE_URL, or to the embedded Postgres
+// under DATA_DIR when it is unset.
 import { loadPlatformConfig } from '../platform/config/config.js';
-import { reachDatabase, startEmbeddedPostgres } from '../platform/db/database.js';
+import { embeddedClusterDir, reachDatabase } from '../platform/db/database.js';
+import { startEmbeddedPostgres } from '../platform/db/embedded-postgres.js';
 import { configOrExit, startOrExit } from '../platform/entrypoint.js';
 import { createLogger } from '../platform/logger.js';
 import { applyMigrations } from './migrate.js';
@@ -10,7 +10,9 @@ import { applyMigrations } from './migrate.js';
 const config = configOrExit(loadPlatformConfig);
 const logger = createLogger({ level: config.logLevel, name: 'migrate' });
 if (config.databaseUrl) await startOrExit(() => reachDatabase(config.databaseUrl!));
-const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres(path.join(config.dataDir, 'pglite'), logger);
+const embedded = config.databaseUrl
+  ? undefined
+  : await startOrExit(() => startEmbeddedPostgres({ dir: embeddedClusterDir(config.dataDir), logger }));
 try {
   const applied = await applyMigrations(config.databaseUrl ?? embedded!.url);
   logger.info({ applied }, applied.length ? 'migrations applied' : 'database is up to date');

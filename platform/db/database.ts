@@ -1,10 +1,10 @@
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { PrismaClient } from '../../prisma/generated/client.js';
 import type { Logger } from '../logger.js';
 import { reachDependency, STARTUP_REACH_MS } from '../reach-dependency.js';
+import { startEmbeddedPostgres } from './embedded-postgres.js';
 import { statementName } from './statement-name.logic.js';
 
 export { PrismaClient, Prisma } from '../../prisma/generated/client.js';
@@ -17,7 +17,7 @@ export interface Database {
   prisma: PrismaClient;
   /** A libpq URL other tools (migrations, raw pg, bench) can use to reach the same database. */
   url: string;
-  kind: 'postgres' | 'pglite';
+  kind: 'postgres' | 'embedded';
   close(): Promise<void>;
 }
 
@@ -40,8 +40,8 @@ export function createPrismaClient(
 }
 
 /**
- * Opens the database: Postgres when DATABASE_URL is set, otherwise an embedded PGlite under
- * DATA_DIR served over a loopback socket so the very same Prisma pg adapter talks to both.
+ * Opens the database: the Postgres server of DATABASE_URL, or else the embedded Postgres server
+ * under DATA_DIR (platform/db/embedded-postgres.ts), reached the same way, with the same pool.
  */
 export async function openDatabase(options: {
   databaseUrl?: string;
@@ -59,23 +59,22 @@ export async function openDatabase(options: {
     const prisma = createPrismaClient(options.databaseUrl, options.poolSize, prepared);
     return { prisma, url: options.databaseUrl, kind: 'postgres', close: () => prisma.$disconnect() };
   }
-  const embedded = await startEmbeddedPostgres(path.join(options.dataDir, 'pglite'), options.logger);
-  // One connection: pglite-socket interleaves the extended-protocol messages of concurrent
-  // connections outside a transaction (electric-sql/pglite#1046, "bind message supplies 8
-  // parameters, but prepared statement requires 3"). PGlite runs one statement at a time anyway.
-  // Unnamed statements only: after a statement fails at execution (a NUL in a text, 22P05)
-  // pglite-socket loses its ParseComplete, so pg forgets a named statement PGlite still holds, and
-  // every later use of the name fails with 42P05 "prepared statement already exists".
-  const prisma = createPrismaClient(embedded.url, 1, { ...prepared, preparedStatements: false });
+  const embedded = await startEmbeddedPostgres({ dir: embeddedClusterDir(options.dataDir), logger: options.logger });
+  const prisma = createPrismaClient(embedded.url, options.poolSize, prepared);
   return {
     prisma,
     url: embedded.url,
-    kind: 'pglite',
+    kind: 'embedded',
     close: async () => {
       await prisma.$disconnect();
       await embedded.stop();
     },
   };
+}
+
+/** The embedded cluster's folder under DATA_DIR. */
+export function embeddedClusterDir(dataDir: string): string {
+  return path.join(dataDir, 'postgres');
 }
 
 /**
@@ -94,29 +93,4 @@ export async function reachDatabase(url: string): Promise<void> {
       await client.end().catch(() => undefined);
     }
   });
-}
-
-export interface EmbeddedPostgres {
-  url: string;
-  stop(): Promise<void>;
-}
-
-/** PGlite (Postgres compiled to wasm) behind pglite-socket on an OS-assigned loopback port. */
-export async function startEmbeddedPostgres(dir: string | undefined, logger: Logger): Promise<EmbeddedPostgres> {
-  const { PGlite } = await import('@electric-sql/pglite');
-  const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
-  if (dir) await fs.mkdir(dir, { recursive: true });
-  const db = await PGlite.create(dir ? { dataDir: dir } : {});
-  const server = new PGLiteSocketServer({ db, port: 0, host: '127.0.0.1', maxConnections: 16 });
-  await server.start();
-  const port = Number(server.getServerConn().split(':').pop());
-  if (!port) throw new Error('PGlite socket server did not report its port');
-  logger.info({ dir: dir ?? 'memory', port }, 'embedded PGlite database started');
-  return {
-    url: `postgresql://postgres@127.0.0.1:${port}/postgres?sslmode=disable`,
-    stop: async () => {
-      await server.stop();
-      await db.close();
-    },
-  };
 }

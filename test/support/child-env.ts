@@ -1,5 +1,3 @@
-import net from 'node:net';
-
 /**
  * What a process under test (or under a bench) inherits. The runner's own service URLs, ports,
  * keys and exporters never leak into it: without an explicit value it runs on its embedded
@@ -49,14 +47,4 @@ export function childEnv(env: Record<string, string | undefined> = {}): Record<s
   return result;
 }
 
-/** A loopback port free right now (bound once, then released). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '../../platform/free-port.js';

@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import {
+  decideStart,
+  isPortTaken,
+  parsePostmasterPid,
+  postgresArgs,
+  startFailureReason,
+} from '../../../platform/db/embedded-postgres.logic.js';
+
+describe('embedded Postgres: whose data directory is it', () => {
+  it('creates a cluster where none was made', () => {
+    expect(decideStart({ initialised: false })).toEqual({ action: 'initialise-then-start' });
+  });
+
+  it('starts on a cluster nobody runs, a stale postmaster.pid included (Postgres removes it)', () => {
+    expect(decideStart({ initialised: true })).toEqual({ action: 'start' });
+    expect(
+      decideStart({ initialised: true, postmasterPid: 41, postmasterAlive: false, ownerPid: 40, ownerAlive: false }),
+    ).toEqual({
+      action: 'start',
+    });
+  });
+
+  it('refuses a cluster whose server runs for a live owner, or for an owner it cannot name', () => {
+    expect(decideStart({ initialised: true, postmasterPid: 41, postmasterAlive: true, ownerPid: 40, ownerAlive: true })).toEqual({
+      action: 'refuse-in-use',
+      postmasterPid: 41,
+      ownerPid: 40,
+    });
+    // A server somebody started by hand (no owner file): theirs, never ours to stop.
+    expect(decideStart({ initialised: true, postmasterPid: 41, postmasterAlive: true })).toEqual({
+      action: 'refuse-in-use',
+      postmasterPid: 41,
+      ownerPid: undefined,
+    });
+  });
+
+  it('reclaims a server whose owner died without stopping it', () => {
+    expect(decideStart({ initialised: true, postmasterPid: 41, postmasterAlive: true, ownerPid: 40, ownerAlive: false })).toEqual(
+      {
+        action: 'reclaim-orphan',
+        postmasterPid: 41,
+      },
+    );
+  });
+
+  it("reads postmaster.pid's first line only when it is a pid", () => {
+    expect(parsePostmasterPid('4242\n/data\n1700000000\n5432\n')).toBe(4242);
+    expect(parsePostmasterPid('')).toBeUndefined();
+    expect(parsePostmasterPid('-1\n')).toBeUndefined();
+    expect(parsePostmasterPid('0\n')).toBeUndefined();
+    expect(parsePostmasterPid('garbage')).toBeUndefined();
+  });
+});
+
+describe('embedded Postgres: server settings and its log', () => {
+  it('listens on loopback only, without a Unix socket; durable keeps fsync, throwaway drops it', () => {
+    const durable = postgresArgs({ dataDir: '/d', port: 5555, durability: 'durable' });
+    expect(durable.slice(0, 4)).toEqual(['-D', '/d', '-p', '5555']);
+    expect(durable).toContain('listen_addresses=127.0.0.1');
+    expect(durable).toContain('unix_socket_directories=');
+    expect(durable.some((arg) => arg.startsWith('fsync='))).toBe(false);
+    expect(postgresArgs({ dataDir: '/d', port: 5555, durability: 'throwaway' })).toContain('fsync=off');
+  });
+
+  it('names the FATAL line of a failed start, without its timestamp and pid', () => {
+    const log = [
+      '2026-11-28 00:43:12.851 UTC [8453] LOG:  starting PostgreSQL 17',
+      '2026-11-28 00:43:12.852 UTC [8453] FATAL:  could not create lock file "postmaster.pid": Permission denied',
+    ].join('\n');
+    expect(startFailureReason(log)).toBe('FATAL:  could not create lock file "postmaster.pid": Permission denied');
+    expect(startFailureReason('something else\n')).toBe('something else');
+    expect(startFailureReason('')).toBe('the server exited during start-up');
+  });
+
+  it('tells a lost port race from other failures', () => {
+    expect(isPortTaken('LOG:  could not bind IPv4 address "127.0.0.1": Address already in use')).toBe(true);
+    expect(isPortTaken('FATAL:  data directory "/d" has wrong ownership')).toBe(false);
+  });
+});
