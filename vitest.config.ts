@@ -25,6 +25,7 @@ export default defineConfig({
         resolve: { alias },
         test: {
           name: 'integration',
+          globalSetup: ['test/support/embedded-database-setup.ts'],
           include: ['test/integration/**/*.test.ts'],
           setupFiles: ['reflect-metadata'],
           testTimeout: 60_000,
@@ -35,6 +36,7 @@ export default defineConfig({
         resolve: { alias },
         test: {
           name: 'e2e',
+          globalSetup: ['test/support/embedded-database-setup.ts'],
           include: ['test/e2e/**/*.test.ts'],
           setupFiles: ['reflect-metadata'],
           testTimeout: 120_000,
@@ -51,7 +53,7 @@ export default defineConfig({
           include: ['test/reliability/**/*.test.ts'],
           setupFiles: ['reflect-metadata'],
           // Prints the summary table (faults, events, lost, duplicated, requests, 5xx) at the end.
-          globalSetup: ['test/reliability/global-setup.ts'],
+          globalSetup: ['test/support/embedded-database-setup.ts', 'test/reliability/global-setup.ts'],
           testTimeout: 600_000,
           hookTimeout: 300_000,
           // Fault, load and soak files start their own processes and services; one at a time.

@@ -22,9 +22,8 @@ import { startBalancer, type Balancer } from '../support/test-balancer.js';
  * `Connection: close` for SHUTDOWN_DRAIN_MS, finishes what is in flight and exits 0, and a
  * collector that cannot be reached is a warning.
  */
-const databaseUrl = realService('DATABASE_URL');
 const redisUrl = realService('REDIS_URL');
-const runs = Boolean(databaseUrl && redisUrl) && privateServicesAvailable('graceful drain', ['nats-server']);
+const runs = Boolean(redisUrl) && privateServicesAvailable('graceful drain', ['nats-server']);
 
 describe.runIf(runs)('SIGTERM to a gateway replica under keep-alive load', () => {
   let db: TestDatabase;
@@ -37,7 +36,7 @@ describe.runIf(runs)('SIGTERM to a gateway replica under keep-alive load', () =>
   const urls: string[] = [];
 
   beforeAll(async () => {
-    db = await createTestDatabase('postgres');
+    db = await createTestDatabase();
     nats = await startPrivateNats();
     keys = await generateEd25519();
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'drain-'));

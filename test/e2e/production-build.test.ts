@@ -145,13 +145,12 @@ describe('the production build', () => {
     });
   });
 
-  const databaseUrl = realService('DATABASE_URL');
   const redisUrl = realService('REDIS_URL');
   const natsBinary = privateServicesAvailable('production-build (separate processes)', ['nats-server']);
 
   // JetStream streams are server-wide, so the parts get a nats-server of their own (the machine's
   // binary on a free port) rather than streams named like production ones on the shared server.
-  describe.runIf(databaseUrl && redisUrl && natsBinary)('each part as its own process on real services', () => {
+  describe.runIf(redisUrl && natsBinary)('each part as its own process on real services', () => {
     let db: TestDatabase;
     let nats: PrivateNats;
     let dataDir: string;
@@ -159,7 +158,7 @@ describe('the production build', () => {
     const ports = { gateway: 0, catalog: 0, ai: 0, metrics: 0 };
 
     beforeAll(async () => {
-      db = await createTestDatabase('postgres', { migrate: false });
+      db = await createTestDatabase(undefined, { migrate: false });
       nats = await startPrivateNats();
       dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'production-build-parts-'));
       for (const name of Object.keys(ports) as Array<keyof typeof ports>) ports[name] = await freePort();

@@ -1,9 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyMigrations } from '../../prisma/migrate.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../support/database.js';
-import { realService } from '../support/services.js';
-
-realService('DATABASE_URL');
 
 describe.each(databaseKinds())('migrations on %s', (kind) => {
   let db: TestDatabase;

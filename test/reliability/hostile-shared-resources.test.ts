@@ -13,7 +13,6 @@ import { retainedMemory, type RetainedMemory } from '../support/inspector.js';
 import { privateServicesAvailable, startPrivateRedis, type PrivateRedis } from '../support/private-services.js';
 import { recordFigures } from '../support/reliability-figures.js';
 import { exchange, startReliabilitySystem, type HttpAnswer, type ReliabilitySystem } from '../support/reliability-system.js';
-import { realService } from '../support/services.js';
 
 /**
  * Shared resources under hostile load (issue #24), each finding measured from outside on b3f46fc:
@@ -27,7 +26,7 @@ import { realService } from '../support/services.js';
  *   authenticated from its headers before the body is read, a refusal closes the connection, and
  *   every server has request timeouts and a connection cap.
  */
-const runs = privateServicesAvailable('hostile shared resources', ['redis-server']) && Boolean(realService('DATABASE_URL'));
+const runs = privateServicesAvailable('hostile shared resources', ['redis-server']);
 const tally = { requests: 0, serverErrors: 0, notes: [] as string[] };
 
 afterAll(() => {
@@ -203,7 +202,7 @@ describe.runIf(runs)('a REDIS_URL that would evict quota and Idempotency-Key rec
   let db: TestDatabase;
   beforeAll(async () => {
     evicting = await startPrivateRedis(['--maxmemory', '64mb', '--maxmemory-policy', 'allkeys-lru']);
-    db = await createTestDatabase('postgres');
+    db = await createTestDatabase();
   });
   afterAll(async () => {
     await evicting?.destroy();

@@ -20,17 +20,17 @@ export interface CatalogFixture {
   token: string;
   /** A token with `scope`, of the fixture's tenant unless `tenant` names another. */
   mintToken(scope: string, subject?: string, tenant?: string): Promise<string>;
-  /** A real catalog subgraph on its own port, on a PGlite test database. */
+  /** A real catalog subgraph on its own port, on a test database. */
   catalog: RunningServer;
   close(): Promise<void>;
 }
 
 /**
  * A real catalog subgraph to put behind a gateway under test, warmed up by one query (its cold
- * start — PGlite, plans — is then not inside a fetch the test times).
+ * start — database, plans — is then not inside a fetch the test times).
  */
 export async function startCatalogFixture(options: { tenant: string; scope: string; dataDir: string }): Promise<CatalogFixture> {
-  const db = await createTestDatabase('pglite');
+  const db = await createTestDatabase();
   const keys = await generateEd25519();
   const verifier = await createTokenVerifier({
     publicKey: JSON.stringify(keys.publicJwk),

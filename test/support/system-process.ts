@@ -136,10 +136,7 @@ export async function startSystemProcess(
 
 /** The variables that point a system process at a test database (also for a restart on it). */
 export function databaseEnv(db: TestDatabase): Record<string, string> {
-  // pglite-socket interleaves extended-protocol messages of concurrent connections outside a
-  // transaction (electric-sql/pglite#1046: "bind message supplies 8 parameters, but prepared
-  // statement requires 3"), so the process talks to a test-served PGlite over one connection.
-  return { DATABASE_URL: db.url, DB_POOL_SIZE: db.kind === 'pglite' ? '1' : '8' };
+  return { DATABASE_URL: db.url, DB_POOL_SIZE: '8' };
 }
 
 export interface SystemWithDatabase {
@@ -154,14 +151,14 @@ export interface SystemWithDatabase {
 
 /**
  * A system process on a database the test can also reach: a fresh Postgres database on the server
- * of DATABASE_URL when set, else a PGlite served from the test process. Use it to arrange rows
+ * of DATABASE_URL when set, else on the run's embedded Postgres. Use it to arrange rows
  * directly (e.g. 1,000 courses) or to check that nothing changed.
  */
 export async function startSystemWithDatabase(
   env: Record<string, string | undefined> = {},
   options: StartOptions = {},
 ): Promise<SystemWithDatabase> {
-  const db = await createTestDatabase(process.env.DATABASE_URL ? 'postgres' : 'pglite');
+  const db = await createTestDatabase();
   try {
     let current = await startSystemProcess({ ...databaseEnv(db), ...env }, options);
     const running: SystemWithDatabase = {

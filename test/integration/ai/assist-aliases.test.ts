@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId, newUlid } from '../../../platform/ids.js';
 import { assistInput, startAiHarness, type AiHarness } from './support.js';
+import { testDatabaseKind } from '../../support/database.js';
 
 /**
  * Issue #24, item 7: one refused `assist` alias no longer voids the others. The field is nullable:
@@ -22,7 +23,7 @@ type Answer = { provenanceId: string; status: string } | null;
 describe('several assists in one mutation, one refused by the quota', () => {
   let ai: AiHarness;
   beforeAll(async () => {
-    ai = await startAiHarness('pglite', {}, { clock: { now: () => FROZEN } });
+    ai = await startAiHarness(testDatabaseKind(), {}, { clock: { now: () => FROZEN } });
   });
   afterAll(async () => {
     await ai?.close();

@@ -6,7 +6,6 @@ import { silentLogger } from '../../../platform/logger.js';
 import { BASELINE_TEMPLATES } from '../../../subgraphs/ai/baseline.js';
 import { promptHash, renderTemplate } from '../../../subgraphs/ai/templates/template.logic.js';
 import { databaseKinds } from '../../support/database.js';
-import { realService } from '../../support/services.js';
 import {
   ASSIST,
   assistInput,
@@ -20,8 +19,6 @@ import {
   type FakeOpenAi,
   type FakeReply,
 } from './support.js';
-
-realService('DATABASE_URL');
 
 const PROVIDER_KEY = 'sk-live-TOPSECRET-7f3a9c2e1b';
 const VAULT_TOKEN = 'hvs.VAULT-ROOT-TOKEN-5d8e';

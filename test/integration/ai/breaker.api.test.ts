@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../../../platform/clock.js';
 import { ASSIST, assistInput, PROVENANCE, startAiHarness, startFakeOpenAi, type AiHarness, type FakeOpenAi } from './support.js';
+import { testDatabaseKind } from '../../support/database.js';
 
 type Assist = { assist: { provenanceId: string; provider: string } };
 type Attempts = { provenance: { attempts: Array<{ provider: string; outcome: string }> } };
@@ -14,7 +15,7 @@ describe('circuit breaker through the assist pipeline', () => {
   beforeAll(async () => {
     openai = await startFakeOpenAi();
     ai = await startAiHarness(
-      'pglite',
+      testDatabaseKind(),
       { OPENAI_BASE_URL: openai.baseUrl, AI_PROVIDER_RETRIES: '0', AI_BREAKER_FAILURES: '2', AI_BREAKER_COOLDOWN_MS: '30000' },
       { clock },
     );

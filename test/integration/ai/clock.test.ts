@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../../../platform/clock.js';
 import { newId, newUlid } from '../../../platform/ids.js';
 import { ASSIST, assistInput, startAiHarness, type AiHarness } from './support.js';
+import { testDatabaseKind } from '../../support/database.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -16,7 +17,7 @@ describe('the AI subgraph on a manual clock', () => {
   let ai: AiHarness;
 
   beforeAll(async () => {
-    ai = await startAiHarness('pglite', { IDEMPOTENCY_TTL_SECONDS: '3600' }, { clock });
+    ai = await startAiHarness(testDatabaseKind(), { IDEMPOTENCY_TTL_SECONDS: '3600' }, { clock });
   });
   afterAll(async () => ai?.close());
 

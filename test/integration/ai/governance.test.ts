@@ -6,8 +6,7 @@ import { aiMetrics } from '../../../subgraphs/ai/metrics.js';
 import { seedBaseline } from '../../../subgraphs/ai/seed.js';
 import { outputHash } from '../../../subgraphs/ai/provenance/provenance.logic.js';
 import { applyDiff, type DiffOp } from '../../../platform/text-diff.logic.js';
-import { databaseKinds } from '../../support/database.js';
-import { realService } from '../../support/services.js';
+import { databaseKinds, testDatabaseKind } from '../../support/database.js';
 import {
   ASSIST,
   assistInput,
@@ -20,8 +19,6 @@ import {
   type FakeOpenAi,
   type Listening,
 } from './support.js';
-
-realService('DATABASE_URL');
 
 const TENANT_C = 'ten_01JD0000000000000000000C00';
 const ADMIN = 'usr_01JD00000000000000000ADM00';
@@ -994,7 +991,7 @@ describe('remote moderation classifier in the assist pipeline', () => {
       res.end(JSON.stringify(reply.body));
     });
     moderation = { ...server, requests, script };
-    ai = await startAiHarness('pglite', {
+    ai = await startAiHarness(testDatabaseKind(), {
       OPENAI_BASE_URL: hosted.baseUrl,
       AI_MODERATION_CLASSIFIER: 'openai',
       AI_MODERATION_BASE_URL: moderation.url,

@@ -28,7 +28,7 @@ let db: TestDatabase;
 const opened: Array<{ redis: Redis }> = [];
 
 beforeAll(async () => {
-  db = await createTestDatabase('pglite');
+  db = await createTestDatabase();
   await seedBaseline(db.prisma, { hostedModel: 'gpt-4o-mini', logger: silentLogger });
 });
 afterAll(async () => {

@@ -4,6 +4,7 @@ import { silentLogger } from '../../../platform/logger.js';
 import { createRedis, waitForRedis } from '../../../platform/redis.js';
 import { realService } from '../../support/services.js';
 import { ASSIST, assistInput, closedPort, startAiHarness, type AiHarness } from './support.js';
+import { testDatabaseKind } from '../../support/database.js';
 
 const redisUrl = realService('REDIS_URL');
 // A frozen clock mid-minute: the test is about counting, not about window boundaries.
@@ -19,7 +20,7 @@ describe(`assist quota through the API (${redisUrl ? 'Redis' : 'in-memory store'
       redis = createRedis(redisUrl, silentLogger);
       await waitForRedis(redis);
     }
-    ai = await startAiHarness(process.env.DATABASE_URL ? 'postgres' : 'pglite', {}, { redis, clock: { now: () => FROZEN } });
+    ai = await startAiHarness(testDatabaseKind(), {}, { redis, clock: { now: () => FROZEN } });
   });
   afterAll(async () => {
     await ai?.close();
@@ -58,7 +59,7 @@ describe('assist quota with Redis down', () => {
 
   beforeAll(async () => {
     redis = createRedis(`redis://127.0.0.1:${await closedPort()}`, silentLogger);
-    ai = await startAiHarness('pglite', { QUOTA_FALLBACK_RPM_PERCENT: '50' }, { redis, clock: { now: () => FROZEN } });
+    ai = await startAiHarness(testDatabaseKind(), { QUOTA_FALLBACK_RPM_PERCENT: '50' }, { redis, clock: { now: () => FROZEN } });
   });
   afterAll(async () => {
     await ai?.close();

@@ -12,7 +12,7 @@ import { createLogger } from '../../../platform/logger.js';
 import { seedBaseline } from '../../../subgraphs/ai/seed.js';
 import { startAiSubgraph, type AiDeps } from '../../../subgraphs/ai/server.js';
 import type { AiServices } from '../../../subgraphs/ai/services.js';
-import { createTestDatabase, type TestDatabase } from '../../support/database.js';
+import { createTestDatabase, type DatabaseKind, type TestDatabase } from '../../support/database.js';
 
 export interface Listening {
   url: string;
@@ -173,7 +173,7 @@ export interface AiHarness {
  * grep them. `env` is the process environment the configuration is parsed from.
  */
 export async function startAiHarness(
-  kind: 'pglite' | 'postgres',
+  kind: DatabaseKind,
   env: Record<string, string>,
   overrides: Partial<Omit<AiDeps, 'config' | 'db' | 'verifier' | 'logger'>> = {},
 ): Promise<AiHarness> {

@@ -12,9 +12,9 @@ import { createTestDatabase, databaseKinds, type TestDatabase } from '../../supp
 
 /**
  * A text the database cannot store (a NUL in a context field) fails its own assist, and only that:
- * the answers after it are recorded as before. On PGlite, a named prepared statement that failed
- * at execution used to leave the connection unable to run that statement again (42P05), so one
- * such request broke every later assist of the process.
+ * the answers after it are recorded as before. On the former embedded database (PGlite behind a
+ * socket), a named prepared statement that failed at execution left the connection unable to run
+ * that statement again (42P05), so one such request broke every later assist of the process.
  */
 describe.each(databaseKinds())('an assist whose text the database cannot store, on %s', (kind) => {
   let db: TestDatabase;

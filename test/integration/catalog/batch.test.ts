@@ -209,26 +209,24 @@ describe.each(databaseKinds())('PublishCourseVersion in batches on %s', (kind) =
     expect(await db.prisma.outboxEvent.count({ where: { tenantId } })).toBe(2);
   });
 
-  // Two connections at once: PGlite serves one.
-  if (kind === 'postgres')
-    it('registers each new slug once when two batches create the same courses at the same time', async () => {
-      const tenantId = newId('tenant');
-      const slugs = ['zeta', 'eta', 'theta'];
-      const batches = [0, 1].map((b) =>
-        (b ? [...slugs].reverse() : slugs).map((slug, i) =>
-          consumedEnvelope('built', builtPayload(tenantId, slug, `1.${b}.0`, { playPackage: pkg(10 * b + i) })),
-        ),
-      );
-      await Promise.all(
-        batches.map((batch) => db.prisma.$transaction((tx) => publishCourseVersions(tx, batchOf(tx, batch), deps))),
-      );
-      const courses = await db.prisma.course.findMany({ where: { tenantId }, include: { versions: true } });
-      expect(courses.map((c) => c.slug).sort()).toEqual([...slugs].sort());
-      for (const course of courses) {
-        expect(course.versionSeq).toBe(2);
-        expect(course.versions.map((v) => v.sequence).sort()).toEqual([1, 2]);
-        expect(course.latestVersionLabel).toBe('1.1.0');
-      }
-      expect(await db.prisma.outboxEvent.count({ where: { tenantId, eventType: 'catalog.course.registered' } })).toBe(3);
-    });
+  it('registers each new slug once when two batches create the same courses at the same time', async () => {
+    const tenantId = newId('tenant');
+    const slugs = ['zeta', 'eta', 'theta'];
+    const batches = [0, 1].map((b) =>
+      (b ? [...slugs].reverse() : slugs).map((slug, i) =>
+        consumedEnvelope('built', builtPayload(tenantId, slug, `1.${b}.0`, { playPackage: pkg(10 * b + i) })),
+      ),
+    );
+    await Promise.all(
+      batches.map((batch) => db.prisma.$transaction((tx) => publishCourseVersions(tx, batchOf(tx, batch), deps))),
+    );
+    const courses = await db.prisma.course.findMany({ where: { tenantId }, include: { versions: true } });
+    expect(courses.map((c) => c.slug).sort()).toEqual([...slugs].sort());
+    for (const course of courses) {
+      expect(course.versionSeq).toBe(2);
+      expect(course.versions.map((v) => v.sequence).sort()).toEqual([1, 2]);
+      expect(course.latestVersionLabel).toBe('1.1.0');
+    }
+    expect(await db.prisma.outboxEvent.count({ where: { tenantId, eventType: 'catalog.course.registered' } })).toBe(3);
+  });
 });

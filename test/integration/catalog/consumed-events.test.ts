@@ -16,7 +16,7 @@ import {
 } from './harness.js';
 
 /**
- * The catalog's consumers, run by the events runner over the in-process bus + PGlite, and over
+ * The catalog's consumers, run by the events runner over the in-process bus + the run's database, and over
  * JetStream + Postgres when NATS_URL and DATABASE_URL are set.
  */
 describe.each(stacks())('catalog consumers: $name', (stack) => {

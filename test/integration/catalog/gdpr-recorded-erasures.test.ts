@@ -7,9 +7,6 @@ import { completeRecordedErasures } from '../../../subgraphs/catalog/gdpr/subjec
 import { erasureKey } from '../../../subgraphs/catalog/gdpr/redaction.logic.js';
 import { courseRow } from '../../support/course-row.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../../support/database.js';
-import { realService } from '../../support/services.js';
-
-realService('DATABASE_URL');
 
 const DIGEST_MIGRATION = '20261126100100_erased_author_digest';
 

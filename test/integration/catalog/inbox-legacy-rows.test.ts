@@ -5,9 +5,6 @@ import { newId, newUlid } from '../../../platform/ids.js';
 import { applyMigrations } from '../../../prisma/migrate.js';
 import { applyMigrationsBefore } from './earlier-migrations.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../../support/database.js';
-import { realService } from '../../support/services.js';
-
-realService('DATABASE_URL');
 
 const INBOX_TENANT_MIGRATION = '20261126100000_inbox_tenant';
 const CONSUMER = 'catalog-svc-course-draft-published';

@@ -12,10 +12,7 @@ import { createCatalogEvents } from '../../../subgraphs/catalog/outbox-port.js';
 import { startCatalogSubgraph } from '../../../subgraphs/catalog/server.js';
 import { publishCourseVersion } from '../../../subgraphs/catalog/use-cases/publish-course-version.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../../support/database.js';
-import { realService } from '../../support/services.js';
 import { builtPayload, catalogProducer, consumedEnvelope, registry } from './harness.js';
-
-realService('DATABASE_URL');
 
 const COURSE_FIELDS =
   'courseId etag state visibility title tags authors { userId role displayName } taxonomy { taxonomyId nodePath } cover { assetId }';

@@ -11,11 +11,8 @@ import { replayTenantDeadLetters } from '../../../subgraphs/catalog/dead-letters
 import { createCatalogEvents } from '../../../subgraphs/catalog/outbox-port.js';
 import { publishCourseVersion } from '../../../subgraphs/catalog/use-cases/publish-course-version.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../../support/database.js';
-import { realService } from '../../support/services.js';
 import { deferred, recorder, stacks } from '../events/helpers.js';
 import { builtPayload, catalogProducer, consumedEnvelope, startCatalogHarness, type CatalogHarness } from './harness.js';
-
-realService('DATABASE_URL');
 
 const pkg = (n: number) => ({ playPackageId: newId('playPackage'), sha256: n.toString(16).padStart(64, '0'), format: 'v1' });
 
@@ -268,7 +265,6 @@ describe.each(databaseKinds())('PublishCourseVersion transactions on %s', (kind)
   });
 });
 
-// PGlite serves one transaction at a time, so only a real server can show that courses are independent.
 describe.each(databaseKinds().filter((kind) => kind === 'postgres'))('course locks on %s', (kind) => {
   let db: TestDatabase;
   beforeAll(async () => {

@@ -10,10 +10,7 @@ import { ensureStreams } from '../../../events/streams.js';
 import { createCatalogEvents } from '../../../subgraphs/catalog/outbox-port.js';
 import { publishCourseVersion } from '../../../subgraphs/catalog/use-cases/publish-course-version.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../../support/database.js';
-import { realService } from '../../support/services.js';
 import { builtPayload, catalogProducer, consumedEnvelope, registry } from './harness.js';
-
-realService('DATABASE_URL');
 
 /**
  * What leaves the service: the relay publishes the catalog's outbox rows on the CATALOG stream

@@ -17,9 +17,7 @@ describe.each(databaseKinds())('named prepared statements on %s', (kind) => {
       (r) => r.name,
     );
 
-  // PGlite runs every statement unnamed (platform/db/database.ts: pglite-socket loses a failed
-  // named statement's ParseComplete); the values are bound all the same.
-  const named = kind === 'postgres' ? 1 : 0;
+  const named = 1;
 
   it('prepares a marked statement once on its connection (Postgres) and binds each execution’s own values', async () => {
     const double = (n: number) =>

@@ -89,7 +89,7 @@ describe.each(stacks())('consumer runner, inbox and dead letters: $name', (stack
         eventType: EVENT,
         version: 1,
         maxDeliver: config.events.maxDeliver,
-        // Long enough that no delivery here times out: PGlite's wasm can hold the event loop.
+        // Long enough that no delivery here times out on a loaded machine.
         ackWaitMs: 5_000,
         nakDelayMs: () => 20,
         deadLetterStream,

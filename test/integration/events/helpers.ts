@@ -11,6 +11,7 @@ import type { DeadLetterLocation } from '../../../events/dead-letters/dead-lette
 import { createInProcessBus } from '../../../events/bus/in-process-bus.js';
 import { connectJetStreamBus } from '../../../events/bus/jetstream-bus.js';
 import { realService } from '../../support/services.js';
+import { testDatabaseKind, type DatabaseKind } from '../../support/database.js';
 
 /**
  * Items pushed by handlers, and a bounded wait for a condition over them: tests wait on what
@@ -88,19 +89,19 @@ export const bytes = (value: string) => new TextEncoder().encode(value);
 export interface Stack {
   name: string;
   bus: BusFactory;
-  db: 'pglite' | 'postgres';
+  db: DatabaseKind;
   /** Subject prefix isolating this run's streams on a shared NATS server. */
   subjectPrefix: string;
 }
 
-/** In-process bus + PGlite always; JetStream + Postgres when NATS_URL and DATABASE_URL are both set. */
+/** In-process bus + the run's database always; JetStream + Postgres when NATS_URL and DATABASE_URL are both set. */
 export function stacks(): Stack[] {
   const out: Stack[] = [];
   const [inProcess, jetstream] = [
     busFactories().find((f) => f.name === 'in-process')!,
     busFactories().find((f) => f.name === 'jetstream'),
   ];
-  out.push({ name: 'in-process bus + PGlite', bus: inProcess, db: 'pglite', subjectPrefix: '' });
+  out.push({ name: `in-process bus + ${testDatabaseKind()}`, bus: inProcess, db: testDatabaseKind(), subjectPrefix: '' });
   if (jetstream && realService('DATABASE_URL')) {
     out.push({ name: 'JetStream + Postgres', bus: jetstream, db: 'postgres', subjectPrefix: `t${uniqueToken()}.` });
   }

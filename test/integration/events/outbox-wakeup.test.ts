@@ -16,7 +16,6 @@ import { loadSchemaRegistry } from '../../../events/schemas/registry.js';
 import { startEventWorker, type EventWorker } from '../../../events/worker.js';
 import { eventually } from '../../support/eventually.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
-import { realService } from '../../support/services.js';
 import { courseEmit, coursePublishedPayload, testSource } from '../../unit/events/fixtures.js';
 import { recorder, text } from './helpers.js';
 
@@ -30,12 +29,12 @@ const LISTENER_NAME = `outbox-wakeup-test-${process.pid}`;
  * trigger, LISTENed to by events/publish/outbox-wakeup.ts), not at the next poll. The relay here
  * polls every 10 minutes, so a row published within the test's bounded wait was woken for.
  */
-describe.runIf(Boolean(realService('DATABASE_URL')))('outbox commits wake the relay leader (Postgres LISTEN/NOTIFY)', () => {
+describe('outbox commits wake the relay leader (Postgres LISTEN/NOTIFY)', () => {
   let db: TestDatabase;
   const producer = createEventProducer({ registry, clock: manualClock(), source: testSource, dualPublishDays: 30 });
 
   beforeAll(async () => {
-    db = await createTestDatabase('postgres');
+    db = await createTestDatabase();
   });
   afterAll(async () => db?.close());
 

@@ -138,8 +138,7 @@ describe.each(databaseKinds())('outbox relay lease on %s', (kind) => {
     expect(second.status().leader).toBe(true);
   });
 
-  // Two relays on one database at once: PGlite serves one connection, so these need Postgres.
-  if (kind === 'postgres') {
+  {
     it('a paused holder is replaced within its lease; when it resumes it neither publishes nor marks, and leads again only by taking the lease', async () => {
       const bus = await openBus();
       const ids = await writeRows(3);

@@ -26,10 +26,9 @@ const producer = createEventProducer({
 });
 
 /**
- * `npm run events:replay-archive`, run as an operator runs it, on Postgres and on PGlite (served by
- * this test over its socket), against a nats-server of its own: the command publishes on the
- * production subjects, which other suites' streams on the shared server may hold. Its process is
- * awaited asynchronously: this process serves the PGlite it reads.
+ * `npm run events:replay-archive`, run as an operator runs it, on the run's database, against a
+ * nats-server of its own: the command publishes on the production subjects, which other suites'
+ * streams on the shared server may hold. Its process is awaited asynchronously.
  */
 function replayCli(args: string[], env: Record<string, string | undefined>) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
@@ -78,7 +77,7 @@ describe.runIf(privateServicesAvailable('events:replay-archive', ['nats-server']
     const noNats = await replayCli(range, { NATS_URL: undefined });
     expect(noNats.code).toBe(2);
     expect(noNats.stderr).toMatch(/^archive_replay\.nats_required: events:replay-archive needs NATS_URL/);
-    const db = await createTestDatabase('pglite');
+    const db = await createTestDatabase();
     try {
       const down = await replayCli(range, { NATS_URL: 'nats://127.0.0.1:1', DATABASE_URL: db.url });
       expect(down.code).toBe(1);
@@ -90,7 +89,7 @@ describe.runIf(privateServicesAvailable('events:replay-archive', ['nats-server']
 
   describe.each(databaseKinds())('on %s', (kind) => {
     let db: TestDatabase;
-    const streams = `${kind === 'postgres' ? 'PG' : 'LITE'}`;
+    const streams = kind === 'postgres' ? 'PG' : 'EMB';
     const streamNames = { CATALOG_STREAM: `CATALOG_${streams}`, CATALOG_DLQ_STREAM: `CATALOG_DLQ_${streams}` };
 
     beforeAll(async () => {

@@ -5,7 +5,6 @@ import { effectClaim, type EffectClaim } from '../../../platform/idempotency/eff
 import { newId, newUlid } from '../../../platform/ids.js';
 import type { Tx } from '../../../platform/db/database.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../../support/database.js';
-import { realService } from '../../support/services.js';
 
 /**
  * keyedTransaction on a real database: the effect row commits with the work or not at all, a
@@ -107,12 +106,12 @@ describe.each(databaseKinds())('keyedTransaction on %s', (kind) => {
   });
 });
 
-// Racing needs two connections; the embedded database has one (pglite#1046), so these run on Postgres.
-describe.runIf(realService('DATABASE_URL'))('keyedTransaction racing on postgres', () => {
+// Racing needs two connections at once, as on every real server.
+describe('keyedTransaction racing', () => {
   let db: TestDatabase;
 
   beforeAll(async () => {
-    db = await createTestDatabase('postgres');
+    db = await createTestDatabase();
   });
   afterAll(async () => {
     await db?.close();

@@ -36,7 +36,7 @@ describe('an Idempotency-Key lease follows its holder', () => {
   const clock = manualClock('2026-11-26T10:00:00.000Z');
 
   beforeAll(async () => {
-    db = await createTestDatabase('pglite');
+    db = await createTestDatabase();
     store = createDatabaseIdempotencyStore(db.prisma, { ttlSeconds: 86_400, leaseSeconds: LEASE_SECONDS, clock });
   });
   afterAll(async () => db?.close());

@@ -8,7 +8,7 @@ import { newId } from '../../../platform/ids.js';
 import { createMetrics, type Metrics } from '../../../platform/metrics.js';
 import { countQuotaRejections, feedAiMetrics } from '../../../subgraphs/ai/metrics.js';
 import { quotaExceeded, type QuotaService } from '../../../subgraphs/ai/quota/quota.service.js';
-import { createTestDatabase, type TestDatabase } from '../../support/database.js';
+import { createTestDatabase, testDatabaseKind, type TestDatabase } from '../../support/database.js';
 import { courseEmit, playPackageBuiltPayload, testSource } from '../../unit/events/fixtures.js';
 import { ASSIST, assistInput, startAiHarness, TENANT_B, type AiHarness } from '../ai/support.js';
 
@@ -26,7 +26,7 @@ function value(text: string, series: string): number | undefined {
 describe('event worker metrics', () => {
   let db: TestDatabase;
   beforeAll(async () => {
-    db = await createTestDatabase('pglite');
+    db = await createTestDatabase();
   });
   afterAll(async () => db?.close());
 
@@ -108,7 +108,7 @@ describe('AI gateway metrics', () => {
   const metrics = createMetrics({ defaultMetrics: false });
 
   beforeAll(async () => {
-    ai = await startAiHarness('pglite', { MOCK_FAULT_INJECTION: 'true', AI_PROVIDER_RETRIES: '0' }, { metrics });
+    ai = await startAiHarness(testDatabaseKind(), { MOCK_FAULT_INJECTION: 'true', AI_PROVIDER_RETRIES: '0' }, { metrics });
     feedAiMetrics(metrics, ai.services, ai.db.prisma, { cacheMs: 0 });
   });
   afterAll(async () => ai?.close());

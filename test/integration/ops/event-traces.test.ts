@@ -34,7 +34,7 @@ let consumer: ConsumerHandle | undefined;
 beforeAll(async () => {
   otlp = await startOtlpReceiver();
   startTelemetry({ tracesUrl: `${otlp.url}/v1/traces`, serviceName: 'event-traces-test' });
-  db = await createTestDatabase('pglite');
+  db = await createTestDatabase();
   bus = createInProcessBus();
   await ensureStreams(bus, loadSystemConfig({}));
 });

@@ -22,7 +22,7 @@ import { createTestDatabase, type TestDatabase } from '../../support/database.js
 import { realService } from '../../support/services.js';
 
 /**
- * The gateway's operational surface over real HTTP: one catalog subgraph on PGlite, the AI
+ * The gateway's operational surface over real HTTP: one catalog subgraph on a test database, the AI
  * subgraph deliberately absent (its URL is a closed port), limits set low enough to hit.
  */
 const TENANT = newId('tenant');
@@ -100,7 +100,7 @@ async function graphql(base: string, body: unknown, headers: Record<string, stri
 
 beforeAll(async () => {
   startTelemetry({ serviceName: 'gateway-ops-test' });
-  db = await createTestDatabase('pglite');
+  db = await createTestDatabase();
   const keys = await generateEd25519();
   verifier = await createTokenVerifier({
     publicKey: JSON.stringify(keys.publicJwk),

@@ -34,7 +34,7 @@ let gateway: RunningGateway;
 let results: AuditResult[];
 
 beforeAll(async () => {
-  db = await createTestDatabase('pglite');
+  db = await createTestDatabase();
   const keys = await generateEd25519();
   const verifier = await createTokenVerifier({
     publicKey: JSON.stringify(keys.publicJwk),

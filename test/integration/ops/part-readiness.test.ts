@@ -23,9 +23,8 @@ interface Report {
   checks: Record<string, { status: string; required: boolean; detail?: string }>;
 }
 
-const databaseUrl = realService('DATABASE_URL');
 const redisUrl = realService('REDIS_URL');
-const runs = Boolean(databaseUrl && redisUrl) && privateServicesAvailable('per-part readiness', ['nats-server']);
+const runs = Boolean(redisUrl) && privateServicesAvailable('per-part readiness', ['nats-server']);
 
 describe.runIf(runs)('/readyz of each part, as its own process', () => {
   let db: TestDatabase;
@@ -52,7 +51,7 @@ describe.runIf(runs)('/readyz of each part, as its own process', () => {
   }
 
   beforeAll(async () => {
-    db = await createTestDatabase('postgres');
+    db = await createTestDatabase();
     dbProxy = await startProxy(new URL(db.url));
     redisProxy = await startProxy(new URL(redisUrl!));
     nats = await startPrivateNats();

@@ -40,7 +40,7 @@ function readinessUntil(status: number): Promise<{ status: number; report: Repor
 }
 
 beforeAll(async () => {
-  db = await createTestDatabase('pglite');
+  db = await createTestDatabase();
   proxy = await startProxy(new URL(db.url));
   dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'readiness-'));
   const keys = await generateEd25519();

@@ -75,13 +75,13 @@ const courseBySlug = async (slug: string) => (await graphql(LIST))?.courses?.edg
 const course = async (courseId: string) => (await graphql(ONE, { id: courseId }))?.course;
 
 beforeAll(async () => {
-  db = await createTestDatabase(process.env.DATABASE_URL ? 'postgres' : 'pglite');
+  db = await createTestDatabase();
   dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'response-cache-consumed-'));
   keys = await generateEd25519();
   const config = loadSystemConfig(
     inProcessSystemEnv(dataDir, keys, {
       DATABASE_URL: db.url,
-      DB_POOL_SIZE: db.kind === 'pglite' ? '1' : '4',
+      DB_POOL_SIZE: '4',
       DEMO_DATA: 'false',
       RESPONSE_CACHE_ENABLED: 'true',
       // A TTL far beyond the test: only an invalidation can make an answer change.

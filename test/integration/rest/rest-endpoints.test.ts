@@ -54,7 +54,7 @@ const scripts = new Map<string, Script>();
 const calls: Array<{ operation: string; variables: Record<string, unknown>; forward: Record<string, string> }> = [];
 
 beforeAll(async () => {
-  db = await createTestDatabase('pglite');
+  db = await createTestDatabase();
   const keys = await generateEd25519();
   const verifier = await createTokenVerifier({
     publicKey: JSON.stringify(keys.publicJwk),

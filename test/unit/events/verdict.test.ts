@@ -9,7 +9,7 @@ import {
   verdictFor,
 } from '../../../events/consume/verdict.logic.js';
 
-/** A Prisma error as the pg driver adapter raises it (shape observed on PGlite and Postgres). */
+/** A Prisma error as the pg driver adapter raises it (shape observed on Postgres). */
 function prismaError(sqlState: string, message = 'Raw query failed') {
   return Object.assign(new Error(message), {
     code: 'P2010',

@@ -1,0 +1,103 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError } from '../../../platform/config/env.js';
+import { embeddedClusterDir } from '../../../platform/db/database.js';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../../platform/db/embedded-postgres.js';
+import { silentLogger } from '../../../platform/logger.js';
+import { spawnEntry } from '../../support/entry-process.js';
+
+async function query<T extends pg.QueryResultRow>(url: string, sql: string): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<T>(sql)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+/** A pid no process has: a short child's, after it exited. */
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', '0']);
+  await new Promise((resolve) => child.once('exit', resolve));
+  return child.pid!;
+}
+
+/**
+ * The embedded default database (`npm start` without DATABASE_URL): a real Postgres under
+ * DATA_DIR that keeps its data across restarts and is never shared by two running processes.
+ */
+describe('embedded Postgres under DATA_DIR', () => {
+  let dataDir: string;
+  let dir: string;
+  let server: EmbeddedPostgres | undefined;
+
+  beforeAll(() => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'embedded-data-'));
+    // As root the server runs as the postgres account, which must reach the folder.
+    fs.chmodSync(dataDir, 0o755);
+    dir = embeddedClusterDir(dataDir);
+  });
+  afterAll(async () => {
+    await server?.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('keeps what was written across a stop and a start', async () => {
+    server = await startEmbeddedPostgres({ dir, logger: silentLogger });
+    await query(server.url, 'CREATE TABLE kept (v text)');
+    await query(server.url, "INSERT INTO kept VALUES ('still here')");
+    await server.stop();
+    server = await startEmbeddedPostgres({ dir, logger: silentLogger });
+    expect(await query(server.url, 'SELECT v FROM kept')).toEqual([{ v: 'still here' }]);
+  });
+
+  it('listens on loopback with a password: no password, no session', async () => {
+    const url = new URL(server!.url);
+    expect(url.hostname).toBe('127.0.0.1');
+    url.password = '';
+    await expect(query(url.toString(), 'SELECT 1')).rejects.toThrow(/password/);
+  });
+
+  it('refuses a second start on the same DATA_DIR while the first runs, naming DATA_DIR', async () => {
+    const second = startEmbeddedPostgres({ dir, logger: silentLogger });
+    await expect(second).rejects.toBeInstanceOf(ConfigError);
+    await expect(second).rejects.toMatchObject({
+      variable: 'DATA_DIR',
+      message: expect.stringMatching(/in use by another running process/),
+    });
+    expect(await query(server!.url, 'SELECT v FROM kept')).toEqual([{ v: 'still here' }]);
+  });
+
+  it('a second `npm start` on the same DATA_DIR exits 2 with one line, and the first keeps its data', async () => {
+    const second = spawnEntry('main.ts', {
+      DATA_DIR: dataDir,
+      DATABASE_URL: undefined,
+      NATS_URL: undefined,
+      REDIS_URL: undefined,
+      PORT: '0',
+    });
+    expect(await second.exited).toBe(2);
+    const lines = second
+      .output()
+      .split('\n')
+      .filter((line) => line.trim() && !line.startsWith('{'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^Invalid configuration: DATA_DIR .*in use by another running process/);
+    expect(await query(server!.url, 'SELECT v FROM kept')).toEqual([{ v: 'still here' }]);
+    // A whole process's start-up (tsx compiling main.ts) on a loaded 2-core machine.
+  }, 240_000);
+
+  it('stops a server left running by a process that died, and starts on the same data', async () => {
+    // As on a system without a parent-death signal: the owner is gone, its server is not.
+    fs.writeFileSync(path.join(dir, 'catalog-ai.owner'), `${await deadPid()}\n`);
+    const orphan = server!;
+    server = await startEmbeddedPostgres({ dir, logger: silentLogger });
+    expect(await query(server.url, 'SELECT v FROM kept')).toEqual([{ v: 'still here' }]);
+    await orphan.stop();
+  });
+});
