@@ -108,6 +108,7 @@ describe('production mode (NODE_ENV=production)', () => {
     NATS_URL: 'nats://nats:4222',
     REDIS_URL: 'redis://redis:6379',
     AUTH_JWKS_URL: 'https://idp.example.org/jwks.json',
+    OPENAI_BASE_URL: 'https://llm.example.org/v1',
   };
   const loaders = {
     gateway: loadGatewayProcessConfig,
@@ -130,10 +131,27 @@ describe('production mode (NODE_ENV=production)', () => {
     ['worker', 'NATS_URL', /NATS_URL must be set/],
     ['ai', 'REDIS_URL', /REDIS_URL must be set/],
     ['system', 'REDIS_URL', /REDIS_URL must be set/],
+    ['ai', 'OPENAI_BASE_URL', /OPENAI_BASE_URL, .* or ONPREM_BASE_URL must be set when NODE_ENV=production/],
+    ['system', 'OPENAI_BASE_URL', /AI_ALLOW_MOCK_PROVIDER=true/],
   ])('%s: refuses to fall back from %s', (part, variable, message) => {
     const env: Record<string, string> = { ...real };
     delete env[variable];
     expect(() => loaders[part as keyof typeof loaders](env)).toThrow(message);
+  });
+
+  it.each(['gateway', 'system'] as const)('%s: refuses CORS_ORIGINS=* unless CORS_ALLOW_ANY_ORIGIN, then warns', (part) => {
+    expect(() => loaders[part]({ ...real, CORS_ORIGINS: '*' })).toThrow(/CORS_ORIGINS is \* and NODE_ENV=production/);
+    const config = loaders[part]({ ...real, CORS_ORIGINS: '*', CORS_ALLOW_ANY_ORIGIN: 'true' });
+    expect(config.gateway.corsOrigins).toBe('*');
+    expect(config.startWarnings).toEqual([expect.stringContaining('CORS_ALLOW_ANY_ORIGIN=true')]);
+  });
+
+  it.each(['ai', 'system'] as const)('%s: serves the mock provider only with AI_ALLOW_MOCK_PROVIDER, then warns', (part) => {
+    const { OPENAI_BASE_URL: _provider, ...withoutProvider } = real;
+    const config = loaders[part]({ ...withoutProvider, AI_ALLOW_MOCK_PROVIDER: 'true' });
+    expect(config.providers.allowMock).toBe(true);
+    expect(config.startWarnings).toEqual([expect.stringContaining('AI_ALLOW_MOCK_PROVIDER=true')]);
+    expect(loaders[part](real).startWarnings).toEqual([]);
   });
 
   it('starts with every real service, does not migrate at start and drains for 5 s; development does the opposite', () => {
