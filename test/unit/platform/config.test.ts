@@ -1,6 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../platform/config/env.js';
+import { systemClock } from '../../../platform/clock.js';
+import { providersFromConfig } from '../../../subgraphs/ai/providers/registry.js';
+import { cacheSecrets } from '../../../subgraphs/ai/vault/secrets.js';
 import {
   loadAiProcessConfig,
   loadCatalogProcessConfig,
@@ -152,6 +155,14 @@ describe('production mode (NODE_ENV=production)', () => {
     expect(config.providers.allowMock).toBe(true);
     expect(config.startWarnings).toEqual([expect.stringContaining('AI_ALLOW_MOCK_PROVIDER=true')]);
     expect(loaders[part](real).startWarnings).toEqual([]);
+  });
+
+  it('registers the mock provider in production only with AI_ALLOW_MOCK_PROVIDER: a rule falling back to it passes it over', () => {
+    const secrets = cacheSecrets({ kind: 'file', read: async () => undefined }, { ttlMs: 1000, clock: systemClock });
+    const names = (env: Record<string, string>) => [...providersFromConfig(loadAiProcessConfig(env), secrets).providers.keys()];
+    expect(names(real)).toEqual(['openai-compatible']);
+    expect(names({ ...real, AI_ALLOW_MOCK_PROVIDER: 'true' })).toEqual(['mock', 'openai-compatible']);
+    expect(names({ OPENAI_BASE_URL: real.OPENAI_BASE_URL })).toEqual(['mock', 'openai-compatible']);
   });
 
   it('starts with every real service, does not migrate at start and drains for 5 s; development does the opposite', () => {
