@@ -25,6 +25,8 @@ export interface GatewayConfig {
   apolloTelemetryDisabled: boolean;
   /** Browser origins allowed to call the gateway (CORS); Apollo Sandbox's by default. */
   corsOrigins: CorsOrigins;
+  /** CORS_ALLOW_ANY_ORIGIN: `CORS_ORIGINS=*` is refused in production without it (warned about with it). */
+  corsAllowAnyOrigin: boolean;
   /** Automatic persisted queries (platform/persisted-queries.ts): every store bounded in bytes. */
   apq: ApqSettings;
   /** Connections the gateway keeps to each subgraph at most (keep-alive); requests beyond wait for one. */
@@ -85,6 +87,11 @@ function corsOrigins(env: Env, name: string): CorsOrigins {
   return origins;
 }
 
+/** What the production check needs of this slice (platform/config/production.logic.ts). */
+export function gatewayProductionFacts(slice: GatewaySlice): { corsOrigins: CorsOrigins; corsAllowAnyOrigin: boolean } {
+  return { corsOrigins: slice.gateway.corsOrigins, corsAllowAnyOrigin: slice.gateway.corsAllowAnyOrigin };
+}
+
 function isExactOrigin(origin: string): boolean {
   let parsed: URL;
   try {
@@ -119,6 +126,7 @@ export function loadGatewaySlice(env: Env, platform: Pick<PlatformConfig, 'host'
       graphiql: envBool(env, 'GRAPHIQL_ENABLED', true),
       apolloTelemetryDisabled: ['true', '1'].includes(env.APOLLO_TELEMETRY_DISABLED ?? ''),
       corsOrigins: corsOrigins(env, 'CORS_ORIGINS'),
+      corsAllowAnyOrigin: envBool(env, 'CORS_ALLOW_ANY_ORIGIN', false),
       apq: {
         ttlSeconds: envInt(env, 'APQ_TTL_SECONDS', 24 * 3600, 60, 30 * 24 * 3600),
         maxDocumentBytes: envInt(env, 'APQ_MAX_DOCUMENT_BYTES', 16 * 1024, 256, 1024 * 1024),

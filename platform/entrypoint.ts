@@ -1,21 +1,9 @@
-import { ConfigError, type Env } from './config/env.js';
+export { configOrExit } from './config/config-or-exit.js';
+import { ConfigError } from './config/env.js';
 import type { Logger } from './logger.js';
 import type { PartStack } from './parts.js';
 import { SchemaBehindError } from './bootstrap.js';
 import { DependencyMisconfiguredError, DependencyUnreachableError } from './reach-dependency.js';
-
-/** Loads the process's configuration with `load`, or exits with the message that names the bad variable. */
-export function configOrExit<C>(load: (env: Env) => C): C {
-  try {
-    return load(process.env);
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(error.message);
-      process.exit(2);
-    }
-    throw error;
-  }
-}
 
 /**
  * Runs the start-up steps that reach the database, NATS and Redis; when one cannot be reached (or

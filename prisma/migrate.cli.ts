@@ -1,13 +1,14 @@
-// `npm run db:migrate`: applies pending migrations to DATABASE_URL, or to the embedded Postgres
-// under DATA_DIR when it is unset.
-import { loadPlatformConfig } from '../platform/config/config.js';
+// `npm run db:migrate`: applies pending migrations to DATABASE_URL, or (development only) to the
+// embedded Postgres under DATA_DIR when it is unset; with NODE_ENV=production an unset DATABASE_URL
+// exits 2 naming it, before anything is written.
+import { checkedPlatformConfig } from '../platform/config/production.js';
 import { embeddedClusterDir, reachDatabase } from '../platform/db/database.js';
 import { startEmbeddedPostgres } from '../platform/db/embedded-postgres.js';
 import { configOrExit, startOrExit } from '../platform/entrypoint.js';
 import { createLogger } from '../platform/logger.js';
 import { applyMigrations } from './migrate.js';
 
-const config = configOrExit(loadPlatformConfig);
+const config = configOrExit(checkedPlatformConfig('migrate'));
 const logger = createLogger({ level: config.logLevel, name: 'migrate' });
 if (config.databaseUrl) await startOrExit(() => reachDatabase(config.databaseUrl!));
 const embedded = config.databaseUrl

@@ -1,15 +1,16 @@
 // `schema-ready` (the image's init container, deploy/base/*.yaml): waits until the database at
 // DATABASE_URL has every migration of this version applied — the migration Job applies them — and
 // exits 0; exits 1 after SCHEMA_WAIT_SECONDS (default 300) with the migrations still missing.
-import { loadPlatformConfig } from '../platform/config/config.js';
 import { ConfigError, envInt } from '../platform/config/env.js';
+import { checkedPlatformConfig } from '../platform/config/production.js';
 import { reachDatabase } from '../platform/db/database.js';
 import { configOrExit, startOrExit } from '../platform/entrypoint.js';
 import { createLogger } from '../platform/logger.js';
 import { pendingMigrations } from './migrate.js';
 
 const config = configOrExit((env) => {
-  const platform = loadPlatformConfig(env);
+  const platform = checkedPlatformConfig('schema-ready')(env);
+  // Outside production too: schema-ready has no embedded database to wait for.
   if (!platform.databaseUrl) throw new ConfigError('DATABASE_URL', 'must be set: schema-ready checks a real database');
   return { ...platform, databaseUrl: platform.databaseUrl, waitSeconds: envInt(env, 'SCHEMA_WAIT_SECONDS', 300, 1, 86_400) };
 });

@@ -2,7 +2,7 @@
 // re-publishes events of the outbox's cold archive (published rows, kept OUTBOX_ARCHIVE_MONTHS) to
 // NATS_URL, in their original order, a page at a time (events/archive/outbox-archive.ts).
 import { parseArgs } from 'node:util';
-import { loadPlatformConfig } from '../../platform/config/config.js';
+import { checkedPlatformConfig } from '../../platform/config/production.js';
 import { openDatabase } from '../../platform/db/database.js';
 import { configOrExit, startOrExit } from '../../platform/entrypoint.js';
 import { AppError, isAppError } from '../../platform/errors.js';
@@ -64,7 +64,7 @@ function argumentsOrExit(): ArchiveReplayArgs {
 }
 
 const args = argumentsOrExit();
-const config = configOrExit(loadPlatformConfig);
+const config = configOrExit(checkedPlatformConfig('replay-archive'));
 if (!config.natsUrl) {
   fail(
     new AppError(

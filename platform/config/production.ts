@@ -1,33 +1,46 @@
-import type { PlatformConfig } from './config.js';
-import { ConfigError } from './env.js';
+import { loadPlatformConfig, type PlatformConfig } from './config.js';
+import { ConfigError, type Env } from './env.js';
+import { productionCheck, refusalLine, type ImageCommand, type ProductionFacts, type Refusal } from './production.logic.js';
 
-/** What a part cannot run without in production, beyond a database and a token verification key. */
-export interface ProductionNeeds {
-  /** NATS (the worker; the catalog, which replays dead letters). */
-  bus?: boolean;
-  /** Redis (the AI subgraph: per-tenant quotas shared by every replica). */
-  redis?: boolean;
+/**
+ * NODE_ENV=production refuses a development fallback (issue #23: a production gateway without
+ * AUTH_* wrote a development key and trusted tokens signed by it; issue #32: `migrate` migrated a
+ * throw-away embedded database and exited 0). A ConfigError, so every entry prints it the way it
+ * prints any bad value: one line, exit 2 (platform/entrypoint.ts configOrExit).
+ */
+export class ProductionFallbackError extends ConfigError {
+  readonly code = 'config.production_fallback';
+
+  constructor(readonly refusals: readonly Refusal[]) {
+    const line = refusalLine(refusals);
+    super(line.variable, line.problem);
+    this.name = 'ProductionFallbackError';
+  }
 }
 
 /**
- * With NODE_ENV=production no development fallback is ever taken: a part whose real service is not
- * configured refuses to start, naming the variable (issue #23: a production gateway without AUTH_*
- * wrote a development key and trusted tokens signed by it). Each missing variable is named, with
- * what it would have fallen back to.
+ * Throws when `command` would take a development fallback in production (production.logic.ts has
+ * the table); returns the warnings of the opt-ins in use, for the process to log once it has a logger.
  */
-export function requireRealServices(config: PlatformConfig, needs: ProductionNeeds = {}): void {
-  if (!config.production) return;
-  const missing: Array<[variable: string, fallback: string]> = [];
-  if (!config.databaseUrl) missing.push(['DATABASE_URL', 'an embedded PGlite database under DATA_DIR']);
-  if (!config.auth.jwksUrl && !config.auth.publicKey) {
-    missing.push(['AUTH_JWKS_URL or AUTH_PUBLIC_KEY', 'a development signing key generated under DATA_DIR']);
-  }
-  if (needs.bus && !config.natsUrl) missing.push(['NATS_URL', 'an in-process event bus no other process can reach']);
-  if (needs.redis && !config.redisUrl) missing.push(['REDIS_URL', 'quotas counted in this process only']);
-  if (missing.length === 0) return;
-  const list = missing.map(([variable, fallback]) => `${variable} (else: ${fallback})`).join('; ');
-  throw new ConfigError(
-    missing[0][0],
-    `must be set when NODE_ENV=production, which never uses a development fallback. Missing: ${list}`,
-  );
+export function refuseDevelopmentFallbacks(command: ImageCommand, facts: ProductionFacts): string[] {
+  const { refusals, warnings } = productionCheck(command, facts);
+  if (refusals.length > 0) throw new ProductionFallbackError(refusals);
+  return warnings;
+}
+
+/** A process's configuration once checked: the opt-ins' warnings, which its entry logs at start. */
+export interface ProductionChecked {
+  startWarnings: readonly string[];
+}
+
+/**
+ * The loader of a command that runs no part (migrate, schema-ready, the replay CLI): the platform
+ * slice, checked before the command touches a database or the filesystem, so a read-only root
+ * gets the same one line as any other refusal.
+ */
+export function checkedPlatformConfig(command: ImageCommand): (env: Env) => PlatformConfig & ProductionChecked {
+  return (env) => {
+    const platform = loadPlatformConfig(env);
+    return { ...platform, startWarnings: refuseDevelopmentFallbacks(command, platform) };
+  };
 }

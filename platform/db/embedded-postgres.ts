@@ -25,7 +25,7 @@ import {
  * npm packages) run as a child of this process on a loopback port, its data under DATA_DIR. It is
  * the deployed database in miniature: several connections, named prepared statements,
  * LISTEN/NOTIFY, advisory locks, one statement's failure never touching another connection
- * (docs/architecture.md, "The embedded database", says why it replaced PGlite, with figures).
+ * (docs/embedded-database.md says why it replaced PGlite, with figures).
  */
 
 const execFileAsync = promisify(execFile);

@@ -42,6 +42,24 @@ export interface ProvidersConfig {
   onPremBaseUrl?: string;
   /** The model the on-prem routing rule names when an admin maps a tenant to it. */
   onPremModel: string;
+  /** AI_ALLOW_MOCK_PROVIDER: in production the mock provider serves only with this opt-in. */
+  allowMock: boolean;
+}
+
+/** What the production check needs of this slice (platform/config/production.logic.ts). */
+export function aiProductionFacts(slice: AiSlice): { realProviders: string[]; allowMockProvider: boolean } {
+  return { realProviders: realProviders(slice.providers), allowMockProvider: slice.providers.allowMock };
+}
+
+/** The providers configured besides the built-in mock, by the names routing rules use. */
+function realProviders(providers: ProvidersConfig): string[] {
+  const configured: Array<[string, unknown]> = [
+    ['openai-compatible', providers.openaiBaseUrl],
+    ['azure-openai', providers.azureOpenai],
+    ['bedrock', providers.bedrock],
+    ['on-prem', providers.onPremBaseUrl],
+  ];
+  return configured.filter(([, setting]) => setting !== undefined).map(([name]) => name);
 }
 
 export interface ModerationConfig {
@@ -149,6 +167,7 @@ function loadProviders(env: Env, moderation: Pick<ModerationConfig, 'baseUrl'>):
     bedrock,
     onPremBaseUrl,
     onPremModel: envString(env, 'ONPREM_MODEL') ?? 'on-prem-default',
+    allowMock: envBool(env, 'AI_ALLOW_MOCK_PROVIDER', false),
   };
 }
 

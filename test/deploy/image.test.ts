@@ -85,6 +85,8 @@ describe.runIf(runs)('the container image, deployed as two replicas of every par
       NATS_URL: nats.url,
       REDIS_URL: redis.url,
       AUTH_PUBLIC_KEY: JSON.stringify(keys.publicJwk),
+      // No model provider here: the mock serves, knowingly (production refuses it otherwise).
+      AI_ALLOW_MOCK_PROVIDER: 'true',
       // The test plays the content service, so its stream must exist.
       CREATE_PRODUCER_STREAMS: 'true',
       DB_POOL_SIZE: '3',

@@ -47,6 +47,8 @@ describe.runIf(runs)('SIGTERM to a gateway replica under keep-alive load', () =>
       NATS_URL: nats.url,
       REDIS_URL: redisUrl,
       AUTH_PUBLIC_KEY: JSON.stringify(keys.publicJwk),
+      // No model provider here: the mock answers, knowingly (production refuses it otherwise).
+      AI_ALLOW_MOCK_PROVIDER: 'true',
       DATA_DIR: dataDir,
       DB_POOL_SIZE: '3',
       // Spans are exported to a collector nobody listens on.

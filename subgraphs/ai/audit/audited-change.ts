@@ -29,7 +29,7 @@ export interface AuditedChange<T> {
 /**
  * One admin change and its audit event `audit.ai.<action>` in one transaction: the event exists if
  * and only if the change does. The tenant profile (retention class, residency of the event) is
- * read before the transaction opens: the embedded database has one connection (pglite#1046).
+ * read before the transaction opens, so the transaction holds its connection only for the change.
  */
 export async function auditedChange<T>(deps: ChangeStore, caller: AdminCaller, spec: AuditedChange<T>): Promise<T> {
   const profile = await loadTenantProfile(deps.db, caller.tenantId);

@@ -1,3 +1,5 @@
+import type { PlatformConfig } from '../../../platform/config/config.js';
+import { mockProviderServes } from '../../../platform/config/production.logic.js';
 import type { AiSlice } from '../config.js';
 import type { ProviderProfile } from '../routing/routing.logic.js';
 import type { CachedSecrets } from '../vault/secrets.js';
@@ -29,19 +31,26 @@ export function providerRegistry(list: ModelProvider[]): ProviderRegistry {
 }
 
 /**
- * The providers of the configuration: always `mock`; `openai-compatible` when OPENAI_BASE_URL is
+ * The providers of the configuration: `mock` (in production only with AI_ALLOW_MOCK_PROVIDER, so
+ * a rule falling back to it passes it over as not configured); `openai-compatible` when OPENAI_BASE_URL is
  * set, its key read (through the cache) from the vault at OPENAI_KEY_PATH, field `api_key`;
  * `azure-openai` (AZURE_OPENAI_ENDPOINT), `bedrock` (BEDROCK_REGION) and `on-prem`
  * (ONPREM_BASE_URL, the OpenAI-compatible adapter with residency ON_PREM) when configured.
  */
-export function providersFromConfig(config: AiSlice, secrets: CachedSecrets): ProviderRegistry {
-  const list: ModelProvider[] = [
-    createMockProvider({
-      residencies: config.ai.residencies.mock,
-      timeoutMs: config.ai.timeoutMs.mock,
-      faultInjection: config.ai.mockFaultInjection,
-    }),
-  ];
+export function providersFromConfig(
+  config: AiSlice & Pick<PlatformConfig, 'production'>,
+  secrets: CachedSecrets,
+): ProviderRegistry {
+  const list: ModelProvider[] = [];
+  if (mockProviderServes({ production: config.production, allowMockProvider: config.providers.allowMock })) {
+    list.push(
+      createMockProvider({
+        residencies: config.ai.residencies.mock,
+        timeoutMs: config.ai.timeoutMs.mock,
+        faultInjection: config.ai.mockFaultInjection,
+      }),
+    );
+  }
   if (config.providers.openaiBaseUrl) {
     list.push(
       createOpenAiCompatibleProvider({

@@ -1,6 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../platform/config/env.js';
+import { systemClock } from '../../../platform/clock.js';
+import { providersFromConfig } from '../../../subgraphs/ai/providers/registry.js';
+import { cacheSecrets } from '../../../subgraphs/ai/vault/secrets.js';
 import {
   loadAiProcessConfig,
   loadCatalogProcessConfig,
@@ -108,6 +111,7 @@ describe('production mode (NODE_ENV=production)', () => {
     NATS_URL: 'nats://nats:4222',
     REDIS_URL: 'redis://redis:6379',
     AUTH_JWKS_URL: 'https://idp.example.org/jwks.json',
+    OPENAI_BASE_URL: 'https://llm.example.org/v1',
   };
   const loaders = {
     gateway: loadGatewayProcessConfig,
@@ -130,10 +134,35 @@ describe('production mode (NODE_ENV=production)', () => {
     ['worker', 'NATS_URL', /NATS_URL must be set/],
     ['ai', 'REDIS_URL', /REDIS_URL must be set/],
     ['system', 'REDIS_URL', /REDIS_URL must be set/],
+    ['ai', 'OPENAI_BASE_URL', /OPENAI_BASE_URL, .* or ONPREM_BASE_URL must be set when NODE_ENV=production/],
+    ['system', 'OPENAI_BASE_URL', /AI_ALLOW_MOCK_PROVIDER=true/],
   ])('%s: refuses to fall back from %s', (part, variable, message) => {
     const env: Record<string, string> = { ...real };
     delete env[variable];
     expect(() => loaders[part as keyof typeof loaders](env)).toThrow(message);
+  });
+
+  it.each(['gateway', 'system'] as const)('%s: refuses CORS_ORIGINS=* unless CORS_ALLOW_ANY_ORIGIN, then warns', (part) => {
+    expect(() => loaders[part]({ ...real, CORS_ORIGINS: '*' })).toThrow(/CORS_ORIGINS is \* and NODE_ENV=production/);
+    const config = loaders[part]({ ...real, CORS_ORIGINS: '*', CORS_ALLOW_ANY_ORIGIN: 'true' });
+    expect(config.gateway.corsOrigins).toBe('*');
+    expect(config.startWarnings).toEqual([expect.stringContaining('CORS_ALLOW_ANY_ORIGIN=true')]);
+  });
+
+  it.each(['ai', 'system'] as const)('%s: serves the mock provider only with AI_ALLOW_MOCK_PROVIDER, then warns', (part) => {
+    const { OPENAI_BASE_URL: _provider, ...withoutProvider } = real;
+    const config = loaders[part]({ ...withoutProvider, AI_ALLOW_MOCK_PROVIDER: 'true' });
+    expect(config.providers.allowMock).toBe(true);
+    expect(config.startWarnings).toEqual([expect.stringContaining('AI_ALLOW_MOCK_PROVIDER=true')]);
+    expect(loaders[part](real).startWarnings).toEqual([]);
+  });
+
+  it('registers the mock provider in production only with AI_ALLOW_MOCK_PROVIDER: a rule falling back to it passes it over', () => {
+    const secrets = cacheSecrets({ kind: 'file', read: async () => undefined }, { ttlMs: 1000, clock: systemClock });
+    const names = (env: Record<string, string>) => [...providersFromConfig(loadAiProcessConfig(env), secrets).providers.keys()];
+    expect(names(real)).toEqual(['openai-compatible']);
+    expect(names({ ...real, AI_ALLOW_MOCK_PROVIDER: 'true' })).toEqual(['mock', 'openai-compatible']);
+    expect(names({ OPENAI_BASE_URL: real.OPENAI_BASE_URL })).toEqual(['mock', 'openai-compatible']);
   });
 
   it('starts with every real service, does not migrate at start and drains for 5 s; development does the opposite', () => {
