@@ -7,7 +7,10 @@ export const ERROR_CODES_DOC = 'docs/error-codes.md';
  * where it expects it. Pure; error-codes-doc.cli.ts formats it with the project's Prettier and
  * writes it, and a unit test fails when the committed file is not what this produces.
  */
-export function errorCodesMarkdown(codes: Readonly<Record<string, ErrorCodeEntry>>): string {
+export function errorCodesMarkdown(
+  codes: Readonly<Record<string, ErrorCodeEntry>>,
+  detailMembers: ReadonlyArray<string> = [],
+): string {
   const rows = Object.entries(codes)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([code, { status, meaning }]) => `| \`${code}\` | ${status} | ${meaning} |`);
@@ -29,6 +32,16 @@ export function errorCodesMarkdown(codes: Readonly<Record<string, ErrorCodeEntry
     '| code | status | meaning |',
     '| --- | --- | --- |',
     ...rows,
+    '',
+    '## Members beside `code` and `status`',
+    '',
+    "Beside `code`, `status` (and RFC 9457's own members of a REST problem), an error carries only",
+    'members of this list (GraphQL: in `extensions`, where an error a subgraph answered also names the',
+    'subgraph in `serviceName`). Nothing else — a stack trace, an internal message, an address — is',
+    'answered: an error without one of the codes above is `INTERNAL_SERVER_ERROR` with a fixed message,',
+    "and its detail is in the service's log under the request's id.",
+    '',
+    detailMembers.map((member) => `\`${member}\``).join(', '),
     '',
   ].join('\n');
 }

@@ -1,7 +1,7 @@
 // Development only (it formats with Prettier, a dev dependency): left out of the production build
 // by tsconfig.build.json, like prisma/schema-drift.ts.
 import { format, resolveConfig } from 'prettier';
-import { ERROR_CODES } from './error-codes.js';
+import { ERROR_CODES, ERROR_DETAIL_MEMBERS } from './error-codes.js';
 import { ERROR_CODES_DOC, errorCodesMarkdown } from './error-codes-doc.logic.js';
 import { projectPath } from './project-files.js';
 
@@ -12,5 +12,5 @@ import { projectPath } from './project-files.js';
  */
 export async function renderErrorCodesDoc(): Promise<string> {
   const file = projectPath(ERROR_CODES_DOC);
-  return format(errorCodesMarkdown(ERROR_CODES), { ...(await resolveConfig(file)), filepath: file });
+  return format(errorCodesMarkdown(ERROR_CODES, ERROR_DETAIL_MEMBERS), { ...(await resolveConfig(file)), filepath: file });
 }

@@ -7,6 +7,9 @@
  *
  * Ours are lower-case `area.reason`; the upper-case ones are GraphQL's and Apollo's standard codes,
  * kept as clients know them. Pure data: no imports.
+ *
+ * ERROR_DETAIL_MEMBERS below is the other half of the contract: the members an error may carry
+ * beside `code` and `status` (GraphQL `extensions`, REST problem members).
  */
 
 export interface ErrorCodeEntry {
@@ -197,3 +200,63 @@ export const ERROR_CODES = {
 } as const satisfies Record<string, ErrorCodeEntry>;
 
 export type KnownErrorCode = keyof typeof ERROR_CODES;
+
+/**
+ * Every member an error may carry beside `code` and `status`: an AppError's `details` are typed by
+ * this list (platform/errors.ts), so a new member is added here first, and the gateway keeps only
+ * these (plus `serviceName`) of what a subgraph sends (platform/graphql/format-error.ts): whatever
+ * else an error carries — `exception`, `stacktrace`, a library's own members — never reaches a
+ * client. Sorted; listed in docs/error-codes.md.
+ */
+export const ERROR_DETAIL_MEMBERS = [
+  'acceptedScopes',
+  'activeVersion',
+  'allowed',
+  'argument',
+  'attempts',
+  'claimExpiresAt',
+  'code_detail',
+  'currentVersion',
+  'duplicates',
+  'errors',
+  'etag',
+  'eventType',
+  'expectedVersion',
+  'featureKey',
+  'field',
+  'flags',
+  'found',
+  'from',
+  'knownProviders',
+  'limit',
+  'location',
+  'matched',
+  'max',
+  'message',
+  'missing',
+  'option',
+  'path',
+  'provenanceId',
+  'published',
+  'queueId',
+  'reason',
+  'replayed',
+  'required',
+  'residency',
+  'result',
+  'retainUntil',
+  'retentionDays',
+  'retiredAt',
+  'retryAfterSeconds',
+  'ruleId',
+  'stage',
+  'state',
+  'stoppedAt',
+  'to',
+  'variable',
+  'variables',
+  'version',
+  'versions',
+] as const;
+
+export type ErrorDetailMember = (typeof ERROR_DETAIL_MEMBERS)[number];

@@ -3,9 +3,15 @@
  * once: GraphQL puts `code` in `extensions.code`, REST in a problem+json `code` member with `status`.
  * Anything that is not an AppError is an internal error and its message never leaves the process.
  */
-import { ERROR_CODES, type KnownErrorCode } from './error-codes.js';
+import { ERROR_CODES, type ErrorDetailMember, type KnownErrorCode } from './error-codes.js';
 
 export type { KnownErrorCode } from './error-codes.js';
+
+/**
+ * Safe, client-facing details (e.g. the failing JSON path); never secrets or stack traces. Only
+ * members of the registry's list (ERROR_DETAIL_MEMBERS): the gateway drops any other.
+ */
+export type ErrorDetails = Partial<Record<ErrorDetailMember, unknown>>;
 
 /**
  * A code of the registry: a code thrown anywhere must be added there first (with its status and
@@ -15,8 +21,7 @@ export type ErrorCode = KnownErrorCode;
 
 export interface AppErrorOptions {
   status?: number;
-  /** Safe, client-facing details (e.g. the failing JSON path). Never secrets or stack traces. */
-  details?: Record<string, unknown>;
+  details?: ErrorDetails;
   /** Extra response headers, e.g. Retry-After on quota.exceeded. */
   headers?: Record<string, string>;
   cause?: unknown;
@@ -25,7 +30,7 @@ export interface AppErrorOptions {
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
-  readonly details?: Record<string, unknown>;
+  readonly details?: ErrorDetails;
   readonly headers?: Record<string, string>;
 
   constructor(code: ErrorCode, message: string, options: AppErrorOptions = {}) {
@@ -38,8 +43,7 @@ export class AppError extends Error {
   }
 }
 
-export const badInput = (message: string, details?: Record<string, unknown>) =>
-  new AppError('BAD_USER_INPUT', message, { details });
+export const badInput = (message: string, details?: ErrorDetails) => new AppError('BAD_USER_INPUT', message, { details });
 export const notFound = (what: string) => new AppError('request.not_found', `${what} not found`);
 export const unauthenticated = (message = 'A valid bearer token is required') => new AppError('UNAUTHENTICATED', message);
 export const forbidden = (code: ErrorCode, message: string) => new AppError(code, message, { status: 403 });
@@ -59,9 +63,14 @@ export function isAppError(error: unknown): error is AppError {
   return error instanceof AppError;
 }
 
+/** Whether `code` is one of the registry's (platform/error-codes.ts). */
+export function isKnownErrorCode(code: string): code is KnownErrorCode {
+  return Object.hasOwn(ERROR_CODES, code);
+}
+
 /** The status of a code in the registry (platform/error-codes.ts), the one source of statuses. */
 function statusOf(code: string): number | undefined {
-  return Object.hasOwn(ERROR_CODES, code) ? ERROR_CODES[code as KnownErrorCode].status : undefined;
+  return isKnownErrorCode(code) ? ERROR_CODES[code].status : undefined;
 }
 
 export function statusForCode(code: string): number {

@@ -46,6 +46,9 @@ export function createDoorServer<TContext extends BaseContext>(options: DoorServ
     // stopped server); the entry point owns the shutdown order instead.
     stopOnTerminationSignals: false,
     formatError: formatGraphQLError(logger),
+    // Apollo adds `extensions.stacktrace` unless NODE_ENV is production or test; no door sends one
+    // in any environment (the stack is logged with the error, never answered).
+    includeStacktraceInErrorResponses: false,
     plugins: [
       ...options.plugins.first,
       operationObserver<TContext>(options.name, metrics, options.knownOperations),

@@ -2,7 +2,8 @@ import type { GraphQLFormattedError } from 'graphql';
 import { GraphQLError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { databaseUnreachable } from '../db/unreachable.js';
-import { dependencyUnavailable, isAppError, type AppError } from '../errors.js';
+import { ERROR_DETAIL_MEMBERS } from '../error-codes.js';
+import { dependencyUnavailable, isAppError, isKnownErrorCode, type AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { isTokenLimitError, limitError } from './query-limits.js';
 
@@ -19,7 +20,8 @@ const CLIENT_CODES = new Set([
 
 /**
  * Maps errors once at the GraphQL boundary: an AppError keeps its message and stable code in
- * `extensions.code` (+ `status`); a database that cannot be reached is 503 `dependency.unavailable`
+ * `extensions.code` (+ `status`); a subgraph's error at the gateway keeps them only when its code
+ * is one of ours (subgraphErrorFormatted); a database that cannot be reached is 503 `dependency.unavailable`
  * (retry shortly); anything else — an uncoded GraphQLError included, whatever its origin — becomes
  * INTERNAL_SERVER_ERROR with no detail (logged). Only errors known to be the caller's are 4xx.
  */
@@ -30,17 +32,15 @@ export function formatGraphQLError(logger: Logger) {
     const original =
       unwrapped instanceof GraphQLError && isAppError(unwrapped.originalError) ? unwrapped.originalError : unwrapped;
     if (isAppError(original)) return appErrorFormatted(original, formatted);
+    // An error a subgraph answered, forwarded by the gateway: Apollo Gateway unwraps it to the
+    // subgraph's plain JSON error (its class cannot tell) and adds serviceName (which can).
+    if (typeof formatted.extensions?.serviceName === 'string') return subgraphErrorFormatted(formatted, logger);
     const code = formatted.extensions?.code;
     if (code === 'GRAPHQL_PARSE_FAILED' && isTokenLimitError(original)) {
       const max = Number(/more th(?:an|at) (\d+) tokens/.exec((original as Error).message)?.[1]);
       return appErrorFormatted(limitError('tokens', undefined, max), formatted);
     }
-    if (typeof code === 'string' && CLIENT_CODES.has(code)) return withoutStack(formatted);
-    // Errors forwarded by the gateway from a subgraph were already formatted there. The gateway
-    // unwraps to the subgraph's plain JSON error, so its class cannot tell; serviceName can.
-    if (typeof code === 'string' && formatted.extensions?.serviceName) {
-      return withoutStack(formatted);
-    }
+    if (typeof code === 'string' && CLIENT_CODES.has(code)) return formatted;
     if (declaredClientError(original)) {
       return { message: formatted.message, locations: formatted.locations, extensions: { code: 'BAD_USER_INPUT' } };
     }
@@ -119,9 +119,29 @@ function isUnstorableText(error: unknown): boolean {
   return cause?.originalCode === '22021' || cause?.originalCode === '22P05';
 }
 
-/** Apollo adds `stacktrace` outside production; a response never carries one. */
-function withoutStack(formatted: GraphQLFormattedError): GraphQLFormattedError {
-  if (!formatted.extensions || !('stacktrace' in formatted.extensions)) return formatted;
-  const { stacktrace: _stacktrace, ...extensions } = formatted.extensions;
-  return { ...formatted, extensions };
+/** What a subgraph error may keep of its extensions: the registry's members and the gateway's own. */
+const SUBGRAPH_ERROR_MEMBERS = new Set<string>(['code', 'status', 'serviceName', ...ERROR_DETAIL_MEMBERS]);
+
+/**
+ * A subgraph's error at the gateway. One of our stable codes was made for clients at the
+ * subgraph's own boundary: it keeps its message and the registry's members of its extensions,
+ * nothing else (not `exception`, `stacktrace` or a library's own members). Anything else — an
+ * uncoded error (Apollo Gateway's DOWNSTREAM_SERVICE_ERROR), a code we do not know, or
+ * INTERNAL_SERVER_ERROR whatever its text — may carry a subgraph's internals (a database URL, a
+ * stack, a secret): it is logged with the request's id and answered with a fixed message, as the
+ * REST door answers it.
+ */
+function subgraphErrorFormatted(formatted: GraphQLFormattedError, logger: Logger): GraphQLFormattedError {
+  const extensions = formatted.extensions ?? {};
+  const { code, serviceName } = extensions;
+  if (typeof code === 'string' && code !== 'INTERNAL_SERVER_ERROR' && isKnownErrorCode(code)) {
+    const kept = Object.fromEntries(Object.entries(extensions).filter(([name]) => SUBGRAPH_ERROR_MEMBERS.has(name)));
+    return { message: formatted.message, path: formatted.path, extensions: kept };
+  }
+  logger.error({ serviceName, subgraphError: { message: formatted.message, extensions } }, 'subgraph error masked');
+  return {
+    message: 'Internal server error',
+    path: formatted.path,
+    extensions: { code: 'INTERNAL_SERVER_ERROR', serviceName },
+  };
 }

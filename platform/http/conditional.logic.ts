@@ -1,8 +1,10 @@
 /**
  * Conditional requests of RFC 9110 §13: the one reading of If-Match and If-None-Match, shared by
- * the REST door (rest-compat) and the catalog's writes (updateCourseMetadata's If-Match), so the
- * two doors cannot disagree on what matches. Pure: header text and entity tags in, decisions out.
+ * the REST door (rest-compat) and the versioned writes of the subgraphs (a course's metadata, a
+ * routing rule, a taxonomy), so the doors cannot disagree on what matches. Pure: header text and
+ * entity tags in, decisions (or the refusal) out.
  */
+import { AppError } from '../errors.js';
 
 interface EntityTag {
   weak: boolean;
@@ -42,6 +44,27 @@ export function ifMatchOutcome(header: string | undefined | null, currentEtag: s
   if (tags === '*') return 'match';
   const current = parseTag(currentEtag);
   return !current.weak && tags.some((tag) => !tag.weak && tag.opaque === current.opaque) ? 'match' : 'mismatch';
+}
+
+/**
+ * The If-Match of a write of an existing versioned resource (`what`: "course", "routing rule", …):
+ * 428 request.precondition_required without one (a client must show which version it changes),
+ * 412 request.precondition_failed naming the current tag when it does not match.
+ */
+export function requireIfMatch(header: string | undefined | null, currentEtag: string, what: string): void {
+  const outcome = ifMatchOutcome(header, currentEtag);
+  if (outcome === 'missing') {
+    throw new AppError('request.precondition_required', `This write needs an If-Match header with the ${what} etag`, {
+      status: 428,
+    });
+  }
+  if (outcome === 'mismatch') {
+    throw new AppError(
+      'request.precondition_failed',
+      `If-Match does not match the current ${what} etag; re-read the ${what} and retry`,
+      { status: 412, details: { etag: currentEtag } },
+    );
+  }
 }
 
 /** If-Match as a yes or no: true only for a header that matches (`ifMatchOutcome`). */

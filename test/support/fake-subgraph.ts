@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
  * own answer (forwarded to a real one), a load balancer's error pages, a body that is not GraphQL
  * (a proxy's maintenance page with 200), or nothing at all (a frozen process).
  */
-export type ReplicaMode = 'forward' | 'draining' | 'html-502' | 'html-503' | 'html-200' | 'json-200' | 'hang';
+export type ReplicaMode = 'forward' | 'draining' | 'html-502' | 'html-503' | 'html-200' | 'json-200' | 'hang' | 'graphql';
 
 /** HAProxy's and nginx's own pages: what the gateway must never hand a client. */
 export const BALANCER_PAGES = {
@@ -20,6 +20,8 @@ export interface FakeReplica {
   url: string;
   port: number;
   mode: ReplicaMode;
+  /** What the replica answers (200, JSON) in `graphql` mode: a subgraph's answer as the test writes it. */
+  graphqlAnswer: unknown;
   /** Requests that reached this address, by kind (a mutation is a body whose document starts with `mutation`). */
   seen: { queries: number; mutations: number; health: number };
   /** The length of `variables.representations` of each `_entities` fetch that reached it. */
@@ -29,14 +31,15 @@ export interface FakeReplica {
 
 /**
  * A replica address under the test's control. In `forward` mode it relays to `upstream` (a real
- * subgraph) and counts what passed; in the other modes it answers as a balancer or a broken
- * replica would. Counting happens in every mode, so a test can tell whether a request was sent.
+ * subgraph) and counts what passed; in `graphql` mode it answers `graphqlAnswer` as a subgraph
+ * would; in the other modes it answers as a balancer or a broken replica would. Counting happens in every mode, so a test can tell whether a request was sent.
  */
 export async function startFakeReplica(upstream?: string): Promise<FakeReplica> {
   const replica: FakeReplica = {
     url: '',
     port: 0,
     mode: 'forward',
+    graphqlAnswer: { data: {} },
     seen: { queries: 0, mutations: 0, health: 0 },
     representations: [],
     close,
@@ -47,6 +50,10 @@ export async function startFakeReplica(upstream?: string): Promise<FakeReplica> 
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
       count(replica, req, body);
+      if (replica.mode === 'graphql' && !isProbe(req)) {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(replica.graphqlAnswer));
+        return;
+      }
       void answer(replica.mode, upstream, req, body, res);
     });
   });
@@ -114,6 +121,7 @@ async function answer(
       }
       await relay(upstream, req, body, res);
       return;
+    case 'graphql':
     case 'forward':
       await relay(upstream, req, body, res);
   }

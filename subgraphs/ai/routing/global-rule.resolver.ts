@@ -33,7 +33,7 @@ export class GlobalRoutingRuleResolver {
 
   @Mutation(() => ProviderRoutingRule, {
     description:
-      'Adds a version to a global rule and activates it (scope platform.admin); a tenant rule id is request.not_found here.',
+      "Adds a version to a global rule and activates it (scope platform.admin); a tenant rule id is request.not_found here. Needs the If-Match header with the rule's etag (missing: 428 request.precondition_required, stale: 412 request.precondition_failed).",
   })
   async updateGlobalRoutingRule(
     @Arg('ruleId', () => ID) ruleId: string,
@@ -41,11 +41,12 @@ export class GlobalRoutingRuleResolver {
     @Ctx() ctx: AiContext,
   ): Promise<ProviderRoutingRule> {
     const caller = platformCaller(ctx);
-    return toRoutingRule(await ctx.services.routingAdmin.update(caller, requireRuleId(ruleId), input, 'global'));
+    return toRoutingRule(await ctx.services.routingAdmin.update(caller, requireRuleId(ruleId), input, ctx.ifMatch, 'global'));
   }
 
   @Mutation(() => ProviderRoutingRule, {
-    description: 'Makes an existing version of a global rule the active one: rollback or roll forward (scope platform.admin).',
+    description:
+      "Makes an existing version of a global rule the active one: rollback or roll forward (scope platform.admin). Needs the If-Match header with the rule's etag (missing: 428 request.precondition_required, stale: 412 request.precondition_failed).",
   })
   async activateGlobalRoutingRuleVersion(
     @Arg('ruleId', () => ID) ruleId: string,
@@ -54,7 +55,7 @@ export class GlobalRoutingRuleResolver {
   ): Promise<ProviderRoutingRule> {
     const caller = platformCaller(ctx);
     return toRoutingRule(
-      await ctx.services.routingAdmin.activate(caller, requireRuleId(ruleId), requireVersion(version), 'global'),
+      await ctx.services.routingAdmin.activate(caller, requireRuleId(ruleId), requireVersion(version), ctx.ifMatch, 'global'),
     );
   }
 }

@@ -27,13 +27,22 @@ export interface RoutingAdmin {
     input: { featureKey?: string | null; residency?: string | null; primary: Target; fallbacks: Target[] },
     owner?: RuleOwner,
   ): Promise<RuleWithVersions>;
+  /** A new version of an existing rule: `ifMatch` (the request's If-Match) must hold the rule's etag. */
   update(
     caller: AdminCaller,
     ruleId: string,
     input: { primary: Target; fallbacks: Target[]; expectedActiveVersion?: number | null },
+    ifMatch: string | undefined,
     owner?: RuleOwner,
   ): Promise<RuleWithVersions>;
-  activate(caller: AdminCaller, ruleId: string, version: number, owner?: RuleOwner): Promise<RuleWithVersions>;
+  /** Another version of an existing rule in force: `ifMatch` must hold the rule's etag. */
+  activate(
+    caller: AdminCaller,
+    ruleId: string,
+    version: number,
+    ifMatch: string | undefined,
+    owner?: RuleOwner,
+  ): Promise<RuleWithVersions>;
   /** Tenant notes: maps the caller's tenant to the on-prem provider for requests with residency ON_PREM. */
   assignOnPrem(caller: AdminCaller, input: { model?: string | null }): Promise<RuleWithVersions>;
 }
@@ -188,7 +197,7 @@ export function createRoutingAdmin(deps: RoutingAdminDeps): RoutingAdmin {
         () => ({ version: 1, primary, fallbacks }),
       );
     },
-    update(caller, ruleId, input, owner = 'tenant') {
+    update(caller, ruleId, input, ifMatch, owner = 'tenant') {
       const { primary, fallbacks } = validTargets(input, deps.knownProviders());
       return auditedRuleChange(
         deps,
@@ -202,16 +211,17 @@ export function createRoutingAdmin(deps: RoutingAdminDeps): RoutingAdmin {
             fallbacks,
             createdBy: caller.subject,
             expectedActiveVersion: input.expectedActiveVersion,
+            ifMatch: { header: ifMatch },
           }),
         (r) => ({ previousVersion: r.previousVersion, primary, fallbacks }),
       );
     },
-    activate(caller, ruleId, version, owner = 'tenant') {
+    activate(caller, ruleId, version, ifMatch, owner = 'tenant') {
       return auditedRuleChange(
         deps,
         caller,
         auditAction(owner, 'routing_rule_version_activated'),
-        (tx) => setActiveVersion(tx, { tenantId: ownerTenant(caller, owner), ruleId, version }),
+        (tx) => setActiveVersion(tx, { tenantId: ownerTenant(caller, owner), ruleId, version, ifMatch: { header: ifMatch } }),
         (r) => ({ previousVersion: r.previousVersion }),
       );
     },

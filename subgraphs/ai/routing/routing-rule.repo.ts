@@ -5,7 +5,8 @@ import type {
   ProviderRoutingRule as RuleRow,
   ProviderRoutingRuleVersion as VersionRow,
 } from '../../../prisma/generated/client.js';
-import type { RuleCandidate, RuleScope, Target } from './routing.logic.js';
+import { requireIfMatch } from '../../../platform/http/conditional.logic.js';
+import { routingRuleEtag, type RuleCandidate, type RuleScope, type Target } from './routing.logic.js';
 import type { ProviderRoutingRule, ProviderTarget } from './routing-rule.type.js';
 
 export type RuleWithVersions = RuleRow & { versions: VersionRow[] };
@@ -61,6 +62,7 @@ export function toRoutingRule(row: RuleWithVersions): ProviderRoutingRule {
     featureKey: row.featureKey,
     residency: row.residency,
     activeVersion: row.activeVersion,
+    etag: ruleEtag(row),
     versions: row.versions.map((v) => ({
       version: v.version,
       primary: v.primary as unknown as ProviderTarget,
@@ -69,6 +71,22 @@ export function toRoutingRule(row: RuleWithVersions): ProviderRoutingRule {
       createdAt: v.createdAt,
     })),
   };
+}
+
+export function ruleEtag(rule: RuleWithVersions): string {
+  return routingRuleEtag(
+    rule.activeVersion,
+    rule.versions.map((v) => v.version),
+  );
+}
+
+/**
+ * The precondition of a change of an existing rule: a client's write carries its If-Match header
+ * (`header`, missing or not), checked against the rule as locked; absent for a change the service
+ * derives itself (assignOnPremRouting names no rule and no version, and asking twice is a no-op).
+ */
+export interface RulePrecondition {
+  ifMatch?: { header: string | undefined };
 }
 
 const json = (value: unknown) => value as Prisma.InputJsonValue;
@@ -127,7 +145,12 @@ export async function insertRule(
  * is not found, a global one is 403 routing.global_rule_forbidden); null (platform.admin) changes
  * only global rules (a tenant's rule is not found: the platform scope does not reach into tenants).
  */
-async function ruleForChange(tx: Tx, tenantId: string | null, ruleId: string): Promise<RuleWithVersions> {
+async function ruleForChange(
+  tx: Tx,
+  tenantId: string | null,
+  ruleId: string,
+  precondition: RulePrecondition,
+): Promise<RuleWithVersions> {
   await lock(tx, `ai.rule:${ruleId}`);
   const rule = await tx.providerRoutingRule.findFirst({
     where: { id: ruleId, OR: [{ tenantId: null }, ...(tenantId === null ? [] : [{ tenantId }])] },
@@ -141,6 +164,7 @@ async function ruleForChange(tx: Tx, tenantId: string | null, ruleId: string): P
       { status: 403 },
     );
   }
+  if (precondition.ifMatch) requireIfMatch(precondition.ifMatch.header, ruleEtag(rule), 'routing rule');
   return rule;
 }
 
@@ -154,9 +178,9 @@ export async function insertRuleVersion(
     fallbacks: Target[];
     createdBy: string;
     expectedActiveVersion?: number | null;
-  },
+  } & RulePrecondition,
 ): Promise<{ rule: RuleWithVersions; previousVersion: number | null }> {
-  const rule = await ruleForChange(tx, input.tenantId, input.ruleId);
+  const rule = await ruleForChange(tx, input.tenantId, input.ruleId, input);
   if (input.expectedActiveVersion != null && input.expectedActiveVersion !== rule.activeVersion) {
     throw new AppError('request.precondition_failed', 'The rule changed since it was read', {
       details: { activeVersion: rule.activeVersion },
@@ -182,9 +206,9 @@ export async function insertRuleVersion(
 
 export async function setActiveVersion(
   tx: Tx,
-  input: { tenantId: string | null; ruleId: string; version: number },
+  input: { tenantId: string | null; ruleId: string; version: number } & RulePrecondition,
 ): Promise<{ rule: RuleWithVersions; previousVersion: number | null }> {
-  const rule = await ruleForChange(tx, input.tenantId, input.ruleId);
+  const rule = await ruleForChange(tx, input.tenantId, input.ruleId, input);
   if (!rule.versions.some((v) => v.version === input.version)) {
     throw new AppError('request.not_found', `The rule has no version ${input.version}`, {
       details: { versions: rule.versions.map((v) => v.version) },

@@ -52,7 +52,8 @@ export class RoutingRuleResolver {
   }
 
   @Mutation(() => ProviderRoutingRule, {
-    description: "Adds a version to one of the tenant's rules and activates it (scope ai.admin).",
+    description:
+      "Adds a version to one of the tenant's rules and activates it (scope ai.admin). Needs the If-Match header with the rule's etag (missing: 428 request.precondition_required, stale: 412 request.precondition_failed).",
   })
   async updateRoutingRule(
     @Arg('ruleId', () => ID) ruleId: string,
@@ -60,11 +61,12 @@ export class RoutingRuleResolver {
     @Ctx() ctx: AiContext,
   ): Promise<ProviderRoutingRule> {
     const caller = adminCaller(ctx);
-    return toRoutingRule(await ctx.services.routingAdmin.update(caller, requireRuleId(ruleId), input));
+    return toRoutingRule(await ctx.services.routingAdmin.update(caller, requireRuleId(ruleId), input, ctx.ifMatch));
   }
 
   @Mutation(() => ProviderRoutingRule, {
-    description: 'Makes an existing version the active one: rollback or roll forward (scope ai.admin).',
+    description:
+      "Makes an existing version the active one: rollback or roll forward (scope ai.admin). Needs the If-Match header with the rule's etag (missing: 428 request.precondition_required, stale: 412 request.precondition_failed).",
   })
   async activateRoutingRuleVersion(
     @Arg('ruleId', () => ID) ruleId: string,
@@ -72,7 +74,9 @@ export class RoutingRuleResolver {
     @Ctx() ctx: AiContext,
   ): Promise<ProviderRoutingRule> {
     const caller = adminCaller(ctx);
-    return toRoutingRule(await ctx.services.routingAdmin.activate(caller, requireRuleId(ruleId), requireVersion(version)));
+    return toRoutingRule(
+      await ctx.services.routingAdmin.activate(caller, requireRuleId(ruleId), requireVersion(version), ctx.ifMatch),
+    );
   }
 
   @Mutation(() => ProviderRoutingRule, {

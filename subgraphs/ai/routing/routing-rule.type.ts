@@ -25,4 +25,9 @@ export class ProviderRoutingRule {
     string | null;
   @Field(() => Int, { nullable: true, description: 'The version in force; null when deactivated.' }) activeVersion: number | null;
   @Field(() => [RoutingRuleVersion]) versions: RoutingRuleVersion[];
+  @Field(() => String, {
+    description:
+      'Entity tag of the rule: send it as If-Match to update it or activate a version (missing: 428 request.precondition_required, stale: 412 request.precondition_failed).',
+  })
+  etag: string;
 }

@@ -186,3 +186,12 @@ export function validateResidency(value: string, argument = 'residency'): string
   if (!RESIDENCY_RE.test(value)) throw badInput('A residency is an upper-case code such as AF or ON_PREM', { argument });
   return value;
 }
+
+/**
+ * A routing rule's entity tag, for If-Match on its updates and activations. Versions are immutable
+ * and only ever added, so the active version and the latest one say everything a reader of the
+ * rule sees: every change gives another tag, and two states that read the same share one.
+ */
+export function routingRuleEtag(activeVersion: number | null, versions: readonly number[]): string {
+  return `"${activeVersion ?? 0}.${Math.max(0, ...versions)}"`;
+}

@@ -1,6 +1,6 @@
 import { canonicalJson } from '../../../platform/canonical-json.js';
-import { AppError, badInput } from '../../../platform/errors.js';
-import { ifMatchOutcome } from '../../../platform/http/conditional.logic.js';
+import { badInput } from '../../../platform/errors.js';
+import { requireIfMatch as requireIfMatchOf } from '../../../platform/http/conditional.logic.js';
 import { isId } from '../../../platform/ids.js';
 
 export type LocaleMap = Record<string, string>;
@@ -60,22 +60,7 @@ export function diffMetadata(before: CourseMetadata, after: CourseMetadata): Met
  * platform/http/conditional.logic.ts): 428 without one, 412 naming the current tag when stale.
  */
 export function requireIfMatch(header: string | undefined | null, currentEtag: string): void {
-  const outcome = ifMatchOutcome(header, currentEtag);
-  if (outcome === 'missing') {
-    throw new AppError('request.precondition_required', 'This write needs an If-Match header with the course etag', {
-      status: 428,
-    });
-  }
-  if (outcome === 'mismatch') {
-    throw new AppError(
-      'request.precondition_failed',
-      'If-Match does not match the current course etag; re-read the course and retry',
-      {
-        status: 412,
-        details: { etag: currentEtag },
-      },
-    );
-  }
+  requireIfMatchOf(header, currentEtag, 'course');
 }
 
 // ------------------------------------------------------------------ precedence of sources

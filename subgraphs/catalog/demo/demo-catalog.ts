@@ -77,7 +77,7 @@ async function ensureDemoTaxonomy(deps: DemoCatalogDeps, now: Date): Promise<str
           requestId: 'demo-catalog',
           gdprZeroingRetentionClasses: [],
         },
-        { namespace: DEMO_TAXONOMY.namespace, expectedVersion: 0, diff: DEMO_TAXONOMY.diff },
+        { namespace: DEMO_TAXONOMY.namespace, expectedVersion: 0, ifMatch: undefined, diff: DEMO_TAXONOMY.diff },
       ),
     );
     deps.afterCommit?.();

@@ -121,3 +121,11 @@ export function applyTaxonomyDiff(current: TaxonomyNodeData[], diff: TaxonomyDif
   }
   return [...tree.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([path, label]) => ({ path, label }));
 }
+
+/**
+ * A taxonomy's entity tag, for If-Match on publishTaxonomy: its version, which every publish
+ * raises by one, so the tag changes with every change of the tree.
+ */
+export function taxonomyEtag(version: number): string {
+  return `"${version}"`;
+}

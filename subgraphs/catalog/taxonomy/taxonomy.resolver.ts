@@ -5,7 +5,7 @@ import { runAdminMutation } from '../admin-mutation.js';
 import type { CatalogContext } from '../context.js';
 import { CATALOG_READ } from '../scopes.js';
 import { publishTaxonomy } from '../use-cases/publish-taxonomy.js';
-import { requireTaxonomyId } from './taxonomy.logic.js';
+import { requireTaxonomyId, taxonomyEtag } from './taxonomy.logic.js';
 import { PublishTaxonomyInput, Taxonomy, type TaxonomyNode } from './taxonomy.type.js';
 
 export function toTaxonomy(row: TaxonomyRow): Taxonomy {
@@ -15,6 +15,7 @@ export function toTaxonomy(row: TaxonomyRow): Taxonomy {
     version: row.version,
     nodes: row.nodes as unknown as TaxonomyNode[],
     updatedAt: row.updatedAt,
+    etag: taxonomyEtag(row.version),
   };
 }
 
@@ -32,7 +33,7 @@ export class TaxonomyResolver {
 
   @Mutation(() => Taxonomy, {
     description:
-      "Publishes the next version of a namespace's taxonomy from a diff and emits catalog.taxonomy.updated. Scope catalog.admin.",
+      "Publishes the next version of a namespace's taxonomy from a diff and emits catalog.taxonomy.updated. Scope catalog.admin. Once the namespace has a version, needs the If-Match header with its etag (missing: 428 request.precondition_required, stale: 412 request.precondition_failed); the first version is created without one.",
   })
   async publishTaxonomy(
     @Arg('input', () => PublishTaxonomyInput) input: PublishTaxonomyInput,
@@ -42,6 +43,7 @@ export class TaxonomyResolver {
       publishTaxonomy(admin, {
         namespace: input.namespace,
         expectedVersion: input.expectedVersion,
+        ifMatch: ctx.ifMatch,
         diff: {
           added: input.diff.added ?? [],
           removed: input.diff.removed ?? [],

@@ -15,6 +15,11 @@ export class Taxonomy {
   @Field(() => Int) version: number;
   @Field(() => [TaxonomyNode]) nodes: TaxonomyNode[];
   @Field(() => Date) updatedAt: Date;
+  @Field(() => String, {
+    description:
+      'Entity tag of this version: send it as If-Match to publishTaxonomy for the next one (missing: 428 request.precondition_required, stale: 412 request.precondition_failed).',
+  })
+  etag: string;
 }
 
 @InputType()

@@ -1,7 +1,14 @@
 import type { Prisma } from '../../../platform/db/database.js';
 import { AppError } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
-import { applyTaxonomyDiff, requireNamespace, type TaxonomyDiff, type TaxonomyNodeData } from '../taxonomy/taxonomy.logic.js';
+import { requireIfMatch } from '../../../platform/http/conditional.logic.js';
+import {
+  applyTaxonomyDiff,
+  requireNamespace,
+  taxonomyEtag,
+  type TaxonomyDiff,
+  type TaxonomyNodeData,
+} from '../taxonomy/taxonomy.logic.js';
 import { lockOrCreateTaxonomy, saveTaxonomyVersion } from '../taxonomy/taxonomy.repo.js';
 import type { Taxonomy } from '../../../prisma/generated/client.js';
 import { tenantPolicy } from '../tenant.repo.js';
@@ -9,12 +16,17 @@ import type { AdminCommandContext } from './admin.js';
 
 /**
  * publishTaxonomy: the namespace's next version from a diff of the current one (the first
- * version diffs from an empty tree). `expectedVersion`, when given, must be the current version
- * (0 before the first publish), or the answer is request.conflict (409) and nothing changes.
+ * version diffs from an empty tree). Changing a published taxonomy is a versioned write: the
+ * request's If-Match must hold its etag (428 without, 412 when stale). The first version creates
+ * the taxonomy: there is nothing to match, so it needs no If-Match, and one given fails (412, as
+ * RFC 9110 §13.1.1 has it for a resource with no current representation). `expectedVersion`,
+ * when given, must be the current version (0 before the first publish), or the answer is
+ * request.conflict (409) and nothing changes; it is checked first, so a caller that meant to
+ * create the first version learns that another one did (the demo catalog's seeding relies on it).
  */
 export async function publishTaxonomy(
   ctx: AdminCommandContext,
-  command: { namespace: string; expectedVersion?: number | null; diff: TaxonomyDiff },
+  command: { namespace: string; expectedVersion?: number | null; ifMatch: string | undefined; diff: TaxonomyDiff },
 ): Promise<Taxonomy> {
   const namespace = requireNamespace(command.namespace);
   const taxonomy = await lockOrCreateTaxonomy(ctx.tx, ctx.tenantId, namespace, newId('taxonomy'));
@@ -24,6 +36,16 @@ export async function publishTaxonomy(
       `Taxonomy ${namespace} is at version ${taxonomy.version}, not ${command.expectedVersion}`,
       {
         details: { expectedVersion: command.expectedVersion, currentVersion: taxonomy.version },
+      },
+    );
+  }
+  if (taxonomy.version > 0) requireIfMatch(command.ifMatch, taxonomyEtag(taxonomy.version), 'taxonomy');
+  else if (command.ifMatch?.trim()) {
+    throw new AppError(
+      'request.precondition_failed',
+      `Taxonomy ${namespace} has no version yet: publish the first without If-Match`,
+      {
+        status: 412,
       },
     );
   }

@@ -41,11 +41,16 @@ function rest(method: string, body?: unknown, headers: Record<string, string> = 
   });
 }
 
-function gql(token: string, query: string, variables: Record<string, unknown> = {}): Promise<HttpAnswer> {
+function gql(
+  token: string,
+  query: string,
+  variables: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+): Promise<HttpAnswer> {
   return graphqlRequest(
     `${running.system.baseUrl}/graphql`,
     { query, variables },
-    { authorization: `Bearer ${token}`, 'x-tenant-id': tenant, 'idempotency-key': newUlid() },
+    { authorization: `Bearer ${token}`, 'x-tenant-id': tenant, 'idempotency-key': newUlid(), ...headers },
   );
 }
 
@@ -93,13 +98,13 @@ describe('quota settings over REST', () => {
 });
 
 describe('global routing rules over GraphQL', () => {
-  const RULES = '{ globalRoutingRules { ruleId activeVersion } }';
-  const UPDATE = `mutation($id: ID!) { updateGlobalRoutingRule(ruleId: $id, input: { primary: { provider: "mock", model: "platform-e2e" }, fallbacks: [] }) { ruleId activeVersion } }`;
+  const RULES = '{ globalRoutingRules { ruleId activeVersion etag } }';
+  const UPDATE = `mutation($id: ID!) { updateGlobalRoutingRule(ruleId: $id, input: { primary: { provider: "mock", model: "platform-e2e" }, fallbacks: [] }) { ruleId activeVersion etag } }`;
 
   it('the platform operator versions a global rule, audited; a tenant admin is refused with 403', async () => {
     const listed = await gql(operatorToken, RULES);
     expect(listed.json.errors, listed.text).toBeUndefined();
-    const rule = listed.json.data.globalRoutingRules[0] as { ruleId: string; activeVersion: number };
+    const rule = listed.json.data.globalRoutingRules[0] as { ruleId: string; activeVersion: number; etag: string };
 
     const refused = await gql(adminToken, UPDATE, { id: rule.ruleId });
     expect(refused.json.errors[0].extensions).toMatchObject({
@@ -114,13 +119,17 @@ describe('global routing rules over GraphQL', () => {
     );
     expect(viaTenantMutation.json.errors[0].extensions).toMatchObject({ code: 'routing.global_rule_forbidden', status: 403 });
 
-    const updated = await gql(operatorToken, UPDATE, { id: rule.ruleId });
+    // The gateway forwards If-Match to the subgraph: without it the write is 428.
+    const unconditional = await gql(operatorToken, UPDATE, { id: rule.ruleId });
+    expect(unconditional.json.errors[0].extensions).toMatchObject({ code: 'request.precondition_required', status: 428 });
+    const updated = await gql(operatorToken, UPDATE, { id: rule.ruleId }, { 'if-match': rule.etag });
     expect(updated.json.errors, updated.text).toBeUndefined();
     expect(updated.json.data.updateGlobalRoutingRule.activeVersion).toBe(rule.activeVersion + 1);
     const rolledBack = await gql(
       operatorToken,
       `mutation($id: ID!, $v: Int!) { activateGlobalRoutingRuleVersion(ruleId: $id, version: $v) { activeVersion } }`,
       { id: rule.ruleId, v: rule.activeVersion },
+      { 'if-match': updated.json.data.updateGlobalRoutingRule.etag },
     );
     expect(rolledBack.json.data.activateGlobalRoutingRuleVersion.activeVersion).toBe(rule.activeVersion);
 

@@ -20,6 +20,7 @@ const tenantAdmin = { scope: 'ai.admin ai.assist ai.review', sub: 'usr_01JD00000
 type GqlError = { message: string; extensions?: Record<string, unknown> };
 type Rule = {
   ruleId: string;
+  etag: string;
   tenantId: string | null;
   activeVersion: number | null;
   versions: Array<{ version: number; primary: { provider: string; model: string }; createdBy: string }>;
@@ -27,7 +28,7 @@ type Rule = {
 type Quota = { enabled: boolean; requestsPerMinute: number; tokensPerDay: number; etag: string; updatedAt: string | null };
 
 const RULE_FIELDS =
-  'ruleId tenantId featureKey residency activeVersion versions { version primary { provider model } createdBy }';
+  'ruleId tenantId featureKey residency activeVersion etag versions { version primary { provider model } createdBy }';
 const QUOTA_FIELDS = 'enabled requestsPerMinute tokensPerDay etag updatedAt';
 const code = (errors: GqlError[] | undefined) => errors?.[0]?.extensions?.code;
 
@@ -79,7 +80,7 @@ describe.each(databaseKinds())('admin APIs for operators on %s', (kind) => {
       const updated = await ai.gql<{ updateGlobalRoutingRule: Rule }>(
         `mutation($id: ID!) { updateGlobalRoutingRule(ruleId: $id, input: { primary: { provider: "mock", model: "platform-v2" }, fallbacks: [], expectedActiveVersion: 1 }) { ${RULE_FIELDS} } }`,
         { id: global.ruleId },
-        platform,
+        { ...platform, headers: { 'if-match': global.etag } },
       );
       expect(updated.errors, updated.raw).toBeUndefined();
       expect(updated.data!.updateGlobalRoutingRule).toMatchObject({ tenantId: null, activeVersion: 2 });
@@ -89,7 +90,7 @@ describe.each(databaseKinds())('admin APIs for operators on %s', (kind) => {
       const rolledBack = await ai.gql<{ activateGlobalRoutingRuleVersion: Rule }>(
         `mutation($id: ID!) { activateGlobalRoutingRuleVersion(ruleId: $id, version: 1) { ${RULE_FIELDS} } }`,
         { id: global.ruleId },
-        platform,
+        { ...platform, headers: { 'if-match': updated.data!.updateGlobalRoutingRule.etag } },
       );
       expect(rolledBack.data!.activateGlobalRoutingRuleVersion.activeVersion).toBe(1);
       expect(await served()).toBe(before);

@@ -320,16 +320,22 @@ describe.each(databaseKinds())('assist pipeline on %s', (kind) => {
     });
 
     it('versions every change, rolls back by re-activation, and audits each change', async () => {
-      const created = await ai.gql<{ createRoutingRule: { ruleId: string } }>(
-        `mutation { createRoutingRule(input: { featureKey: "medication.reconciliation_assist", primary: { provider: "mock", model: "v1-model" }, fallbacks: [] }) { ruleId } }`,
+      const created = await ai.gql<{ createRoutingRule: { ruleId: string; etag: string } }>(
+        `mutation { createRoutingRule(input: { featureKey: "medication.reconciliation_assist", primary: { provider: "mock", model: "v1-model" }, fallbacks: [] }) { ruleId etag } }`,
       );
       const ruleId = created.data!.createRoutingRule.ruleId;
+      const ifMatch = (etag: string) => ({ headers: { 'if-match': etag } });
       const meds = assistInput('medication.reconciliation_assist', { home_medications: 'a', hospital_medications: 'b' });
       const updated = await ai.gql<{
-        updateRoutingRule: { activeVersion: number; versions: Array<{ version: number; primary: { model: string } }> };
+        updateRoutingRule: {
+          activeVersion: number;
+          etag: string;
+          versions: Array<{ version: number; primary: { model: string } }>;
+        };
       }>(
-        `mutation($id: ID!) { updateRoutingRule(ruleId: $id, input: { primary: { provider: "mock", model: "v2-model" }, fallbacks: [{ provider: "openai-compatible", model: "gpt-4o-mini" }], expectedActiveVersion: 1 }) { activeVersion versions { version primary { model } } } }`,
+        `mutation($id: ID!) { updateRoutingRule(ruleId: $id, input: { primary: { provider: "mock", model: "v2-model" }, fallbacks: [{ provider: "openai-compatible", model: "gpt-4o-mini" }], expectedActiveVersion: 1 }) { activeVersion etag versions { version primary { model } } } }`,
         { id: ruleId },
+        ifMatch(created.data!.createRoutingRule.etag),
       );
       expect(updated.data!.updateRoutingRule.activeVersion).toBe(2);
       expect(updated.data!.updateRoutingRule.versions.map((v) => v.primary.model)).toEqual(['v1-model', 'v2-model']);
@@ -337,21 +343,25 @@ describe.each(databaseKinds())('assist pipeline on %s', (kind) => {
       expect(v2.data!.assist.model).toBe('v2-model');
       expect((await provenance(v2.data!.assist.provenanceId))!.ruleVersion).toBe(2);
 
+      // A current If-Match, but expectedActiveVersion says otherwise: refused as well.
       const stale = await ai.gql(
         `mutation($id: ID!) { updateRoutingRule(ruleId: $id, input: { primary: { provider: "mock", model: "x" }, fallbacks: [], expectedActiveVersion: 1 }) { activeVersion } }`,
         { id: ruleId },
+        ifMatch(updated.data!.updateRoutingRule.etag),
       );
       expect(stale.errors![0].extensions!.code).toBe('request.precondition_failed');
 
-      const rolledBack = await ai.gql<{ activateRoutingRuleVersion: { activeVersion: number } }>(
-        `mutation($id: ID!) { activateRoutingRuleVersion(ruleId: $id, version: 1) { activeVersion } }`,
+      const rolledBack = await ai.gql<{ activateRoutingRuleVersion: { activeVersion: number; etag: string } }>(
+        `mutation($id: ID!) { activateRoutingRuleVersion(ruleId: $id, version: 1) { activeVersion etag } }`,
         { id: ruleId },
+        ifMatch(updated.data!.updateRoutingRule.etag),
       );
       expect(rolledBack.data!.activateRoutingRuleVersion.activeVersion).toBe(1);
       expect((await ai.gql<AssistData>(ASSIST, meds)).data!.assist.model).toBe('v1-model');
       const missing = await ai.gql(
         `mutation($id: ID!) { activateRoutingRuleVersion(ruleId: $id, version: 9) { activeVersion } }`,
         { id: ruleId },
+        ifMatch(rolledBack.data!.activateRoutingRuleVersion.etag),
       );
       expect(missing.errors![0].extensions!.code).toBe('request.not_found');
 

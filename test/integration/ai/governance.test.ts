@@ -678,13 +678,13 @@ describe.each(databaseKinds())('AI governance and rollout on %s', (kind) => {
       const update = await ai.gql(
         `mutation($id: ID!) { updateRoutingRule(ruleId: $id, input: { primary: { provider: "mock", model: "af-2" }, fallbacks: [] }) { activeVersion } }`,
         { id: ruleId },
-        { ...admin, tenantId: TENANT_B },
+        { ...admin, tenantId: TENANT_B, headers: { 'if-match': '"1.1"' } },
       );
       expect(code(update.errors)).toBe('routing.assessment_required');
       const activate = await ai.gql(
         `mutation($id: ID!) { activateRoutingRuleVersion(ruleId: $id, version: 1) { activeVersion } }`,
         { id: ruleId },
-        { ...admin, tenantId: TENANT_B },
+        { ...admin, tenantId: TENANT_B, headers: { 'if-match': '"1.1"' } },
       );
       expect(code(activate.errors)).toBe('routing.assessment_required');
       expect(await ai.db.prisma.providerRoutingRuleVersion.count({ where: { ruleId } })).toBe(1);

@@ -413,7 +413,7 @@ describe.each(databaseKinds())('catalog mutations over HTTP on %s', (kind) => {
         moved: [{ from: 'cardio', to: 'heart' }],
         renamed: [{ path: 'heart', label: { en: 'Heart' } }],
       };
-      const second = await gql(PUBLISH, { input: { namespace: 'clinical', expectedVersion: 1, diff } });
+      const second = await gql(PUBLISH, { input: { namespace: 'clinical', expectedVersion: 1, diff } }, { ifMatch: '"1"' });
       expect(second.data!.publishTaxonomy).toEqual({
         taxonomyId: taxonomy.taxonomyId,
         namespace: 'clinical',
@@ -438,11 +438,13 @@ describe.each(databaseKinds())('catalog mutations over HTTP on %s', (kind) => {
         code: 'request.conflict',
         status: 409,
       });
-      expect(errorOf(await gql(PUBLISH, { input: { namespace: 'clinical', diff: { removed: ['nowhere'] } } }))).toMatchObject({
+      expect(
+        errorOf(await gql(PUBLISH, { input: { namespace: 'clinical', diff: { removed: ['nowhere'] } } }, { ifMatch: '"2"' })),
+      ).toMatchObject({
         code: 'BAD_USER_INPUT',
         field: 'diff.removed[0]',
       });
-      expect(errorOf(await gql(PUBLISH, { input: { namespace: 'clinical', diff: {} } }))).toMatchObject({
+      expect(errorOf(await gql(PUBLISH, { input: { namespace: 'clinical', diff: {} } }, { ifMatch: '"2"' }))).toMatchObject({
         code: 'BAD_USER_INPUT',
         field: 'diff',
       });
@@ -454,6 +456,33 @@ describe.each(databaseKinds())('catalog mutations over HTTP on %s', (kind) => {
         { tenantId: otherTenant },
       );
       expect((foreign.data!.publishTaxonomy as { taxonomyId: string; version: number }).version).toBe(1);
+    });
+
+    it('needs If-Match with the etag to publish over an existing version (428 without, 412 stale); the first needs none', async () => {
+      const PUBLISH_ETAG = 'mutation($input: PublishTaxonomyInput!) { publishTaxonomy(input: $input) { version etag } }';
+      const add = (path: string) => ({ namespace: 'precondition', diff: { added: [{ path, label: { en: path } }] } });
+      // The first version creates the taxonomy: nothing to match, and a tag given matches nothing.
+      expect(errorOf(await gql(PUBLISH_ETAG, { input: add('a') }, { ifMatch: '"0"' }))).toMatchObject({
+        code: 'request.precondition_failed',
+        status: 412,
+      });
+      const first = await gql(PUBLISH_ETAG, { input: add('a') });
+      expect(first.data!.publishTaxonomy).toEqual({ version: 1, etag: '"1"' });
+
+      expect(errorOf(await gql(PUBLISH_ETAG, { input: add('b') }))).toMatchObject({
+        code: 'request.precondition_required',
+        status: 428,
+      });
+      expect(errorOf(await gql(PUBLISH_ETAG, { input: add('b') }, { ifMatch: '"7"' }))).toMatchObject({
+        code: 'request.precondition_failed',
+        status: 412,
+        etag: '"1"',
+      });
+      expect(await db.prisma.taxonomy.findFirst({ where: { tenantId: tenant, namespace: 'precondition' } })).toMatchObject({
+        version: 1,
+      });
+      const second = await gql(PUBLISH_ETAG, { input: add('b') }, { ifMatch: '"1"' });
+      expect(second.data!.publishTaxonomy).toEqual({ version: 2, etag: '"2"' });
     });
   });
 

@@ -45,4 +45,39 @@ describe('formatGraphQLError', () => {
       extensions: { code: 'subgraph.unavailable', serviceName: 'ai', status: 503, retryAfterSeconds: 1 },
     });
   });
+
+  it("masks a subgraph's error without one of our codes, INTERNAL_SERVER_ERROR included, whatever it says", () => {
+    const stacktrace = ['Error: connect postgres://ai:secret@10.0.3.7:5432', '    at connect (/app/db.js:1:1)'];
+    for (const extensions of [
+      { code: 'INTERNAL_SERVER_ERROR', serviceName: 'ai', exception: { stacktrace } },
+      { code: 'DOWNSTREAM_SERVICE_ERROR', serviceName: 'ai' },
+      { code: 'ECONNREFUSED', serviceName: 'ai', stacktrace },
+    ]) {
+      const error = new GraphQLError('connect ECONNREFUSED postgres://ai:secret@10.0.3.7:5432', { path: ['assist'], extensions });
+      expect(formatted(error)).toEqual({
+        message: 'Internal server error',
+        path: ['assist'],
+        extensions: { code: 'INTERNAL_SERVER_ERROR', serviceName: 'ai' },
+      });
+    }
+  });
+
+  it("keeps only the registry's members of a subgraph's coded error", () => {
+    const error = new GraphQLError('At most 3 fallbacks', {
+      path: ['updateRoutingRule'],
+      extensions: {
+        code: 'BAD_USER_INPUT',
+        serviceName: 'ai',
+        argument: 'fallbacks',
+        exception: { stacktrace: ['Error: At most 3 fallbacks'] },
+        stacktrace: ['Error: At most 3 fallbacks'],
+        internalUrl: 'http://10.0.3.7:4002/graphql',
+      },
+    });
+    expect(formatted(error)).toEqual({
+      message: 'At most 3 fallbacks',
+      path: ['updateRoutingRule'],
+      extensions: { code: 'BAD_USER_INPUT', serviceName: 'ai', argument: 'fallbacks' },
+    });
+  });
 });
