@@ -121,6 +121,14 @@ export const ERROR_CODES = {
     status: 422,
     meaning: 'A rule routes to a provider whose assessment for the residency is missing',
   },
+  'routing.residency_not_allowed': {
+    status: 422,
+    meaning: "A residency the tenant's mapping does not allow (AF from an ON_PREM tenant); `allowed` lists the tenant's",
+  },
+  'routing.residency_unavailable': {
+    status: 503,
+    meaning: "No configured provider serves the residency the tenant's mapping imposes; nothing was sent elsewhere",
+  },
   'routing.provider_not_configured': { status: 422, meaning: 'A rule names the on-prem provider, which is not configured here' },
   'routing.global_rule_forbidden': {
     status: 403,

@@ -138,9 +138,10 @@ export const ROUTES: Route[] = [
         'routing.no_rule',
         'routing.no_provider_for_residency',
         'routing.assessment_required',
+        'routing.residency_not_allowed',
       ],
       429: ['quota.exceeded'],
-      503: ['provider.unavailable', 'quota.unavailable', 'moderation.unavailable'],
+      503: ['provider.unavailable', 'quota.unavailable', 'moderation.unavailable', 'routing.residency_unavailable'],
     },
     async run({ body }, ctx) {
       const data = await ctx.graphql(ASSIST, { input: body });

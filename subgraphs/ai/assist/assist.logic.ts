@@ -4,7 +4,7 @@ import type { AttemptRecord } from '../providers/call-engine.js';
 import { parseMockDirective } from '../providers/mock.js';
 import type { MockDirective } from '../providers/provider.js';
 import type { ProvenanceRecord, ProvenanceStatus } from '../provenance/provenance.logic.js';
-import { validateFeatureKey, validateResidency, type AttemptPlan } from '../routing/routing.logic.js';
+import { validateFeatureKey, validateResidency, type SkippedTarget } from '../routing/routing.logic.js';
 import { RESERVED_VARIABLE_PREFIX } from '../templates/template.logic.js';
 
 export interface AssistRequestInput {
@@ -217,9 +217,9 @@ export function requireTemplate<T>(template: T | null, featureKey: string): T {
   return template;
 }
 
-/** Targets the plan passed over (residency, not configured), as attempts of their own in provenance. */
-export function passedOverAttempts(plan: AttemptPlan): AttemptRecord[] {
-  return plan.skipped.map((target) => ({
+/** Targets routing passed over (residency, not configured), as attempts of their own in provenance. */
+export function passedOverAttempts(skipped: readonly SkippedTarget[]): AttemptRecord[] {
+  return skipped.map((target) => ({
     provider: target.provider,
     model: target.model,
     attempt: 0,

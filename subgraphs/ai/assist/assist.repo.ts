@@ -64,6 +64,22 @@ export async function loadAssistSnapshot(db: Db, tenantId: string, featureKey: s
   };
 }
 
+/** Which of `residencies` the tenant holds a signed assessment for (no query when none needs one). */
+export async function signedAssessments(
+  db: Db,
+  tenantId: string,
+  residencies: readonly string[],
+  now: Date,
+): Promise<Set<string>> {
+  if (residencies.length === 0) return new Set();
+  const rows = await db.dataProtectionAssessment.findMany({
+    where: { tenantId, residency: { in: [...residencies] }, signedAt: { lte: now } },
+    select: { residency: true },
+    distinct: ['residency'],
+  });
+  return new Set(rows.map((row) => row.residency));
+}
+
 export async function hasSignedAssessment(db: Db | Tx, tenantId: string, residency: string, now: Date): Promise<boolean> {
   const row = await db.dataProtectionAssessment.findFirst({
     where: { tenantId, residency, signedAt: { lte: now } },

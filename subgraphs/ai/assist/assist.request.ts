@@ -75,7 +75,7 @@ export interface AssistDraft {
   record: ProvenanceRecord;
   /** The rendered prompt (render). */
   prompt: string | null;
-  /** The providers to try, in order (route). */
+  /** The providers to try, in order: route's residency decision (decideRoute), and nothing else. */
   targets: readonly Target[];
   /** The classifier's verdicts on the prompt and on the answer, when it ran. */
   inputVerdict: ModerationVerdict | null;

@@ -5,14 +5,7 @@ import { ModerationUnavailableError } from '../moderation/openai-moderation.js';
 import { callWithFallbacks } from '../providers/call-engine.js';
 import { heldTextExpiry, outputHash, type ProvenanceRecord } from '../provenance/provenance.logic.js';
 import { estimateTokens } from '../quota/quota.logic.js';
-import {
-  assessmentRequired,
-  planAttempts,
-  requireRule,
-  requiresAssessment,
-  selectRule,
-  unservedResidency,
-} from '../routing/routing.logic.js';
+import { decideRoute, residenciesToAssess } from '../routing/residency.logic.js';
 import { promptHash, renderTemplate } from '../templates/template.logic.js';
 import {
   decideRelease,
@@ -27,7 +20,7 @@ import {
   type AssistOutput,
   type AssistRequestInput,
 } from './assist.logic.js';
-import { hasSignedAssessment, loadAssistSnapshot } from './assist.repo.js';
+import { loadAssistSnapshot, signedAssessments } from './assist.repo.js';
 import type { AssistCaller, AssistDeps, AssistDraft, AssistRequest, RecordedAssist, Step } from './assist.request.js';
 
 /**
@@ -118,29 +111,39 @@ export function render(deps: AssistDeps, request: AssistRequest, draft: AssistDr
 }
 
 /**
- * Route: a residency that needs a signed assessment has one, the most specific rule applies, and
- * its targets are cut to the providers that may serve the residency (a request never falls back
- * across the boundary). The targets passed over are on record even when none is left.
+ * Route: the one place that decides where the request may go (residency.logic.ts, decideRoute):
+ * the tenant's mapping and assessments fix the residency, the most specific rule that can serve
+ * it applies, and its targets are cut to the providers of that residency. The call stage tries
+ * these targets and nothing else. The residency, the rule and the targets passed over are on
+ * record, a refusal included.
  */
 export async function route(deps: AssistDeps, request: AssistRequest, draft: AssistDraft): Promise<Step> {
   const { caller, input, snapshot } = request;
-  const residency = input.residency;
-  if (residency !== null && requiresAssessment(residency, deps.settings.assessmentResidencies)) {
-    if (!(await hasSignedAssessment(deps.db, caller.tenantId, residency, request.createdAt))) throw assessmentRequired(residency);
-  }
-  const rule = requireRule(
-    selectRule(snapshot.rules, { tenantId: caller.tenantId, featureKey: input.featureKey, residency }),
-    input,
-  );
-  // Rollback switch of phase 3: multi-provider off routes to the primary alone.
-  const fallbacks = snapshot.flags.multiProviderEnabled ? (rule.fallbacks ?? []) : [];
-  const plan = planAttempts({ primary: rule.primary, fallbacks }, residency, deps.registry.profiles);
+  const facts = {
+    tenantId: caller.tenantId,
+    featureKey: input.featureKey,
+    requested: input.residency,
+    rules: snapshot.rules,
+    assessmentResidencies: deps.settings.assessmentResidencies,
+  };
+  const assessed = await signedAssessments(deps.db, caller.tenantId, residenciesToAssess(facts), request.createdAt);
+  const decision = decideRoute({
+    ...facts,
+    assessed,
+    providers: deps.registry.profiles,
+    // Rollback switch of phase 3: multi-provider off routes to the primary alone.
+    fallbacksEnabled: snapshot.flags.multiProviderEnabled,
+  });
   const routed = withRecord(
-    { ...draft, targets: plan.targets },
-    { ruleId: rule.ruleId, ruleVersion: rule.activeVersion, attempts: [...draft.record.attempts, ...passedOverAttempts(plan)] },
+    { ...draft, targets: decision.ok ? decision.targets : [] },
+    {
+      residency: decision.residency,
+      ruleId: decision.rule?.ruleId ?? null,
+      ruleVersion: decision.rule?.activeVersion ?? null,
+      attempts: [...draft.record.attempts, ...passedOverAttempts(decision.skipped)],
+    },
   );
-  const unserved = unservedResidency(plan, residency);
-  return unserved ? { draft: routed, end: { kind: 'failed', error: unserved } } : { draft: routed };
+  return decision.ok ? { draft: routed } : { draft: routed, end: { kind: 'failed', error: decision.error } };
 }
 
 /** Runs the classifier on one text within the request's deadline; a classifier that cannot decide fails the request. */
@@ -149,8 +152,10 @@ async function classify(
   request: AssistRequest,
   stage: ModerationStage,
   text: string,
+  /** The residency route decided (the tenant's, when mapped): the text goes no further than the providers'. */
+  residency: string | null,
 ): Promise<ModerationVerdict> {
-  const { featureKey, residency } = request.input;
+  const { featureKey } = request.input;
   if (!deps.moderator) throw moderationUnavailable(featureKey, null);
   try {
     return await deps.moderator.classify({
@@ -171,7 +176,7 @@ async function classify(
 /** Moderate input (phase 2): the prompt is judged before any provider sees it. */
 export async function moderateInput(deps: AssistDeps, request: AssistRequest, draft: AssistDraft): Promise<Step> {
   if (!request.moderating) return { draft };
-  const verdict = await classify(deps, request, 'input', fromEarlierStage(draft.prompt, 'the prompt'));
+  const verdict = await classify(deps, request, 'input', fromEarlierStage(draft.prompt, 'the prompt'), draft.record.residency);
   const judged = withRecord({ ...draft, inputVerdict: verdict }, { moderation: moderationRecord({ input: verdict }) });
   if (!verdict.flagged) return { draft: judged };
   // Nothing was sent to a provider: no tokens were used. Queue time ends where the call would have started.
@@ -236,7 +241,7 @@ export async function callProviders(deps: AssistDeps, request: AssistRequest, dr
 /** Moderate output: the answer is judged before release; an answer that cannot be judged is withheld. */
 export async function moderateOutput(deps: AssistDeps, request: AssistRequest, draft: AssistDraft): Promise<Step> {
   if (request.moderating) {
-    const verdict = await classify(deps, request, 'output', fromEarlierStage(draft.answer, 'the answer'));
+    const verdict = await classify(deps, request, 'output', fromEarlierStage(draft.answer, 'the answer'), draft.record.residency);
     return {
       draft: withRecord(
         { ...draft, outputVerdict: verdict },

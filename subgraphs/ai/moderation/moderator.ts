@@ -1,4 +1,5 @@
 import type { AiSlice } from '../config.js';
+import { servesResidency } from '../routing/routing.logic.js';
 import type { CachedSecrets } from '../vault/secrets.js';
 import {
   classifyLocally,
@@ -16,7 +17,7 @@ export interface ModerationRequest {
   /** input: the rendered prompt, before any provider sees it; output: the provider's answer, before release. */
   stage: ModerationStage;
   text: string;
-  /** The residency the request asked for: its text may only go where that residency allows. */
+  /** The request's residency as routing decided it (a mapped tenant's, when the request named none): its text may only go where that residency allows. */
   residency: string | null;
   signal: AbortSignal;
 }
@@ -38,15 +39,14 @@ export const localModerator: Moderator = {
  * harm, not identifiers, and an output leaking an MRN must be caught whichever classifier runs.
  * A request that asks for a residency the endpoint does not serve (AI_MODERATION_RESIDENCIES) is
  * judged by the built-in rules instead: moderation must not carry its text across the boundary the
- * routing keeps.
+ * routing keeps ('*' does not cover ON_PREM, as for providers: routing.logic.ts, servesResidency).
  */
 export function remoteModerator(remote: ContentClassifier, residencies: readonly string[] = []): Moderator {
   return {
     name: remote.name,
     async classify(request) {
       const { text, stage, signal, residency } = request;
-      if (residency !== null && !residencies.includes('*') && !residencies.includes(residency))
-        return localModerator.classify(request);
+      if (!servesResidency({ residencies }, residency)) return localModerator.classify(request);
       const reasons = await remote.classify(text, signal);
       if (stage === 'input') return verdictOf(remote.name, reasons);
       return verdictOf(`${remote.name}+${LOCAL_CLASSIFIER}`, [...reasons, ...detectPhi(text)]);

@@ -8,6 +8,7 @@ import { insertRule, insertRuleVersion, setActiveVersion, type RuleWithVersions 
 import {
   assessmentRequired,
   requiresAssessment,
+  ON_PREM_RESIDENCY,
   validateTargets,
   validateFeatureKey,
   validateResidency,
@@ -43,7 +44,7 @@ export interface RoutingAdmin {
     ifMatch: string | undefined,
     owner?: RuleOwner,
   ): Promise<RuleWithVersions>;
-  /** Tenant notes: maps the caller's tenant to the on-prem provider for requests with residency ON_PREM. */
+  /** Tenant notes: maps the caller's tenant to the on-prem provider; every request of the tenant then stays ON_PREM (residency.logic.ts). */
   assignOnPrem(caller: AdminCaller, input: { model?: string | null }): Promise<RuleWithVersions>;
 }
 
@@ -51,7 +52,6 @@ export interface RoutingAdmin {
 const ownerTenant = (caller: AdminCaller, owner: RuleOwner): string | null => (owner === 'global' ? null : caller.tenantId);
 const auditAction = (owner: RuleOwner, action: string): string => (owner === 'global' ? `global_${action}` : action);
 
-export const ON_PREM_RESIDENCY = 'ON_PREM';
 export const ON_PREM_PROVIDER = 'on-prem';
 
 /** Copies the targets out of the GraphQL input (no extra fields reach the JSON column) and validates them. */

@@ -81,7 +81,7 @@ export class RoutingRuleResolver {
 
   @Mutation(() => ProviderRoutingRule, {
     description:
-      "Maps the caller's tenant to the on-prem provider (scope ai.admin): a tenant rule with residency ON_PREM whose primary is on-prem, without fallbacks. Needs a signed ON_PREM assessment (routing.assessment_required) and ONPREM_BASE_URL (routing.provider_not_configured). Requests asking for residency ON_PREM then run on premises; asking again is a no-op.",
+      "Maps the caller's tenant to the on-prem provider (scope ai.admin): a tenant rule with residency ON_PREM whose primary is on-prem, without fallbacks. Needs a signed ON_PREM assessment (routing.assessment_required) and ONPREM_BASE_URL (routing.provider_not_configured). Every request of the tenant then runs on premises, with or without a residency (one naming another is refused, routing.residency_not_allowed); asking again is a no-op.",
   })
   async assignOnPremRouting(
     @Arg('model', () => String, { nullable: true, description: 'Defaults to ONPREM_MODEL.' }) model: string | null,

@@ -44,20 +44,16 @@ export function ruleMatches(rule: RuleCandidate, request: RouteRequest): boolean
   );
 }
 
-/** The most specific active rule; among equals the newest (ids are time-ordered ULIDs). */
-export function selectRule<R extends RuleCandidate>(rules: R[], request: RouteRequest): R | undefined {
-  let best: R | undefined;
-  for (const rule of rules) {
-    if (!ruleMatches(rule, request)) continue;
-    if (
-      !best ||
-      specificity(rule) > specificity(best) ||
-      (specificity(rule) === specificity(best) && rule.ruleId > best.ruleId)
-    ) {
-      best = rule;
-    }
-  }
-  return best;
+/** The active rules that match, most specific first; among equals the newest (ids are time-ordered ULIDs). */
+export function rankRules<R extends RuleCandidate>(rules: readonly R[], request: RouteRequest): R[] {
+  return rules
+    .filter((rule) => ruleMatches(rule, request))
+    .sort((a, b) => specificity(b) - specificity(a) || (a.ruleId < b.ruleId ? 1 : a.ruleId > b.ruleId ? -1 : 0));
+}
+
+/** The most specific active rule; among equals the newest. */
+export function selectRule<R extends RuleCandidate>(rules: readonly R[], request: RouteRequest): R | undefined {
+  return rankRules(rules, request)[0];
 }
 
 export interface ProviderProfile {
@@ -66,9 +62,18 @@ export interface ProviderProfile {
   residencies: readonly string[];
 }
 
-export function servesResidency(profile: ProviderProfile, residency: string | null): boolean {
+/** The residency of on-premises inference: the text never leaves the tenant's premises. */
+export const ON_PREM_RESIDENCY = 'ON_PREM';
+
+/**
+ * Whether a provider (or the remote moderation endpoint) may receive a request of `residency`.
+ * '*' stands for every residency but ON_PREM: it is the mock provider's default and a wildcard
+ * cannot promise that text stays on premises, so only a list that names ON_PREM serves it.
+ */
+export function servesResidency(profile: Pick<ProviderProfile, 'residencies'>, residency: string | null): boolean {
   if (residency === null) return true;
-  return profile.residencies.includes('*') || profile.residencies.includes(residency);
+  if (profile.residencies.includes(residency)) return true;
+  return residency !== ON_PREM_RESIDENCY && profile.residencies.includes('*');
 }
 
 export interface SkippedTarget extends Target {
@@ -82,9 +87,9 @@ export interface AttemptPlan {
 
 /**
  * Primary then fallbacks, minus every target that cannot serve the required residency: a request
- * never falls back across a residency boundary. Nothing left is a fail-closed error, not a
- * quiet downgrade (see requireResidencyServed). Targets whose provider is not configured here are
- * passed over (and recorded); when none is left the call fails as provider.unavailable.
+ * never falls back across a residency boundary. Nothing left is a fail-closed refusal, not a
+ * quiet downgrade (residency.logic.ts, decideRoute). Targets whose provider is not configured here
+ * are passed over (and recorded).
  */
 export function planAttempts(
   version: { primary: Target; fallbacks: Target[] },
@@ -100,39 +105,6 @@ export function planAttempts(
     else targets.push(target);
   }
   return { targets, skipped };
-}
-
-/** A plan with nothing left because of residency fails closed with a code that says so: this error, or null. */
-export function unservedResidency(plan: AttemptPlan, residency: string | null): AppError | null {
-  if (plan.targets.length === 0 && residency !== null && plan.skipped.some((t) => t.reason === 'residency')) {
-    return new AppError('routing.no_provider_for_residency', `No provider of the routing rule may serve residency ${residency}`, {
-      details: { residency },
-    });
-  }
-  return null;
-}
-
-export function requireResidencyServed(plan: AttemptPlan, residency: string | null): void {
-  const error = unservedResidency(plan, residency);
-  if (error) throw error;
-}
-
-/** The rule a request is routed by, which must name a primary provider. */
-export function requireRule(
-  rule: RuleCandidate | undefined,
-  request: Omit<RouteRequest, 'tenantId'>,
-): RuleCandidate & { primary: Target } {
-  if (!rule?.primary) {
-    const { featureKey, residency } = request;
-    throw new AppError(
-      'routing.no_rule',
-      `No routing rule applies to ${featureKey}${residency ? ` with residency ${residency}` : ''}`,
-      {
-        details: { featureKey, residency },
-      },
-    );
-  }
-  return { ...rule, primary: rule.primary };
 }
 
 export function requiresAssessment(residency: string | null, assessmentResidencies: readonly string[]): boolean {

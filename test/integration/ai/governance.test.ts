@@ -778,7 +778,10 @@ describe.each(databaseKinds())('AI governance and rollout on %s', (kind) => {
   });
 
   describe('shadow verification', () => {
-    const parity = (featureKey: string, as: Record<string, string> = { scope: 'ai.assist', tenantId: TENANT_C }) =>
+    // Not TENANT_C: it is mapped to ON_PREM above, so every request of it runs on premises and the
+    // slow mock rule below would never be reached.
+    const SHADOW_TENANT = 'ten_01JD0000000000000000000D00';
+    const parity = (featureKey: string, as: Record<string, string> = { scope: 'ai.assist', tenantId: SHADOW_TENANT }) =>
       ai.gql<{ shadowParity: Record<string, unknown> }>(
         `query($f: String!, $from: DateTimeISO!, $to: DateTimeISO!) { shadowParity(featureKey: $f, from: $from, to: $to) { gatewayP50 gatewayP95 gatewayP99 legacyP95 ratio maxRatio parityHolds reason sampleCounts { gateway legacy } sampled } }`,
         {
@@ -790,14 +793,14 @@ describe.each(databaseKinds())('AI governance and rollout on %s', (kind) => {
       );
     const shadowCall = (featureKey: string, variables: Record<string, unknown>) =>
       ai.gql<{ assist: Assist }>(ASSIST_FULL, assistInput(featureKey, variables, { mode: 'shadow' }), {
-        tenantId: TENANT_C,
+        tenantId: SHADOW_TENANT,
         scope: 'ai.assist',
       });
     const report = (featureKey: string, samples: number[]) =>
       ai.gql<{ recordLegacyLatencySamples: number }>(
         `mutation($f: String!, $s: [Int!]!) { recordLegacyLatencySamples(featureKey: $f, samples: $s) }`,
         { f: featureKey, s: samples },
-        { tenantId: TENANT_C, scope: 'ai.assist' },
+        { tenantId: SHADOW_TENANT, scope: 'ai.assist' },
       );
 
     it('holds when the gateway P95 is within SHADOW_PARITY_MAX_RATIO of the legacy P95', async () => {
@@ -825,7 +828,7 @@ describe.each(databaseKinds())('AI governance and rollout on %s', (kind) => {
       const rule = await ai.gql(
         `mutation { createRoutingRule(input: { featureKey: "virtual_care.soap_scaffold", primary: { provider: "mock", model: "mock-slow" }, fallbacks: [] }) { ruleId } }`,
         {},
-        { ...admin, tenantId: TENANT_C },
+        { ...admin, tenantId: SHADOW_TENANT },
       );
       expect(rule.errors).toBeUndefined();
       for (let i = 0; i < 3; i++)
@@ -853,7 +856,7 @@ describe.each(databaseKinds())('AI governance and rollout on %s', (kind) => {
             await ai.gql(
               `mutation { recordLegacyLatencySamples(featureKey: "portal.triage", samples: [1]) }`,
               {},
-              { tenantId: TENANT_C, scope: 'ai.admin' },
+              { tenantId: SHADOW_TENANT, scope: 'ai.admin' },
             )
           ).errors,
         ),

@@ -357,6 +357,9 @@ describe('openai-compatible moderation adapter against a local server', () => {
     const request = { tenantId: 't', featureKey: 'f', stage: 'input' as const, text: 'I want to kill myself', signal };
     const local = await remoteModerator(classifier(), ['EU']).classify({ ...request, residency: 'AF' });
     expect(local).toMatchObject({ flagged: true, classifier: 'local-rules-v1', categories: ['self_harm'] });
+    // '*' is every residency but ON_PREM: an on-prem tenant's text stays here unless the list names it.
+    const onPrem = await remoteModerator(classifier(), ['*']).classify({ ...request, residency: 'ON_PREM' });
+    expect(onPrem.classifier).toBe('local-rules-v1');
     expect(server.requests.length).toBe(before);
     await remoteModerator(classifier(), ['EU']).classify({ ...request, residency: 'EU' });
     await remoteModerator(classifier(), ['EU']).classify({ ...request, residency: null });

@@ -263,15 +263,12 @@ describe('the outcome of an admitted request', () => {
     expect(error.details).toEqual({ stage: 'input', provenanceId: 'prv_1' });
   });
 
-  it('records the targets a plan passed over as attempts of their own', () => {
+  it('records the targets routing passed over as attempts of their own', () => {
     expect(
-      passedOverAttempts({
-        targets: [],
-        skipped: [
-          { provider: 'openai-compatible', model: 'gpt', reason: 'residency' },
-          { provider: 'bedrock', model: 'claude', reason: 'not_configured' },
-        ],
-      }).map((a) => [a.provider, a.outcome, a.errorCode]),
+      passedOverAttempts([
+        { provider: 'openai-compatible', model: 'gpt', reason: 'residency' },
+        { provider: 'bedrock', model: 'claude', reason: 'not_configured' },
+      ]).map((a) => [a.provider, a.outcome, a.errorCode]),
     ).toEqual([
       ['openai-compatible', 'skipped_residency', 'residency'],
       ['bedrock', 'not_configured', 'not_configured'],

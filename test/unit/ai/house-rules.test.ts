@@ -123,6 +123,25 @@ function systemTimeReadings(source: ts.SourceFile): string[] {
   return found;
 }
 
+/** Files that call a function or method named `name`, with the enclosing function's name. */
+function callSites(name: string): string[] {
+  const found: string[] = [];
+  for (const source of files.values()) {
+    const visit = (node: ts.Node, within: string) => {
+      let scope = within;
+      if ((ts.isFunctionDeclaration(node) || ts.isMethodDeclaration(node)) && node.name) scope = node.name.getText(source);
+      if (ts.isCallExpression(node)) {
+        const callee = node.expression;
+        const called = ts.isPropertyAccessExpression(callee) ? callee.name.text : callee.getText(source);
+        if (called === name) found.push(`${relative(source.fileName)}:${scope}`);
+      }
+      ts.forEachChild(node, (child) => visit(child, scope));
+    };
+    visit(source, '');
+  }
+  return found.sort();
+}
+
 /** Modules a pure `*.logic.ts` may not import: I/O, Prisma, GraphQL, NATS, clocks, or our repositories and services. */
 const IMPURE_IMPORT =
   /(^@prisma\/|prisma\/generated|^graphql$|^type-graphql$|^@nats-io\/|^ioredis$|^node:|clock\.js$|\.(repo|service|admin|resolver|redis)\.js$)/;
@@ -153,6 +172,15 @@ describe('AI subgraph house rules', () => {
         .map((spec) => `${relative(source.fileName)} imports ${spec}`),
     );
     expect([...impure, ...logic.flatMap(systemTimeReadings)]).toEqual([]);
+  });
+
+  it('calls model providers only along the route decision (residency by construction)', () => {
+    // decideRoute is the one place that says where a request may go; route() keeps its targets on
+    // the draft, and callProviders hands exactly those to the call engine, the only caller of an
+    // adapter (metrics.ts wraps adapters to time them). A new path to a provider must come through here.
+    expect(callSites('decideRoute')).toEqual(['assist/assist.stages.ts:route']);
+    expect(callSites('callWithFallbacks')).toEqual(['assist/assist.stages.ts:callProviders']);
+    expect(callSites('complete')).toEqual(['metrics.ts:observeProvider', 'providers/call-engine.ts:callWithFallbacks']);
   });
 
   it('sees what it checks: a circle, a long function and a clock reading in sample code are found', () => {
