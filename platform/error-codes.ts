@@ -194,6 +194,32 @@ export const ERROR_CODES = {
   'archive_replay.argument_unknown': { status: 400, meaning: '`npm run events:replay-archive`: an unknown option' },
   'archive_replay.range_empty': { status: 400, meaning: '`npm run events:replay-archive`: `--since` is not before `--until`' },
   'archive_replay.nats_required': { status: 400, meaning: '`npm run events:replay-archive` needs `NATS_URL`' },
+  // Start-up refusals with NODE_ENV=production (docs/configuration.md, "Production refusals"): one
+  // line on stderr and exit 2, never an HTTP answer; the status is the class of mistake.
+  'production.embedded_database': {
+    status: 400,
+    meaning: 'Start-up with NODE_ENV=production without `DATABASE_URL` (else: an embedded database)',
+  },
+  'production.development_signing_key': {
+    status: 400,
+    meaning: 'Start-up with NODE_ENV=production without `AUTH_JWKS_URL` or `AUTH_PUBLIC_KEY` (else: a development signing key)',
+  },
+  'production.in_process_bus': {
+    status: 400,
+    meaning: 'Start-up with NODE_ENV=production without `NATS_URL` (else: an in-process event bus)',
+  },
+  'production.in_memory_quotas': {
+    status: 400,
+    meaning: 'Start-up with NODE_ENV=production without `REDIS_URL` (else: quotas counted in one process)',
+  },
+  'production.cors_any_origin': {
+    status: 400,
+    meaning: 'Start-up with NODE_ENV=production and `CORS_ORIGINS=*` without `CORS_ALLOW_ANY_ORIGIN=true`',
+  },
+  'production.mock_provider': {
+    status: 400,
+    meaning: 'Start-up of the AI part with NODE_ENV=production and no real model provider, without `AI_ALLOW_MOCK_PROVIDER=true`',
+  },
 
   // Availability.
   'service.unavailable': {
