@@ -99,3 +99,24 @@ export function startFailureReason(log: string): string {
 export function isPortTaken(log: string): boolean {
   return /could not bind IPv4 address|Address already in use|could not create any TCP\/IP sockets/.test(log);
 }
+
+/** A folder on the way to the cluster, as stat(2) gives it. */
+export interface FolderFacts {
+  path: string;
+  mode: number;
+  uid: number;
+  gid: number;
+}
+
+/**
+ * The first folder the server's account cannot pass through (no search permission for it), or
+ * undefined when it reaches the cluster. As root the server runs as another account, and a
+ * checkout under a private folder (/root, a 0700 temporary folder) is out of its reach.
+ */
+export function blockingFolder(chain: FolderFacts[], account: { uid: number; gid: number }): FolderFacts | undefined {
+  return chain.find((folder) => {
+    if (folder.uid === account.uid) return (folder.mode & 0o100) === 0;
+    if (folder.gid === account.gid) return (folder.mode & 0o010) === 0;
+    return (folder.mode & 0o001) === 0;
+  });
+}

@@ -10,6 +10,7 @@ import { freePort } from '../free-port.js';
 import type { Logger } from '../logger.js';
 import { DependencyUnreachableError } from '../reach-dependency.js';
 import {
+  blockingFolder,
   decideStart,
   initdbArgs,
   isPortTaken,
@@ -17,6 +18,7 @@ import {
   postgresArgs,
   startFailureReason,
   type ClusterDirState,
+  type FolderFacts,
   type Durability,
 } from './embedded-postgres.logic.js';
 
@@ -273,6 +275,26 @@ async function stopServer(server: Running): Promise<void> {
   clearTimeout(timer);
 }
 
+/** The folders from / down to `dir`'s parent, each as stat(2) gives it. */
+async function foldersOnTheWay(dir: string): Promise<FolderFacts[]> {
+  const folders: FolderFacts[] = [];
+  for (let folder = path.dirname(dir); ; folder = path.dirname(folder)) {
+    const stat = await fs.stat(folder);
+    folders.unshift({ path: folder, mode: stat.mode, uid: stat.uid, gid: stat.gid });
+    if (path.dirname(folder) === folder) return folders;
+  }
+}
+
+/** As root: the server's account must be able to reach the cluster, or initdb fails obscurely. */
+async function requireReachable(dir: string, runAs: RunAs): Promise<void> {
+  const blocked = blockingFolder(await foldersOnTheWay(dir), runAs);
+  if (!blocked) return;
+  throw new ConfigError(
+    'DATA_DIR',
+    `(${path.dirname(dir)}): as root the embedded Postgres runs as the account "${runAs.name}", which cannot pass through ${blocked.path} (mode ${(blocked.mode & 0o777).toString(8)}); allow it (chmod o+x ${blocked.path}), choose a DATA_DIR it can reach, or set DATABASE_URL`,
+  );
+}
+
 /** Refuses a directory held by a live process; stops a server orphaned by a killed owner. */
 async function claimCluster(dir: string, bin: Binaries, runAs: RunAs | undefined, logger: Logger): Promise<void> {
   const decision = decideStart(await clusterState(dir));
@@ -312,6 +334,7 @@ export async function startEmbeddedPostgres(options: {
   const bin = await loadBinaries();
   const runAs = await accountToRunAs(logger);
   await fs.mkdir(path.dirname(dir), { recursive: true });
+  if (runAs) await requireReachable(dir, runAs);
   await claimCluster(dir, bin, runAs, logger);
   const password = (await fs.readFile(passwordFileOf(dir), 'utf8')).trim();
   for (let attempt = 1; ; attempt++) {

@@ -1,13 +1,11 @@
 import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../platform/ids.js';
 import { DEMO_TENANT_ID } from '../../subgraphs/catalog/demo/demo-catalog.data.js';
 import type { TestDatabase } from '../support/database.js';
-import { startSystemProcess, startSystemWithDatabase, type SystemProcess } from '../support/system-process.js';
+import { startSystemProcess, startSystemWithDatabase, systemDataDir, type SystemProcess } from '../support/system-process.js';
 
 // The README's first query, word for word.
 const FIRST_QUERY = '{ courses(first: 5) { edges { node { courseId slug title } } } }';
@@ -70,7 +68,7 @@ describe('npm start with no environment', () => {
     ).stdout.trim();
 
   beforeAll(async () => {
-    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'system-e2e-demo-'));
+    dataDir = await systemDataDir('system-e2e-demo-');
     system = await startSystemProcess(noEnvironment, { dataDir });
   });
   afterAll(async () => {

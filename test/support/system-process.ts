@@ -33,6 +33,16 @@ export interface StartOptions {
 }
 
 /**
+ * A fresh DATA_DIR for a system process. Searchable by every account: without DATABASE_URL the
+ * process runs the embedded Postgres, which as root runs as the postgres account.
+ */
+export async function systemDataDir(prefix: string): Promise<string> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), prefix));
+  await fs.chmod(dir, 0o755);
+  return dir;
+}
+
+/**
  * Starts `main.ts` as a real process (gateway + REST, both subgraphs, worker) on free ports, with a
  * fresh key pair, and resolves once /readyz answers 200. Pass DATABASE_URL, REDIS_URL, NATS_URL
  * in `env` to use real services; a value of undefined removes a variable.
@@ -43,7 +53,7 @@ export async function startSystemProcess(
 ): Promise<SystemProcess> {
   const keys = options.keys ?? (await generateEd25519());
   const ownsDataDir = !options.dataDir;
-  const dataDir = options.dataDir ?? (await fs.mkdtemp(path.join(os.tmpdir(), 'system-e2e-')));
+  const dataDir = options.dataDir ?? (await systemDataDir('system-e2e-'));
   const [port, catalogPort, aiPort] = [await freePort(), await freePort(), await freePort()];
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'main.ts'], {
     cwd: ROOT,

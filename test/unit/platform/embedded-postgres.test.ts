@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  blockingFolder,
   decideStart,
   isPortTaken,
   parsePostmasterPid,
@@ -76,5 +77,25 @@ describe('embedded Postgres: server settings and its log', () => {
   it('tells a lost port race from other failures', () => {
     expect(isPortTaken('LOG:  could not bind IPv4 address "127.0.0.1": Address already in use')).toBe(true);
     expect(isPortTaken('FATAL:  data directory "/d" has wrong ownership')).toBe(false);
+  });
+});
+
+describe('embedded Postgres as root: can its account reach the cluster', () => {
+  const account = { uid: 101, gid: 104 };
+  const folder = (path: string, mode: number, uid = 0, gid = 0) => ({ path, mode, uid, gid });
+
+  it('passes folders anyone may search, and those of its own user or group', () => {
+    expect(
+      blockingFolder(
+        [folder('/', 0o755), folder('/work', 0o711), folder('/work/own', 0o700, 101), folder('/work/own/g', 0o750, 0, 104)],
+        account,
+      ),
+    ).toBeUndefined();
+  });
+
+  it('names the first private folder on the way (a checkout under /root, a 0700 temporary folder)', () => {
+    expect(blockingFolder([folder('/', 0o755), folder('/root', 0o700), folder('/root/app', 0o755)], account)?.path).toBe('/root');
+    // Group members are judged by the group bits, not the others' bits.
+    expect(blockingFolder([folder('/', 0o755), folder('/srv', 0o705, 0, 104)], account)?.path).toBe('/srv');
   });
 });
