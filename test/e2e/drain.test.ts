@@ -1,11 +1,9 @@
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { Agent, fetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateEd25519, mintToken, type DevKeyPair } from '../../platform/auth/dev-keys.js';
 import { newId, newUlid } from '../../platform/ids.js';
-import { freePort } from '../support/child-env.js';
+import { freePort, processDataDir } from '../support/child-env.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { eventually } from '../support/eventually.js';
 import { spawnEntry, waitForHttp, type EntryProcess } from '../support/entry-process.js';
@@ -39,7 +37,7 @@ describe.runIf(runs)('SIGTERM to a gateway replica under keep-alive load', () =>
     db = await createTestDatabase();
     nats = await startPrivateNats();
     keys = await generateEd25519();
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'drain-'));
+    dataDir = processDataDir('drain-');
     const closedPort = await freePort();
     const production = {
       NODE_ENV: 'production',

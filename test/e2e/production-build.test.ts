@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../platform/ids.js';
 import { RUNTIME_FILES } from '../../platform/project-files.js';
-import { freePort } from '../support/child-env.js';
+import { freePort, processDataDir } from '../support/child-env.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { builtEntry, spawnBuiltEntry, waitForHttp, type EntryProcess } from '../support/entry-process.js';
 import { privateServicesAvailable, startPrivateNats, type PrivateNats } from '../support/private-services.js';
@@ -114,7 +114,7 @@ describe('the production build', () => {
     let baseUrl: string;
 
     beforeAll(async () => {
-      dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'production-build-'));
+      dataDir = processDataDir('production-build-');
       image = imageLayout();
       const [port, catalogPort, aiPort] = [await freePort(), await freePort(), await freePort()];
       baseUrl = `http://127.0.0.1:${port}`;
@@ -160,7 +160,7 @@ describe('the production build', () => {
     beforeAll(async () => {
       db = await createTestDatabase(undefined, { migrate: false });
       nats = await startPrivateNats();
-      dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'production-build-parts-'));
+      dataDir = processDataDir('production-build-parts-');
       for (const name of Object.keys(ports) as Array<keyof typeof ports>) ports[name] = await freePort();
     });
     afterAll(async () => {

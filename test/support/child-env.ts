@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 /**
  * What a process under test (or under a bench) inherits. The runner's own service URLs, ports,
  * keys and exporters never leak into it: without an explicit value it runs on its embedded
@@ -48,3 +51,13 @@ export function childEnv(env: Record<string, string | undefined> = {}): Record<s
 }
 
 export { freePort } from '../../platform/free-port.js';
+
+/**
+ * A fresh DATA_DIR for a process under test, searchable by every account: without DATABASE_URL a
+ * part runs the embedded Postgres there, which as root runs as the postgres account.
+ */
+export function processDataDir(prefix: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  fs.chmodSync(dir, 0o755);
+  return dir;
+}

@@ -1,10 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateEd25519, mintToken, type DevKeyPair } from '../../platform/auth/dev-keys.js';
-import { childEnv, freePort } from './child-env.js';
+import { childEnv, freePort, processDataDir } from './child-env.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -37,9 +35,7 @@ export interface StartOptions {
  * process runs the embedded Postgres, which as root runs as the postgres account.
  */
 export async function systemDataDir(prefix: string): Promise<string> {
-  const dir = await fs.mkdtemp(path.join(os.tmpdir(), prefix));
-  await fs.chmod(dir, 0o755);
-  return dir;
+  return processDataDir(prefix);
 }
 
 /**

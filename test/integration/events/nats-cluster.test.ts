@@ -1,12 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventBus } from '../../../events/bus/event-bus.js';
 import { connectJetStreamBus } from '../../../events/bus/jetstream-bus.js';
 import { silentLogger } from '../../../platform/logger.js';
-import { childEnv, freePort } from '../../support/child-env.js';
+import { childEnv, freePort, processDataDir } from '../../support/child-env.js';
 import { spawnEntry, waitForHttp } from '../../support/entry-process.js';
 import { eventually } from '../../support/eventually.js';
 import { privateServicesAvailable, startPrivateNatsCluster, type PrivateNatsCluster } from '../../support/private-services.js';
@@ -27,7 +26,7 @@ describe.runIf(privateServicesAvailable('NATS cluster', ['nats-server']))('NATS_
 
   beforeAll(async () => {
     cluster = await startPrivateNatsCluster();
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nats-cluster-'));
+    dataDir = processDataDir('nats-cluster-');
   });
   afterAll(async () => {
     await bus?.close();

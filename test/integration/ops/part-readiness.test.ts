@@ -1,10 +1,8 @@
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateEd25519, mintToken, type DevKeyPair } from '../../../platform/auth/dev-keys.js';
 import { newId, newUlid } from '../../../platform/ids.js';
-import { freePort } from '../../support/child-env.js';
+import { freePort, processDataDir } from '../../support/child-env.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
 import { eventually } from '../../support/eventually.js';
 import { spawnEntry, waitForHttp, type EntryProcess } from '../../support/entry-process.js';
@@ -56,7 +54,7 @@ describe.runIf(runs)('/readyz of each part, as its own process', () => {
     redisProxy = await startProxy(new URL(redisUrl!));
     nats = await startPrivateNats();
     keys = await generateEd25519();
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'part-readiness-'));
+    dataDir = processDataDir('part-readiness-');
     const common = {
       DATABASE_URL: dbProxy.url,
       DB_POOL_SIZE: '2',

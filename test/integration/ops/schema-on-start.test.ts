@@ -1,6 +1,4 @@
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateEd25519 } from '../../../platform/auth/dev-keys.js';
@@ -8,7 +6,7 @@ import { openPlatform, SchemaBehindError } from '../../../platform/bootstrap.js'
 import { loadPlatformConfig } from '../../../platform/config/config.js';
 import { silentLogger } from '../../../platform/logger.js';
 import { databaseSchema, readMigrations } from '../../../prisma/migrate.js';
-import { freePort } from '../../support/child-env.js';
+import { freePort, processDataDir } from '../../support/child-env.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
 import { spawnEntry } from '../../support/entry-process.js';
 
@@ -24,7 +22,7 @@ describe('the schema at start, with MIGRATE_ON_START=false', () => {
   const onTeardown: Array<() => Promise<void>> = [];
   beforeAll(async () => {
     db = await createTestDatabase();
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'schema-on-start-'));
+    dataDir = processDataDir('schema-on-start-');
     publicKey = JSON.stringify((await generateEd25519()).publicJwk);
   });
   afterAll(async () => {

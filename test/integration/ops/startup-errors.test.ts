@@ -1,8 +1,6 @@
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../support/child-env.js';
+import { freePort, processDataDir } from '../../support/child-env.js';
 import { spawnEntry } from '../../support/entry-process.js';
 
 /**
@@ -17,7 +15,7 @@ const EXIT_BOUND_MS = 90_000;
 
 let dataDir: string;
 beforeAll(() => {
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'startup-errors-'));
+  dataDir = processDataDir('startup-errors-');
 });
 afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
