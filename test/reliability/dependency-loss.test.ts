@@ -1,6 +1,5 @@
 import fs from 'node:fs/promises';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventBus } from '../../events/bus/event-bus.js';
@@ -20,7 +19,7 @@ import {
   type PrivatePostgres,
   type PrivateRedis,
 } from '../support/private-services.js';
-import { freePort } from '../support/child-env.js';
+import { freePort, processDataDir } from '../support/child-env.js';
 import { recordFigures } from '../support/reliability-figures.js';
 import { eventually } from '../support/eventually.js';
 import {
@@ -113,7 +112,7 @@ describe.runIf(runs)('dependency loss in one process: Redis, NATS, the provider'
 
   beforeAll(async () => {
     [redis, nats, provider] = await Promise.all([startPrivateRedis(), startPrivateNats(), startProvider()]);
-    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'reliability-deps-'));
+    dataDir = processDataDir('reliability-deps-');
     await fs.mkdir(path.join(dataDir, 'vault'), { recursive: true });
     await fs.writeFile(
       path.join(dataDir, 'vault', 'secrets.json'),
@@ -365,7 +364,7 @@ describe.runIf(runs)('dependency loss across processes: one subgraph down', () =
   beforeAll(async () => {
     postgres = await startPrivatePostgres();
     keys = await generateEd25519();
-    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'reliability-parts-'));
+    dataDir = processDataDir('reliability-parts-');
     [ports.gateway, ports.catalog, ports.ai] = [await freePort(), await freePort(), await freePort()];
     [opsPorts.gateway, opsPorts.catalog, opsPorts.ai] = [await freePort(), await freePort(), await freePort()];
     env = {

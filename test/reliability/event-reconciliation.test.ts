@@ -1,6 +1,4 @@
 import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager, StorageType, type JetStreamManager } from '@nats-io/jetstream';
 import pg from 'pg';
@@ -23,7 +21,7 @@ import {
   type PrivateNats,
   type PrivatePostgres,
 } from '../support/private-services.js';
-import { freePort } from '../support/child-env.js';
+import { freePort, processDataDir } from '../support/child-env.js';
 import { eventually } from '../support/eventually.js';
 import { recordFigures } from '../support/reliability-figures.js';
 
@@ -147,7 +145,7 @@ describe.runIf(runs)('event reconciliation under faults', () => {
     observer = new pg.Pool({ connectionString: postgres.url, max: 2, connectionTimeoutMillis: 2_000 });
     // Idle clients die with every Postgres restart; the next query reconnects.
     observer.on('error', () => undefined);
-    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'reliability-worker-'));
+    dataDir = processDataDir('reliability-worker-');
   });
 
   afterAll(async () => {

@@ -1,9 +1,7 @@
 import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../platform/ids.js';
-import { freePort } from '../support/child-env.js';
+import { freePort, processDataDir } from '../support/child-env.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { spawnEntry, waitForHttp, type EntryProcess } from '../support/entry-process.js';
 import { BALANCER_PAGES, startFakeReplica, type FakeReplica } from '../support/fake-subgraph.js';
@@ -185,7 +183,7 @@ describe("a balancer's 5xx page in front of the subgraphs", () => {
     balancer = await startFakeReplica();
     balancer.mode = 'html-502';
     gatewayDb = await createTestDatabase();
-    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'hostile-costs-gateway-'));
+    dataDir = processDataDir('hostile-costs-gateway-');
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     const { generateEd25519, mintToken } = await import('../../platform/auth/dev-keys.js');

@@ -1,6 +1,4 @@
 import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventBus } from '../../events/bus/event-bus.js';
@@ -15,7 +13,7 @@ import { silentLogger } from '../../platform/logger.js';
 import { applyMigrations } from '../../prisma/migrate.js';
 import { loadSystemConfig } from '../../processes/config.js';
 import { courseEmit, coursePublishedPayload, testSource } from '../unit/events/fixtures.js';
-import { freePort } from '../support/child-env.js';
+import { freePort, processDataDir } from '../support/child-env.js';
 import { spawnEntry, waitForHttp, type EntryProcess } from '../support/entry-process.js';
 import { eventually } from '../support/eventually.js';
 import {
@@ -65,7 +63,7 @@ describe.runIf(runs)('outbox relay leadership under a frozen leader', () => {
     await ensureStreams(bus, { ...config, events: { ...config.events, createProducerStreams: true } });
     db = createPrismaClient(postgres.url, 2);
     observer = new pg.Pool({ connectionString: postgres.url, max: 1 });
-    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'relay-leadership-'));
+    dataDir = processDataDir('relay-leadership-');
   });
 
   afterAll(async () => {

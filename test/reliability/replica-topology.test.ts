@@ -1,6 +1,4 @@
 import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import pg from 'pg';
@@ -15,7 +13,7 @@ import { newId, newUlid } from '../../platform/ids.js';
 import { silentLogger } from '../../platform/logger.js';
 import { loadSystemConfig } from '../../processes/config.js';
 import { builtPayload, consumedEnvelope } from '../integration/catalog/harness.js';
-import { freePort } from '../support/child-env.js';
+import { freePort, processDataDir } from '../support/child-env.js';
 import { spawnEntry, waitForHttp, type EntryProcess } from '../support/entry-process.js';
 import { eventually } from '../support/eventually.js';
 import {
@@ -133,7 +131,7 @@ describe.runIf(runs)('replica topology: two replicas of every part on a 3-node J
       startPrivateRedis(),
       generateEd25519(),
     ]);
-    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'replica-topology-'));
+    dataDir = processDataDir('replica-topology-');
     observer = new pg.Pool({ connectionString: postgres.url, max: 2 });
     inspector = await connect({ servers: cluster.url.split(','), maxReconnectAttempts: -1, reconnectTimeWait: 100 });
     jsm = await jetstreamManager(inspector);

@@ -1,6 +1,5 @@
+import { processDataDir } from '../../support/child-env.js';
 import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../../platform/db/database.js';
 import { effectClaim, type EffectClaim } from '../../../platform/idempotency/effect.logic.js';
@@ -29,7 +28,7 @@ describe.each(databaseKinds())('assist records of concurrent answers share their
 
   beforeAll(async () => {
     db = await createTestDatabase(kind);
-    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'record-group-commit-'));
+    dataDir = processDataDir('record-group-commit-');
     const config = loadSystemConfig({ HOST: '127.0.0.1', DATA_DIR: dataDir, AI_CONFIG_CACHE_MS: '0' });
     await seedBaseline(db.prisma, { hostedModel: config.providers.openaiModel, logger: silentLogger });
     services = createAiServices({ config, db: countingDb(db.prisma, statements), logger: silentLogger });

@@ -96,8 +96,13 @@ describe.each(databaseKinds())('residency by construction on %s', (kind) => {
   const stubs = {} as Record<Stub, FakeOpenAi>;
 
   const admin = (tenantId: string) => ({ tenantId, scope: 'ai.admin', sub: ADMIN });
-  const gqlOk = async <D>(query: string, variables: Record<string, unknown>, tenantId: string) => {
-    const result = await ai.gql<D>(query, variables, admin(tenantId));
+  const gqlOk = async <D>(
+    query: string,
+    variables: Record<string, unknown>,
+    tenantId: string,
+    headers?: Record<string, string>,
+  ) => {
+    const result = await ai.gql<D>(query, variables, { ...admin(tenantId), headers });
     expect(result.errors, JSON.stringify(result.errors)).toBeUndefined();
     return result.data!;
   };
@@ -116,19 +121,21 @@ describe.each(databaseKinds())('residency by construction on %s', (kind) => {
     );
   const mapOnPrem = async (tenantId: string) => {
     await assess(tenantId, 'ON_PREM');
-    const data = await gqlOk<{ assignOnPremRouting: { ruleId: string } }>(
-      `mutation { assignOnPremRouting { ruleId } }`,
+    const data = await gqlOk<{ assignOnPremRouting: { ruleId: string; etag: string } }>(
+      `mutation { assignOnPremRouting { ruleId etag } }`,
       {},
       tenantId,
     );
-    return data.assignOnPremRouting.ruleId;
+    return data.assignOnPremRouting;
   };
-  const rechain = (tenantId: string, ruleId: string, chain: string[]) => {
+  // A versioned write: If-Match with the rule's etag, as every client sends it.
+  const rechain = (tenantId: string, rule: { ruleId: string; etag: string }, chain: string[]) => {
     const target = (provider: string) => ({ provider, model: provider === 'on-prem' ? 'llama-clinic' : 'gpt-4o-mini' });
     return gqlOk(
       `mutation($id: ID!, $input: UpdateRoutingRuleInput!) { updateRoutingRule(ruleId: $id, input: $input) { activeVersion } }`,
-      { id: ruleId, input: { primary: target(chain[0]), fallbacks: chain.slice(1).map(target) } },
+      { id: rule.ruleId, input: { primary: target(chain[0]), fallbacks: chain.slice(1).map(target) } },
       tenantId,
+      { 'if-match': rule.etag },
     );
   };
 

@@ -1,8 +1,7 @@
+import { processDataDir } from '../../support/child-env.js';
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { Writable } from 'node:stream';
 import { generateEd25519, mintToken, type DevKeyPair } from '../../../platform/auth/dev-keys.js';
 import { createTokenVerifier } from '../../../platform/auth/verifier.js';
@@ -177,7 +176,7 @@ export async function startAiHarness(
   env: Record<string, string>,
   overrides: Partial<Omit<AiDeps, 'config' | 'db' | 'verifier' | 'logger'>> = {},
 ): Promise<AiHarness> {
-  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'ai-it-'));
+  const dataDir = processDataDir('ai-it-');
   const config = loadSystemConfig({ HOST: '127.0.0.1', DATA_DIR: dataDir, AI_CONFIG_CACHE_MS: '0', LOG_LEVEL: 'debug', ...env });
   const db = await createTestDatabase(kind);
   const logs: string[] = [];

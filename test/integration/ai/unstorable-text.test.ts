@@ -1,6 +1,5 @@
+import { processDataDir } from '../../support/child-env.js';
 import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId, newUlid } from '../../../platform/ids.js';
 import { silentLogger } from '../../../platform/logger.js';
@@ -23,7 +22,7 @@ describe.each(databaseKinds())('an assist whose text the database cannot store, 
 
   beforeAll(async () => {
     db = await createTestDatabase(kind);
-    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'unstorable-text-'));
+    dataDir = processDataDir('unstorable-text-');
     const config = loadSystemConfig({ HOST: '127.0.0.1', DATA_DIR: dataDir, AI_CONFIG_CACHE_MS: '0' });
     await seedBaseline(db.prisma, { hostedModel: config.providers.openaiModel, logger: silentLogger });
     services = createAiServices({ config, db: db.prisma, logger: silentLogger });

@@ -1,11 +1,9 @@
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventBus } from '../../../events/bus/event-bus.js';
 import { connectJetStreamBus } from '../../../events/bus/jetstream-bus.js';
 import { silentLogger } from '../../../platform/logger.js';
-import { freePort } from '../../support/child-env.js';
+import { freePort, processDataDir } from '../../support/child-env.js';
 import { eventually } from '../../support/eventually.js';
 import { spawnEntry } from '../../support/entry-process.js';
 import { privateServicesAvailable, startPrivateNats, type PrivateNats } from '../../support/private-services.js';
@@ -26,7 +24,7 @@ describe.runIf(privateServicesAvailable('worker start', ['nats-server']))(
     beforeAll(async () => {
       nats = await startPrivateNats();
       bus = await connectJetStreamBus(nats.url, { logger: silentLogger });
-      dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'worker-start-'));
+      dataDir = processDataDir('worker-start-');
     });
     afterAll(async () => {
       await bus?.close();
