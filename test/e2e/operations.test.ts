@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId, newUlid } from '../../platform/ids.js';
+import { eventually } from '../support/eventually.js';
 import { ancestors, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
 import { startSystemWithDatabase, type SystemProcess } from '../support/system-process.js';
 
@@ -94,22 +95,22 @@ describe('logs', () => {
     expect(response.status, JSON.stringify(body)).toBe(200);
     expect(body.text?.length).toBeGreaterThan(10);
 
-    const deadline = Date.now() + 10_000;
     const lines = () =>
       system
         .output()
         .split('\n')
         .filter((line) => line.startsWith('{'))
         .map((line) => JSON.parse(line) as Record<string, unknown>);
-    // The access line is written when the response has been sent, so it may trail the response.
-    const accessLines = () => lines().filter((l) => l.requestId === requestId && l.msg === 'request');
-    while (accessLines().length < 1 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    // An access line is written when its response has been sent, so the gateway's may trail the
+    // response; the AI subgraph's door writes its own first, for the gateway's fetch.
+    const isGatewayLine = (l: Record<string, unknown>) =>
+      l.requestId === requestId && l.msg === 'request' && l.subgraph === undefined;
+    await eventually(() => lines().some(isGatewayLine), "the gateway's access line", { timeoutMs: 10_000 });
     const mine = lines().filter((l) => l.requestId === requestId);
-    const gatewayLine = mine.find((l) => l.msg === 'request' && l.subgraph === undefined);
+    const gatewayLine = mine.find(isGatewayLine);
     // The AI subgraph's own lines carry the request's ids, forwarded by the gateway's fetch.
     const aiLine = mine.find((l) => l.msg === 'assist' && l.subgraph === 'ai');
+    expect(mine.find((l) => l.msg === 'request' && l.subgraph === 'ai')).toMatchObject({ route: '/graphql', status: 200 });
     expect(gatewayLine).toMatchObject({
       tenantId: tenant,
       method: 'POST',
