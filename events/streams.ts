@@ -24,6 +24,14 @@ export function deadLetterSubjectPrefix(events: EventsConfig, options: StreamOpt
 }
 
 /**
+ * The subjects the catalog publishes its own events on (the CATALOG stream's): what a follower of
+ * the catalog's changes, such as the gateway's response cache, listens to.
+ */
+export function catalogSubjects(options: Pick<StreamOptions, 'subjectPrefix'> = {}): string[] {
+  return [`${options.subjectPrefix ?? ''}catalog.>`];
+}
+
+/**
  * The streams of the event system (spec, "Streams", with the deviations of design §4):
  * CATALOG holds 30 days hot (the 13-month cold copy is the outbox archive in Postgres), its dead
  * letters live 90 days in CATALOG_DLQ. The consumed streams (CONTENT, AUTHORING, GDPR) belong to
@@ -35,7 +43,7 @@ export function streamSpecs(events: EventsConfig, options: StreamOptions = {}): 
   const ours = { ...common, owner: 'catalog' } as const;
   const theirs = { ...common, owner: 'producer' } as const;
   return [
-    { name: events.catalogStream, subjects: [`${p}catalog.>`], maxAgeMs: 30 * DAY_MS, ...ours },
+    { name: events.catalogStream, subjects: catalogSubjects(options), maxAgeMs: 30 * DAY_MS, ...ours },
     { name: events.dlqStream, subjects: [`${deadLetterSubjectPrefix(events, options)}.>`], maxAgeMs: 90 * DAY_MS, ...ours },
     { name: events.auditStream, subjects: [`${p}audit.>`], maxAgeMs: 30 * DAY_MS, ...ours },
     // AI gateway domain events (ai.review.completed.v1): what consumers act on, unlike the audit trail.

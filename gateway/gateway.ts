@@ -6,7 +6,6 @@ import type { TokenVerifier } from '../platform/auth/verifier.js';
 import type { ConnectionLimits, PlatformConfig } from '../platform/config/config.js';
 import { apolloLogger, createDoorServer } from '../platform/graphql/apollo-server.js';
 import { graphqlEndpoints } from '../platform/graphql/graphql-endpoint.js';
-import type { LocalSubgraph } from '../platform/graphql/subgraph-server.js';
 import { outageStatus } from '../platform/graphql/outage-status.js';
 import type { QueryLimits } from '../platform/graphql/query-limits.js';
 import type { EndpointTable } from '../platform/http/pipeline.js';
@@ -22,7 +21,6 @@ import type { GatewaySlice } from './config.js';
 import type { ExecuteOperation } from './execute-port.js';
 import { gatewayContext, type GatewayContext } from './forwarding.js';
 import { GRAPHIQL_PATH, graphiqlEndpoints } from './graphiql.js';
-import { InProcessSubgraph } from './in-process-subgraph.js';
 import { frontDoor } from './pipeline.js';
 import { RemoteSubgraph } from './remote-subgraph.js';
 import { nonCatalogFields } from './response-cache/document.js';
@@ -104,8 +102,6 @@ export interface GatewayOptions {
    * a `fetch` for a subgraph's own HTTP endpoints over its replicas (the AI health relay).
    */
   endpoints?: (execute: ExecuteOperation, subgraphHttp: (name: SubgraphName) => typeof fetch) => EndpointTable;
-  /** Subgraphs running in this process (one-process mode): fetched in process, not over HTTP. */
-  localSubgraphs?: Partial<Record<SubgraphName, LocalSubgraph>>;
   supergraphSdl?: string;
   /** The response cache of catalog reads (gateway/response-cache/), when RESPONSE_CACHE_ENABLED. */
   responseCache?: ResponseCache;
@@ -206,8 +202,9 @@ interface FederatedGateway {
 }
 
 /**
- * Apollo Gateway over the supergraph, each subgraph fetched in this process (one-process mode) or
- * over HTTP across its replicas, on bounded keep-alive connections (gateway/remote-subgraph.ts).
+ * Apollo Gateway over the supergraph, each subgraph fetched over HTTP across its replicas, on
+ * bounded keep-alive connections (gateway/remote-subgraph.ts): in one process (`npm start`) too,
+ * over loopback, so every fetch passes the subgraph's door (authentication, access log, limits).
  */
 async function federatedGateway(options: GatewayOptions, logger: ApolloGatewayLogger): Promise<FederatedGateway> {
   const { settings, metrics } = options;
@@ -215,8 +212,7 @@ async function federatedGateway(options: GatewayOptions, logger: ApolloGatewayLo
   const pools = replicaPools(options.subgraphUrls, {
     dispatcher,
     firstBackoffMs: settings.subgraphReplicaBackoffMs,
-    // In one process the subgraphs are called in process: nothing to watch.
-    watchIntervalMs: options.localSubgraphs ? 0 : settings.subgraphReadinessIntervalMs,
+    watchIntervalMs: settings.subgraphReadinessIntervalMs,
     logger: options.logger,
     metrics,
   });
@@ -225,8 +221,6 @@ async function federatedGateway(options: GatewayOptions, logger: ApolloGatewayLo
   const gateway = new ApolloGateway({
     supergraphSdl: options.supergraphSdl ?? (await readSupergraph()),
     buildService: ({ name }) => {
-      const local = options.localSubgraphs?.[name as SubgraphName];
-      if (local) return new InProcessSubgraph(name, local, metrics);
       const pool = pools[name as SubgraphName];
       if (!pool) throw new Error(`No URL configured for subgraph ${name}`);
       return new RemoteSubgraph(name, { pool, dispatcher, timeouts, metrics });

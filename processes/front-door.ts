@@ -5,23 +5,19 @@ import type { SubgraphName } from '../gateway/supergraph.js';
 import type { TokenVerifier } from '../platform/auth/verifier.js';
 import type { GatewayProcessConfig } from './gateway.config.js';
 import type { Db } from '../platform/db/database.js';
-import type { LocalSubgraph } from '../platform/graphql/subgraph-server.js';
 import type { ReadinessReport } from '../platform/http/probe-endpoints.js';
 import { createIdempotencyStore } from '../platform/idempotency/create.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
-import { reachDependency } from '../platform/reach-dependency.js';
 import { memoryLru, sizeLimited, slottedRedisCache, type StringKeyValueCache } from '../platform/persisted-queries.js';
 import type { ApqSettings, ResponseCacheConfig } from '../gateway/config.js';
 import {
   followCatalogEvents,
-  natsCatalogFeed,
   type CatalogEventFeed,
   type CatalogEventFollower,
 } from '../gateway/response-cache/catalog-events.js';
 import { ResponseCache } from '../gateway/response-cache/response-cache.js';
 import { restEndpoints } from '../rest-compat/rest-endpoints.js';
-import { localSubgraphPorts } from './local-subgraph-ports.js';
 import { REST_OPERATION_NAMES } from '../rest-compat/documents.js';
 
 /**
@@ -52,9 +48,7 @@ export async function startFrontDoor(deps: {
   cacheRedis?: Redis;
   metrics: Metrics;
   readiness: () => Promise<ReadinessReport>;
-  /** The subgraphs of this process, when they run here (`npm start`). */
-  localSubgraphs?: Partial<Record<SubgraphName, LocalSubgraph>>;
-  /** Where the response cache hears of catalog events; default: NATS_URL's server, when set. */
+  /** Where the response cache hears of the catalog's events: the bus of this process (processes/parts.ts). */
   catalogEvents?: CatalogEventFeed;
 }): Promise<RunningGateway> {
   const { config, redis } = deps;
@@ -67,7 +61,7 @@ export async function startFrontDoor(deps: {
   });
   // The health relay's path goes to the AI subgraph's replicas in turn (gateway/replicas.ts).
   const aiBaseUrl = new URL('/', replicaUrls(deps.subgraphUrls.ai)[0]).toString();
-  const cache = await responseCache(config.gateway.responseCache, deps, config.natsUrl);
+  const cache = await responseCache(config.gateway.responseCache, deps);
   const gateway = await startGateway({
     host: config.host,
     port: config.port,
@@ -80,14 +74,7 @@ export async function startFrontDoor(deps: {
     readiness: deps.readiness,
     apqCache: persistedQueryStore(config.gateway.apq, deps.cacheRedis),
     knownOperations: REST_OPERATION_NAMES,
-    endpoints: (execute, subgraphHttp) =>
-      restEndpoints({
-        execute,
-        aiBaseUrl,
-        fetch: subgraphHttp('ai'),
-        subgraphs: localSubgraphPorts(deps.localSubgraphs, deps.metrics),
-      }),
-    localSubgraphs: deps.localSubgraphs,
+    endpoints: (execute, subgraphHttp) => restEndpoints({ execute, aiBaseUrl, fetch: subgraphHttp('ai') }),
     responseCache: cache?.cache,
   });
   return {
@@ -101,25 +88,21 @@ export async function startFrontDoor(deps: {
 
 /**
  * The response cache when RESPONSE_CACHE_ENABLED: L2 in the cache Redis when there is one (never
- * the state Redis), invalidated by the catalog's events: the feed given (the one-process system's
- * in-process bus), else NATS_URL's server. Without either, only this gateway's own mutations (and
- * the TTL) invalidate it (docs/operations.md, "Response cache").
+ * the state Redis), invalidated by the catalog's events as the bus carries them. Without a feed (a
+ * gateway process without NATS_URL), only this gateway's own mutations (and the TTL) invalidate it
+ * (docs/operations.md, "Response cache").
  */
 async function responseCache(
   settings: ResponseCacheConfig,
   deps: { cacheRedis?: Redis; metrics: Metrics; logger: Logger; catalogEvents?: CatalogEventFeed },
-  natsUrl: string | undefined,
 ): Promise<{ cache: ResponseCache; follower?: CatalogEventFollower } | undefined> {
   if (!settings.enabled) return undefined;
   const cache = new ResponseCache(settings, { redis: deps.cacheRedis, metrics: deps.metrics, logger: deps.logger });
-  if (deps.catalogEvents) return { cache, follower: await followCatalogEvents(deps.catalogEvents, cache, deps.logger) };
-  if (!natsUrl) {
+  if (!deps.catalogEvents) {
     deps.logger.warn(
       "RESPONSE_CACHE_ENABLED without NATS_URL: only this gateway's mutations and the TTL invalidate the response cache",
     );
     return { cache };
   }
-  const feed = natsCatalogFeed(natsUrl, deps.logger);
-  const follower = await reachDependency('NATS_URL', natsUrl, () => followCatalogEvents(feed, cache, deps.logger));
-  return { cache, follower };
+  return { cache, follower: await followCatalogEvents(deps.catalogEvents, cache, deps.logger) };
 }

@@ -3,13 +3,14 @@
 import 'reflect-metadata';
 import { createMetrics } from '../platform/metrics.js';
 import { loadGatewayProcessConfig } from './gateway.config.js';
-import { gatewayPart, opsServerPart, platformPart, redisPart } from './parts.js';
+import { cacheFeedPart, gatewayPart, opsServerPart, platformPart, redisPart } from './parts.js';
 import { runProcess } from './run-process.js';
 
 await runProcess('gateway', loadGatewayProcessConfig, async (stack, config) => {
   const platform = await platformPart(stack, config, 'gateway');
   const metrics = createMetrics();
   const { redis, cacheRedis } = await redisPart(stack, config, platform.logger);
+  const catalogEvents = await cacheFeedPart(stack, config, platform.logger);
   await gatewayPart(stack, {
     config,
     platform,
@@ -17,6 +18,7 @@ await runProcess('gateway', loadGatewayProcessConfig, async (stack, config) => {
     redis,
     cacheRedis,
     subgraphUrls: { catalog: config.catalogUrls, ai: config.aiUrls },
+    catalogEvents,
   });
   // With METRICS_PORT, probes and /metrics are served there (and /metrics no longer on the door).
   await opsServerPart(stack, { config, logger: platform.logger, metrics, service: 'gateway' });

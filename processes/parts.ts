@@ -1,13 +1,13 @@
 import type { Redis } from 'ioredis';
 import { createEventBus } from '../events/bus/create-bus.js';
 import type { EventBus, MessageBus } from '../events/bus/event-bus.js';
-import { CATALOG_SUBJECTS, type CatalogEventFeed } from '../gateway/response-cache/catalog-events.js';
+import type { CatalogEventFeed } from '../gateway/response-cache/catalog-events.js';
+import { catalogSubjects } from '../events/streams.js';
 import { subgraphChecks } from '../gateway/readiness.js';
 import type { SubgraphName } from '../gateway/supergraph.js';
 import type { SubgraphUrls } from '../gateway/replicas.js';
 import { openPlatform, type Platform } from '../platform/bootstrap.js';
 import type { PlatformConfig } from '../platform/config/config.js';
-import type { LocalSubgraph } from '../platform/graphql/subgraph-server.js';
 import { startOpsServer } from '../platform/http/ops-server.js';
 import { idempotencyCheck } from '../platform/idempotency/readiness.js';
 import type { Logger } from '../platform/logger.js';
@@ -77,17 +77,25 @@ export function busPart(stack: PartStack, config: PlatformConfig, logger: Logger
 }
 
 /**
- * The catalog's events as the one-process system's in-process bus carries them (embedded mode, no
- * NATS): the response cache follows them as a gateway replica follows NATS. Nothing is missed in
- * process, so there is never a gap.
+ * The catalog's events as the bus carries them, for the response cache: one road in every mode,
+ * only the bus differs (JetStream at NATS_URL in a gateway process or `npm start` on NATS, the
+ * in-process bus of `npm start` without it). A follower, not a durable consumer: every gateway
+ * replica hears every event and leaves no state on the server; a reconnect is a gap, which clears
+ * the replica's L1 (gateway/response-cache/catalog-events.ts).
  */
-export function busCatalogFeed(bus: MessageBus): CatalogEventFeed {
+export function catalogEventFeed(bus: MessageBus): CatalogEventFeed {
   return {
-    async follow(onEvent) {
-      const stop = bus.watch(CATALOG_SUBJECTS, (_subject, data) => onEvent(data));
-      return async () => stop();
-    },
+    follow: (onEvent, onGap) => bus.follow(catalogSubjects(), { onMessage: (_subject, data) => onEvent(data), onGap }),
   };
+}
+
+/**
+ * The bus the response cache follows in a process that has no worker (the gateway process): only
+ * when the cache is on and there is a NATS_URL, since nothing is published on an in-process bus here.
+ */
+export async function cacheFeedPart(stack: PartStack, config: GatewayProcessConfig, logger: Logger) {
+  if (!config.gateway.responseCache.enabled || !config.natsUrl) return undefined;
+  return catalogEventFeed(await busPart(stack, config, logger));
 }
 
 /** The event worker has no HTTP door of its own: its ops port is always open, 9464 unless METRICS_PORT says. */
@@ -128,7 +136,6 @@ export async function gatewayPart(
     redis?: Redis;
     cacheRedis?: Redis;
     subgraphUrls: Record<SubgraphName, SubgraphUrls>;
-    localSubgraphs?: Partial<Record<SubgraphName, LocalSubgraph>>;
     catalogEvents?: CatalogEventFeed;
   },
 ) {
@@ -150,7 +157,6 @@ export async function gatewayPart(
         cacheRedis: deps.cacheRedis,
         metrics: deps.metrics,
         readiness: stack.readiness,
-        localSubgraphs: deps.localSubgraphs,
         catalogEvents: deps.catalogEvents,
       }),
     (running) => running.close(),

@@ -6,7 +6,7 @@ import { createMetrics } from '../platform/metrics.js';
 import { buildParts, PartStack } from '../platform/parts.js';
 import { publishDemoCatalog } from '../subgraphs/catalog/demo/demo-catalog.js';
 import type { SystemConfig } from './config.js';
-import { busCatalogFeed, busPart, gatewayPart, opsServerPart, platformPart, redisPart } from './parts.js';
+import { busPart, catalogEventFeed, gatewayPart, opsServerPart, platformPart, redisPart } from './parts.js';
 import { aiPart, catalogPart } from './subgraph-parts.js';
 import { workerPart } from './worker-part.js';
 
@@ -67,13 +67,10 @@ export async function startSystem(config: SystemConfig, onStack?: PartStack): Pr
       metrics,
       redis,
       cacheRedis,
+      // Over loopback HTTP through the subgraphs' doors, as a gateway process calls them.
       subgraphUrls: { catalog: catalog.url, ai: ai.url },
-      // The gateway runs the subgraphs of this process in process; their ports still serve
-      // whoever calls them directly (the REST health relay, tests, other tools).
-      localSubgraphs: { catalog: catalog.local, ai: ai.local },
-      // Embedded mode: the response cache hears the catalog's events on the bus they are published
-      // on (with NATS_URL it follows NATS, as a gateway process does).
-      catalogEvents: bus.kind === 'in-process' ? busCatalogFeed(bus) : undefined,
+      // The catalog's events on this process's bus, through the port a gateway process follows NATS by.
+      catalogEvents: catalogEventFeed(bus),
     });
     await opsServerPart(stack, { config, logger, metrics, service: 'main' });
     return { platform, bus, gatewayUrl: gateway.url, catalogUrl: catalog.url, aiUrl: ai.url };

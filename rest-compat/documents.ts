@@ -78,16 +78,3 @@ export const REST_DOCUMENTS: readonly string[] = [
 export const REST_OPERATION_NAMES: ReadonlySet<string> = new Set(
   REST_DOCUMENTS.map((document) => /^(?:query|mutation)\s+(\w+)/.exec(document)![1]),
 );
-
-/** A subgraph that may run in the REST door's own process (one-process mode, `npm start`). */
-export type LocalSubgraphName = 'ai' | 'catalog';
-
-/**
- * Documents one subgraph answers alone, with the very operation the gateway would send it (a single
- * fetch of the query plan; test/unit/rest/rest-documents.test.ts checks it against the supergraph).
- * Where that subgraph runs in the REST door's process, the route runs the document on it directly:
- * the gateway's own execution of the operation (planning, its Apollo Server, result shaping) would
- * be a second GraphQL execution of the same answer (bench/README.md, assist). Catalog reads stay on
- * the gateway, whose response cache serves them.
- */
-export const SERVED_BY_ONE_SUBGRAPH: ReadonlyMap<string, LocalSubgraphName> = new Map([[ASSIST, 'ai']]);

@@ -5,7 +5,6 @@ import { requireAnyScope } from '../platform/auth/verifier.js';
 import { reply, type Endpoint, type EndpointTable, type Exchange, type Reply } from '../platform/http/pipeline.js';
 import { METHODS_NEEDING_KEY, requestFingerprint } from '../platform/idempotency/idempotency.logic.js';
 import { ifNoneMatchHolds } from '../platform/http/conditional.logic.js';
-import { SERVED_BY_ONE_SUBGRAPH, type LocalSubgraphName } from './documents.js';
 import { errorFromGraphQL } from './graphql-errors.logic.js';
 import { OPENAPI_PATH, openApiDocument } from './openapi.logic.js';
 import { compilePath, matchPath, type CompiledPath } from './path.logic.js';
@@ -21,11 +20,6 @@ export interface RestEndpointsDeps {
   aiBaseUrl: string;
   routes?: readonly Route[];
   fetch?: typeof fetch;
-  /**
-   * The subgraphs running in this process, each as an execute port on that subgraph's own Apollo
-   * Server: a document one of them serves alone (SERVED_BY_ONE_SUBGRAPH) runs there, once.
-   */
-  subgraphs?: Partial<Record<LocalSubgraphName, ExecuteOperation>>;
 }
 
 interface CompiledRoute {
@@ -89,7 +83,7 @@ interface Validators {
   mergePatchBody?: Validator;
 }
 
-type RouteDeps = Required<Pick<RestEndpointsDeps, 'execute' | 'aiBaseUrl' | 'fetch'>> & Pick<RestEndpointsDeps, 'subgraphs'>;
+type RouteDeps = Required<Pick<RestEndpointsDeps, 'execute' | 'aiBaseUrl' | 'fetch'>>;
 
 function routeEndpoint(route: Route, deps: RouteDeps): Endpoint {
   const validators: Validators = {
@@ -144,17 +138,12 @@ function notModifiedOr(result: RestResult, ifNoneMatch: string | undefined): Res
   return { status: 304, body: undefined, headers };
 }
 
-function routeContext(
-  exchange: Exchange,
-  deps: Pick<RestEndpointsDeps, 'execute' | 'aiBaseUrl' | 'fetch' | 'subgraphs'>,
-): RouteContext {
+function routeContext(exchange: Exchange, deps: Pick<RestEndpointsDeps, 'execute' | 'aiBaseUrl' | 'fetch'>): RouteContext {
   return {
     async graphql(document, variables, options = {}) {
       if (!exchange.principal) throw new Error('A public route cannot run GraphQL operations');
-      const servedBy = SERVED_BY_ONE_SUBGRAPH.get(document);
-      const execute = (servedBy && deps.subgraphs?.[servedBy]) || deps.execute;
       // The route table's documents are ours and bounded by each route's own limits.
-      const result = await execute({ query: document, variables }, exchange, { trusted: true, ifMatch: options.ifMatch });
+      const result = await deps.execute({ query: document, variables }, exchange, { trusted: true, ifMatch: options.ifMatch });
       if (result.errors?.length) throw errorFromGraphQL(result.errors);
       if (!result.data) throw new Error('The gateway returned neither data nor errors');
       return result.data;

@@ -71,6 +71,12 @@ export interface BusMessage {
 
 export type MessageHandler = (message: BusMessage) => Promise<void>;
 
+/** What `MessageBus.follow` calls: each message as it is published, and a possible gap. */
+export interface Follower {
+  onMessage(subject: string, data: Uint8Array): void;
+  onGap(): void;
+}
+
 export interface Subscription {
   /** Stop pulling; the message in hand finishes, prefetched ones go back at once. */
   stop(): Promise<void>;
@@ -132,13 +138,16 @@ export interface MessageBus {
    */
   onMaxDeliveries(listener: (advisory: MaxDeliveriesAdvisory) => void): () => void;
   /**
-   * Every message published from now on to a subject matching `filter` (NATS wildcards): no
-   * consumer state, no acknowledgement, no replay of what was missed, and a publish JetStream drops
-   * as a duplicate may still be seen (core NATS delivers every publish). For idempotent followers that
-   * only react to what happens (the gateway's response cache); anything that must not miss a
-   * message takes a durable consumer. Returns the function that stops watching.
+   * Every message published from now on to a subject matching one of `filters` (NATS wildcards),
+   * for followers that keep no position and only react to what happens (the gateway's response
+   * cache: every replica hears every event). No consumer state on the server, no acknowledgement,
+   * no replay of what was missed: `onGap` says when some may have been (JetStream: the connection
+   * was lost and re-established; in process nothing is ever missed). A publish JetStream drops as a
+   * duplicate may still be seen (core NATS delivers every publish), so a follower must be
+   * idempotent; anything that must not miss a message takes a durable consumer. Resolves, once
+   * following, to the function that stops.
    */
-  watch(filter: string, listener: (subject: string, data: Uint8Array) => void): () => void;
+  follow(filters: readonly string[], follower: Follower): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 

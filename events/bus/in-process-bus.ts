@@ -32,7 +32,7 @@ export function createInProcessBus(options: { clock?: Clock } = {}): EventBus {
     clock: options.clock ?? systemClock,
     streams: new Map(),
     advisoryListeners: new Set(),
-    watchers: new Set(),
+    followers: new Set(),
     closed: false,
   };
   return {
@@ -44,10 +44,13 @@ export function createInProcessBus(options: { clock?: Clock } = {}): EventBus {
       bus.advisoryListeners.add(listener);
       return () => bus.advisoryListeners.delete(listener);
     },
-    watch(filter, listener) {
-      const watcher = { filter, listener };
-      bus.watchers.add(watcher);
-      return () => bus.watchers.delete(watcher);
+    // Nothing published in process is ever missed: a follower here never hears of a gap.
+    async follow(filters, follower) {
+      const entry = { filters, follower };
+      bus.followers.add(entry);
+      return async () => {
+        bus.followers.delete(entry);
+      };
     },
     close: () => close(bus),
   };
@@ -77,7 +80,9 @@ async function publish(bus: MemBus, subject: string, data: Uint8Array, opts: Pub
   // database transaction must never wait for a consumer that needs the same database.
   queueMicrotask(() => {
     for (const consumer of stream.consumers.values()) pump(bus, stream, consumer);
-    for (const { filter, listener } of bus.watchers) if (subjectMatches(filter, subject)) listener(subject, data);
+    for (const { filters, follower } of bus.followers) {
+      if (filters.some((filter) => subjectMatches(filter, subject))) follower.onMessage(subject, data);
+    }
   });
   return { stream: stream.spec.name, seq, duplicate: false };
 }

@@ -3,6 +3,7 @@ import {
   collectPages,
   DEFAULT_DUPLICATE_WINDOW_MS,
   type DurableConsumerSpec,
+  type Follower,
   type MaxDeliveriesAdvisory,
   type MessageHandler,
   type ReadPagesOptions,
@@ -51,8 +52,8 @@ export interface MemBus {
   clock: Clock;
   streams: Map<string, MemStream>;
   advisoryListeners: Set<(advisory: MaxDeliveriesAdvisory) => void>;
-  /** Listeners of `watch`, each with its subject filter. */
-  watchers: Set<{ filter: string; listener: (subject: string, data: Uint8Array) => void }>;
+  /** Followers (`follow`), each with its subject filters. */
+  followers: Set<{ filters: readonly string[]; follower: Follower }>;
   closed: boolean;
 }
 

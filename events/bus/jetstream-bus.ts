@@ -81,6 +81,7 @@ export async function createJetStreamBus(
     subscriptions: new Set<Subscription>(),
   };
   const advisories = new MaxDeliveriesAdvisories(nc, logger);
+  const reconnects = new Reconnects(nc);
   const messaging: MessageBus = {
     kind: 'jetstream',
     async publish(subject, data, opts = {}) {
@@ -93,14 +94,24 @@ export async function createJetStreamBus(
     },
     consume: (spec, handler) => consume(pulls, spec, handler),
     onMaxDeliveries: (listener) => advisories.listen(listener),
-    watch(filter, listener) {
-      // A JetStream publish reaches core subscribers of its subject like any other message.
-      const subscription = nc.subscribe(filter, {
-        callback: (error, m) => {
-          if (!error) listener(m.subject, m.data);
-        },
-      });
-      return () => subscription.unsubscribe();
+    async follow(filters, follower) {
+      // A JetStream publish reaches core subscribers of its subject like any other message: every
+      // follower hears every event, and nothing is left on the server when it goes away.
+      const subscriptions = filters.map((filter) =>
+        nc.subscribe(filter, {
+          callback: (error, m) => {
+            if (error) logger.warn({ err: error, filter }, 'bus: a followed subscription failed');
+            else follower.onMessage(m.subject, m.data);
+          },
+        }),
+      );
+      const stopGaps = reconnects.listen(() => follower.onGap());
+      // Subscribed once the server has seen the subscriptions: what is published after this resolves is heard.
+      await nc.flush();
+      return async () => {
+        stopGaps();
+        for (const subscription of subscriptions) subscription.unsubscribe();
+      };
     },
     async close() {
       await Promise.all([...pulls.subscriptions].map((s) => s.stop()));
@@ -332,6 +343,33 @@ async function consume(pulls: PullContext, spec: DurableConsumerSpec, handler: M
   };
   subscriptions.add(subscription);
   return subscription;
+}
+
+/**
+ * The connection's reconnects, fanned out to the followers: core messages published while it was
+ * down are not replayed, so each reconnect is a gap for them. Read from the connection's status from
+ * the first listen until the connection closes.
+ */
+class Reconnects {
+  private readonly listeners = new Set<() => void>();
+  private reading = false;
+
+  constructor(private readonly nc: NatsConnection) {}
+
+  listen(listener: () => void): () => void {
+    this.listeners.add(listener);
+    if (!this.reading) {
+      this.reading = true;
+      void (async () => {
+        for await (const status of this.nc.status()) {
+          if (status.type === 'reconnect') for (const l of this.listeners) l();
+        }
+      })();
+    }
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
 }
 
 /** One subscription to the MAX_DELIVERIES advisories, made on first listen, fanned out to the listeners. */

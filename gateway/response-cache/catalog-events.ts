@@ -1,17 +1,12 @@
-import { connect } from '@nats-io/transport-node';
-import { natsServers } from '../../platform/config/config.js';
 import type { Logger } from '../../platform/logger.js';
 import { eventTags, type CatalogEventFacts } from './cache-policy.logic.js';
 import type { ResponseCache } from './response-cache.js';
 
-/** The subjects the catalog publishes its events on (the CATALOG stream's, events/streams.ts). */
-export const CATALOG_SUBJECTS = 'catalog.>';
-
 /**
  * Where a gateway replica hears of the catalog's published events: every event's body from the
- * moment it follows, and a call of `onGap` whenever some may have been missed. The gateway process
- * follows NATS (natsCatalogFeed); the one-process system without NATS follows its in-process bus
- * (processes/ builds that feed, since gateway/ imports no events code).
+ * moment it follows, and a call of `onGap` whenever some may have been missed. Built by processes/
+ * on the event bus of the process (gateway/ imports no events code): JetStream at NATS_URL, or the
+ * in-process bus of `npm start` without it, through the same port (processes/parts.ts).
  */
 export interface CatalogEventFeed {
   /** Starts following; resolves to the function that stops. */
@@ -20,36 +15,6 @@ export interface CatalogEventFeed {
 
 export interface CatalogEventFollower {
   close(): Promise<void>;
-}
-
-/**
- * The catalog's events as a plain NATS subscription, not a JetStream consumer: every replica must
- * see every event (a durable consumer shared by replicas would hand each event to one of them),
- * nothing has to be acknowledged or replayed, and it leaves no consumer state on the server when a
- * replica dies. A JetStream publish reaches core subscribers of its subject like any other message.
- * Events published while the connection was down are not replayed: a reconnect is a gap.
- */
-export function natsCatalogFeed(natsUrl: string, logger: Logger): CatalogEventFeed {
-  return {
-    async follow(onEvent, onGap) {
-      const nc = await connect({
-        servers: natsServers(natsUrl),
-        name: 'gateway-response-cache',
-        maxReconnectAttempts: -1,
-        noAsyncTraces: true,
-      });
-      nc.subscribe(CATALOG_SUBJECTS, {
-        callback: (error, message) => {
-          if (error) logger.warn({ err: error }, 'response cache: catalog event subscription failed');
-          else onEvent(message.data);
-        },
-      });
-      void (async () => {
-        for await (const status of nc.status()) if (status.type === 'reconnect') onGap();
-      })();
-      return () => nc.drain();
-    },
-  };
 }
 
 /** What an event body says about what it changed; an unreadable body names no tenant (drops everything). */

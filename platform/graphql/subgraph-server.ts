@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { HeaderMap, type ApolloServer, type BaseContext } from '@apollo/server';
+import type { BaseContext } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import type { GraphQLSchema } from 'graphql';
 import type { Principal, TokenVerifier } from '../auth/verifier.js';
@@ -32,38 +32,12 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/**
- * Who an operation runs for, and the request headers a subgraph reads: the HTTP door builds it
- * from a verified exchange, an in-process gateway from the exchange it verified itself.
- */
+/** Who an operation runs for, and the request headers a subgraph reads: the HTTP door builds it from a verified exchange. */
 export interface SubgraphCaller {
   principal: Principal;
   requestId: string;
   trace: TraceContext;
   header(name: string): string | undefined;
-}
-
-/** One operation as a gateway sends it to a subgraph, with the headers it forwards. */
-export interface SubgraphRequest {
-  query: string;
-  variables?: Record<string, unknown>;
-  operationName?: string;
-  headers: Readonly<Record<string, string>>;
-}
-
-export interface SubgraphResult {
-  data?: Record<string, unknown> | null;
-  errors?: ReadonlyArray<{ message: string; extensions?: Record<string, unknown>; path?: ReadonlyArray<string | number> }>;
-}
-
-/**
- * A subgraph running in the caller's own process (one-process mode): the gateway runs its
- * fetches here instead of over loopback HTTP. The operation passes the same Apollo Server, with
- * the same limits, plugins and error formatting as at the subgraph's HTTP door; only the door's
- * own stages are skipped, because the gateway in this process already ran them.
- */
-export interface LocalSubgraph {
-  execute(request: SubgraphRequest, caller: Omit<SubgraphCaller, 'header'>): Promise<SubgraphResult>;
 }
 
 /** What every subgraph server takes from the configuration. */
@@ -115,7 +89,7 @@ export interface SubgraphServerOptions<TContext extends BaseContext> {
  */
 export async function startSubgraphServer<TContext extends BaseContext>(
   options: SubgraphServerOptions<TContext>,
-): Promise<RunningServer & { local: LocalSubgraph }> {
+): Promise<RunningServer> {
   const { logger, settings, metrics } = options;
   const apollo = createDoorServer<TContext>({
     name: options.name,
@@ -170,7 +144,6 @@ export async function startSubgraphServer<TContext extends BaseContext>(
   return {
     url: `http://${options.host === '0.0.0.0' ? '127.0.0.1' : options.host}:${port}/graphql`,
     port,
-    local: localSubgraph(apollo, options.context),
     closeConnectionsAfterReply: () => served.closeConnectionsAfterReply(),
     close: async () => {
       await served.drain(settings.drainMs);
@@ -183,29 +156,4 @@ function exchangeCaller(exchange: Exchange): SubgraphCaller {
   const { principal, trace } = exchange;
   if (!principal || !trace) throw new Error('A subgraph context needs an authenticated, traced exchange');
   return { principal, requestId: exchange.requestId, trace, header: (name) => header(exchange.req, name) };
-}
-
-function localSubgraph<TContext extends BaseContext>(
-  apollo: ApolloServer<TContext>,
-  context: (caller: SubgraphCaller) => Promise<TContext>,
-): LocalSubgraph {
-  return {
-    async execute(request, caller) {
-      const headers = new HeaderMap();
-      for (const [name, value] of Object.entries(request.headers)) headers.set(name, value);
-      const contextValue = await context({ ...caller, header: (name) => headers.get(name.toLowerCase()) });
-      const response = await apollo.executeOperation(
-        {
-          query: request.query,
-          variables: request.variables,
-          operationName: request.operationName,
-          http: { method: 'POST', headers, search: '', body: undefined },
-        },
-        { contextValue },
-      );
-      if (response.body.kind !== 'single')
-        throw new Error('Incremental delivery is not supported between the gateway and a subgraph');
-      return response.body.singleResult as SubgraphResult;
-    },
-  };
 }

@@ -1,10 +1,5 @@
 import type { TokenVerifier } from '../../platform/auth/verifier.js';
-import {
-  startSubgraphServer,
-  subgraphServerSettings,
-  type LocalSubgraph,
-  type RunningServer,
-} from '../../platform/graphql/subgraph-server.js';
+import { startSubgraphServer, subgraphServerSettings, type RunningServer } from '../../platform/graphql/subgraph-server.js';
 import { jsonReply, type Endpoint, type EndpointTable } from '../../platform/http/pipeline.js';
 import type { ReadinessReport } from '../../platform/http/probe-endpoints.js';
 import { requestInfo } from '../shared/request-context.js';
@@ -48,7 +43,7 @@ const PURGE_INTERVAL_MS = 10 * 60_000;
 export async function startAiSubgraph(
   deps: AiDeps,
   port = deps.config.aiPort,
-): Promise<RunningServer & { local: LocalSubgraph; services: AiServices }> {
+): Promise<RunningServer & { services: AiServices }> {
   const logger = deps.logger.child({ subgraph: 'ai' });
   const services = createAiServices({ ...deps, logger });
   const server = await startSubgraphServer<AiContext>({

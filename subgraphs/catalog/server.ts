@@ -4,12 +4,7 @@ import type { StreamOptions } from '../../events/streams.js';
 import type { TokenVerifier } from '../../platform/auth/verifier.js';
 import type { CatalogSubgraphConfig } from './config.js';
 import type { Db } from '../../platform/db/database.js';
-import {
-  startSubgraphServer,
-  subgraphServerSettings,
-  type LocalSubgraph,
-  type RunningServer,
-} from '../../platform/graphql/subgraph-server.js';
+import { startSubgraphServer, subgraphServerSettings, type RunningServer } from '../../platform/graphql/subgraph-server.js';
 import type { ReadinessReport } from '../../platform/http/probe-endpoints.js';
 import type { Logger } from '../../platform/logger.js';
 import type { Metrics } from '../../platform/metrics.js';
@@ -43,10 +38,7 @@ export interface CatalogDeps {
   readiness?: () => Promise<ReadinessReport>;
 }
 
-export async function startCatalogSubgraph(
-  deps: CatalogDeps,
-  port = deps.config.catalogPort,
-): Promise<RunningServer & { local: LocalSubgraph }> {
+export async function startCatalogSubgraph(deps: CatalogDeps, port = deps.config.catalogPort): Promise<RunningServer> {
   const logger = deps.logger.child({ subgraph: 'catalog' });
   const services = createCatalogServices({
     config: deps.config,

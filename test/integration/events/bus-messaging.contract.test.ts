@@ -48,22 +48,28 @@ describe.each(busFactories())('MessageBus contract: $name', (factory) => {
     expect(await t.bus.streamState(name)).toMatchObject({ messages: 3, firstSeq: 1, lastSeq: 3 });
   });
 
-  it('watch sees every message published to matching subjects from then on, and stops when told', async () => {
+  it('follow hears every message published to matching subjects from then on, and stops when told', async () => {
     const { prefix } = await t.fixture();
     const watched = recorder<[string, string]>();
-    const stop = t.bus.watch(`${prefix}.course.>`, (subject, data) => watched.push([subject, text(data)]));
+    const stop = await t.bus.follow([`${prefix}.course.>`], {
+      onMessage: (subject, data) => watched.push([subject, text(data)]),
+      onGap: () => undefined,
+    });
     await t.bus.publish(`${prefix}.course.a`, bytes('one'), { msgId: `w1-${t.run}` });
     await t.bus.publish(`${prefix}.other`, bytes('not watched'));
     await t.bus.publish(`${prefix}.course.b`, bytes('two'));
     await watched.until((items) => items.length >= 2, 'two watched messages');
-    stop();
+    await stop();
     await t.bus.publish(`${prefix}.course.c`, bytes('after stop'));
-    // A sentinel published after stop reaches a second watcher: the first would have seen it by then.
+    // A sentinel published after stop reaches a second follower: the first would have heard it by then.
     const sentinel = recorder<string>();
-    const stopSentinel = t.bus.watch(`${prefix}.course.>`, (_subject, data) => sentinel.push(text(data)));
+    const stopSentinel = await t.bus.follow([`${prefix}.course.>`], {
+      onMessage: (_subject, data) => sentinel.push(text(data)),
+      onGap: () => undefined,
+    });
     await t.bus.publish(`${prefix}.course.d`, bytes('sentinel'));
     await sentinel.until((items) => items.includes('sentinel'), 'the sentinel');
-    stopSentinel();
+    await stopSentinel();
     expect(watched.items).toEqual([
       [`${prefix}.course.a`, 'one'],
       [`${prefix}.course.b`, 'two'],

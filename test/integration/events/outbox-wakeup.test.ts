@@ -128,26 +128,29 @@ describe('outbox commits wake the relay leader (Postgres LISTEN/NOTIFY)', () => 
       return started;
     }
 
-    function publishedIds() {
+    async function publishedIds() {
       const ids = recorder<string>();
-      const stop = bus.watch('catalog.>', (_subject, data) => ids.push((JSON.parse(text(data)) as { eventId: string }).eventId));
+      const stop = await bus.follow(['catalog.>'], {
+        onMessage: (_subject, data) => ids.push((JSON.parse(text(data)) as { eventId: string }).eventId),
+        onGap: () => undefined,
+      });
       return { ids, stop };
     }
 
     it('publishes a row another connection committed without waiting for the poll', async () => {
       worker = await startWorker();
-      const seen = publishedIds();
+      const seen = await publishedIds();
       try {
         const eventId = await commitRow();
         await seen.ids.until((items) => items.includes(eventId), `event ${eventId} published`, 10_000);
       } finally {
-        seen.stop();
+        await seen.stop();
       }
     });
 
     it('listens again after its connection is cut, and wakes the relay for what was committed meanwhile', async () => {
       worker = await startWorker();
-      const seen = publishedIds();
+      const seen = await publishedIds();
       const admin = new pg.Client({ connectionString: db.url });
       await admin.connect();
       try {
@@ -164,7 +167,7 @@ describe('outbox commits wake the relay leader (Postgres LISTEN/NOTIFY)', () => 
         const afterwards = await commitRow();
         await seen.ids.until((items) => items.includes(afterwards), `event ${afterwards} published`, 10_000);
       } finally {
-        seen.stop();
+        await seen.stop();
         await admin.end();
       }
     });

@@ -1,16 +1,11 @@
-import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { subjectFor, type EventEnvelope } from '../../../events/envelope.js';
-import { generateEd25519, mintToken, type DevKeyPair } from '../../../platform/auth/dev-keys.js';
+import { mintToken } from '../../../platform/auth/dev-keys.js';
 import { newId, newUlid } from '../../../platform/ids.js';
-import { loadSystemConfig } from '../../../processes/config.js';
-import { startSystem, type System } from '../../../processes/system.js';
+import type { System } from '../../../processes/system.js';
 import { builtPayload, consumedEnvelope, CONSUMED_TRACEPARENT, draftPayload, gdprPayload } from '../catalog/harness.js';
-import { createTestDatabase, type TestDatabase } from '../../support/database.js';
 import { eventually } from '../../support/eventually.js';
-import { inProcessSystemEnv } from '../../support/in-process-system.js';
+import { startTestSystem, type TestSystem } from '../../support/in-process-system.js';
 
 /**
  * The response cache against changes that reach the catalog as consumed events, in the one-process
@@ -31,10 +26,8 @@ interface CourseNode {
   authors: Array<{ userId: string; displayName: string }>;
 }
 
-let db: TestDatabase;
+let running: TestSystem;
 let system: System;
-let dataDir: string;
-let keys: DevKeyPair;
 let token: string;
 
 async function graphql(query: string, variables: Record<string, unknown> = {}) {
@@ -52,8 +45,29 @@ async function hits(): Promise<number> {
   return Number(/^response_cache_requests_total\{result="hit"\} (\d+)/m.exec(text)?.[1] ?? 0);
 }
 
-/** Reads twice and checks the second read was served from the cache. */
+/** Invalidations the cache applied for catalog events (response_cache_invalidations_total). */
+async function eventInvalidations(): Promise<number> {
+  const text = await (await fetch(`${system.gatewayUrl}/metrics`)).text();
+  return Number(/^response_cache_invalidations_total\{source="event"\} (\d+)/m.exec(text)?.[1] ?? 0);
+}
+
+/**
+ * Waits until the cache has applied the invalidation of every catalog event committed so far (one
+ * outbox row each, published once). A change is readable from its commit, its events reach the
+ * cache a relay round later (the staleness bound, docs/operations.md): an answer cached in between
+ * is already fresh, but the change's own invalidations, landing after it, drop it again.
+ */
+async function invalidationsCaughtUp(): Promise<void> {
+  const committed = await system.platform.database.prisma.outboxEvent.count({ where: { subject: { startsWith: 'catalog.' } } });
+  await eventually(
+    async () => expect(await eventInvalidations()).toBeGreaterThanOrEqual(committed),
+    `the invalidations of ${committed} committed catalog events`,
+  );
+}
+
+/** Reads twice and checks the second read was served from the cache, once every committed change was invalidated. */
 async function cached<T>(read: () => Promise<T>): Promise<T> {
+  await invalidationsCaughtUp();
   const first = await read();
   const before = await hits();
   const second = await read();
@@ -75,29 +89,17 @@ const courseBySlug = async (slug: string) => (await graphql(LIST))?.courses?.edg
 const course = async (courseId: string) => (await graphql(ONE, { id: courseId }))?.course;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'response-cache-consumed-'));
-  keys = await generateEd25519();
-  const config = loadSystemConfig(
-    inProcessSystemEnv(dataDir, keys, {
-      DATABASE_URL: db.url,
-      DB_POOL_SIZE: '4',
-      DEMO_DATA: 'false',
-      RESPONSE_CACHE_ENABLED: 'true',
-      // A TTL far beyond the test: only an invalidation can make an answer change.
-      RESPONSE_CACHE_TTL_SECONDS: '3600',
-    }),
-  );
-  system = await startSystem(config);
+  running = await startTestSystem('response-cache-consumed', {
+    RESPONSE_CACHE_ENABLED: 'true',
+    // A TTL far beyond the test: only an invalidation can make an answer change.
+    RESPONSE_CACHE_TTL_SECONDS: '3600',
+  });
+  system = running.system;
   expect(system.bus.kind).toBe('in-process');
-  token = await mintToken(keys.privateJwk, { sub: 'svc:cache-test', tid: TENANT, scope: 'catalog.read' });
+  token = await mintToken(running.keys.privateJwk, { sub: 'svc:cache-test', tid: TENANT, scope: 'catalog.read' });
 }, 120_000);
 
-afterAll(async () => {
-  await system?.stop();
-  await db?.close();
-  if (dataDir) await fs.rm(dataDir, { recursive: true, force: true });
-});
+afterAll(() => running?.stop());
 
 describe('response cache, embedded mode: consumed events invalidate what they change', () => {
   it('content.play_package.built registers a course: the cached list shows it', async () => {

@@ -2,11 +2,10 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../../../gateway/gateway.js';
-import {
-  followCatalogEvents,
-  natsCatalogFeed,
-  type CatalogEventFollower,
-} from '../../../gateway/response-cache/catalog-events.js';
+import type { EventBus } from '../../../events/bus/event-bus.js';
+import { connectJetStreamBus } from '../../../events/bus/jetstream-bus.js';
+import { followCatalogEvents, type CatalogEventFollower } from '../../../gateway/response-cache/catalog-events.js';
+import { catalogEventFeed } from '../../../processes/parts.js';
 import { ResponseCache, type ResponseCacheSettings } from '../../../gateway/response-cache/response-cache.js';
 import { newId, newUlid } from '../../../platform/ids.js';
 import { createLogger } from '../../../platform/logger.js';
@@ -54,6 +53,7 @@ interface Replica {
   cache: ResponseCache;
   metrics: Metrics;
   follower: CatalogEventFollower;
+  bus: EventBus;
 }
 
 let fixture: CatalogFixture;
@@ -67,13 +67,15 @@ const staleness: number[] = [];
 async function startReplica(cacheRedis: Redis): Promise<Replica> {
   const metrics = createMetrics();
   const cache = new ResponseCache(SETTINGS, { redis: cacheRedis, metrics, logger: silent });
-  const follower = await followCatalogEvents(natsCatalogFeed(nats.url, silent), cache, silent);
+  // Each replica its own connection to NATS, as each gateway process has (processes/gateway.main.ts).
+  const bus = await connectJetStreamBus(nats.url, { logger: silent });
+  const follower = await followCatalogEvents(catalogEventFeed(bus), cache, silent);
   const { gateway } = await startFixtureGateway(fixture, {
     subgraphUrls: { catalog: fixture.catalog.url, ai: 'http://127.0.0.1:9/graphql' },
     metrics,
     responseCache: cache,
   });
-  const replica = { gateway, cache, metrics, follower };
+  const replica = { gateway, cache, metrics, follower, bus };
   replicas.push(replica);
   return replica;
 }
@@ -159,6 +161,7 @@ describe.skipIf(!redisUrl)('response cache (set REDIS_URL to run)', () => {
     for (const replica of replicas) {
       await replica.gateway.close();
       await replica.follower.close();
+      await replica.bus.close();
     }
     await publisher?.close();
     await nats?.destroy();
