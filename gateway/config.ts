@@ -58,6 +58,8 @@ export interface ResponseCacheConfig {
   maxEntryBytes: number;
   /** L2: keys of the cache Redis (REDIS_CACHE_URL) it uses at most (slots × maxEntryBytes bytes). */
   redisSlots: number;
+  /** How long cached answers are still served once the catalog event feed is lost. */
+  feedGraceMs: number;
 }
 
 export interface ApqSettings {
@@ -147,6 +149,7 @@ export function loadGatewaySlice(env: Env, platform: Pick<PlatformConfig, 'host'
         ttlSeconds: envInt(env, 'RESPONSE_CACHE_TTL_SECONDS', 60, 1, 24 * 3600),
         maxEntryBytes: envInt(env, 'RESPONSE_CACHE_MAX_ENTRY_BYTES', 256 * 1024, 1024, 16 * 1024 * 1024),
         redisSlots: envInt(env, 'RESPONSE_CACHE_REDIS_SLOTS', 16_384, 16, 4_194_304),
+        feedGraceMs: envInt(env, 'RESPONSE_CACHE_FEED_GRACE_MS', 5_000, 0, 60_000),
       },
       resultShaping: envOneOf<ResultShaping>(env, 'GATEWAY_RESULT_SHAPING', ['lean', 'apollo'], 'lean'),
     },
