@@ -5,7 +5,11 @@
 // - the ES module copies OpenTelemetry packages ship beside their CommonJS build (`build/esm`,
 //   `build/esnext`): Node resolves them through `main`/`require`, and Apollo Gateway's own
 //   OpenTelemetry dependencies bring three or four nested copies of each;
-// - Prisma's query compilers for the databases this service does not use (only PostgreSQL).
+// - Prisma's query compilers for the databases this service does not use (only PostgreSQL);
+// - development-only packages `npm ci --omit=dev` still installs because a production package
+//   names them as dependencies: the `@types` scope (declarations only; nothing requires them);
+// - third-party test suites: a `test`, `tests`, `__tests__` or `__mocks__` folder at a package's
+//   root (beside its package.json), and `*.test.*` / `*.spec.*` script files anywhere.
 //
 // The deployment test (test/deploy/) runs every part of the image built this way.
 import fs from 'node:fs';
@@ -13,6 +17,8 @@ import path from 'node:path';
 
 const root = path.resolve(process.argv[2] ?? 'node_modules');
 const OTHER_DATABASES = /(?:mysql|sqlserver|cockroachdb|sqlite)/;
+const TEST_FOLDERS = new Set(['test', 'tests', '__tests__', '__mocks__']);
+const TEST_FILE = /\.(?:test|spec)\.[cm]?[jt]sx?$/;
 
 function walk(dir, visit) {
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
@@ -30,15 +36,21 @@ function size(dir) {
   return bytes;
 }
 
+function removableFolder(full, name) {
+  const parent = path.dirname(full);
+  if (name === '@types') return path.basename(parent) === 'node_modules';
+  // Only beside a package.json: a package of its own called `test` sits in node_modules instead.
+  if (TEST_FOLDERS.has(name)) return fs.existsSync(path.join(parent, 'package.json'));
+  return (
+    (name === 'esm' || name === 'esnext') &&
+    full.includes(`${path.sep}@opentelemetry${path.sep}`) &&
+    path.basename(parent) === 'build'
+  );
+}
+
 function removable(full, entry) {
-  if (entry.isDirectory()) {
-    return (
-      (entry.name === 'esm' || entry.name === 'esnext') &&
-      full.includes(`${path.sep}@opentelemetry${path.sep}`) &&
-      path.basename(path.dirname(full)) === 'build'
-    );
-  }
-  if (/\.(?:map|d\.ts|d\.mts|d\.cts)$/.test(entry.name)) return true;
+  if (entry.isDirectory()) return removableFolder(full, entry.name);
+  if (/\.(?:map|d\.ts|d\.mts|d\.cts)$/.test(entry.name) || TEST_FILE.test(entry.name)) return true;
   return (
     full.includes(path.join('@prisma', 'client', 'runtime')) &&
     entry.name.startsWith('query_compiler') &&
