@@ -9,7 +9,10 @@
 // - development-only packages `npm ci --omit=dev` still installs because a production package
 //   names them as dependencies: the `@types` scope (declarations only; nothing requires them);
 // - third-party test suites: a `test`, `tests`, `__tests__` or `__mocks__` folder at a package's
-//   root (beside its package.json), and `*.test.*` / `*.spec.*` script files anywhere.
+//   root (beside its package.json), and `*.test.*` / `*.spec.*` script files anywhere;
+// - TypeScript sources some packages ship beside their JavaScript (Node never strips types under
+//   node_modules, so it cannot load them), their `.github` folders, and Markdown documents other
+//   than licences and notices (README, CHANGELOG).
 //
 // The deployment test (test/deploy/) runs every part of the image built this way.
 import fs from 'node:fs';
@@ -19,6 +22,8 @@ const root = path.resolve(process.argv[2] ?? 'node_modules');
 const OTHER_DATABASES = /(?:mysql|sqlserver|cockroachdb|sqlite)/;
 const TEST_FOLDERS = new Set(['test', 'tests', '__tests__', '__mocks__']);
 const TEST_FILE = /\.(?:test|spec)\.[cm]?[jt]sx?$/;
+const TYPESCRIPT = /\.(?:[cm]?ts|tsx)$/;
+const LICENCE = /^(?:licen[cs]e|copying|notice|authors|patents)/i;
 
 function walk(dir, visit) {
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
@@ -39,6 +44,7 @@ function size(dir) {
 function removableFolder(full, name) {
   const parent = path.dirname(full);
   if (name === '@types') return path.basename(parent) === 'node_modules';
+  if (name === '.github') return true;
   // Only beside a package.json: a package of its own called `test` sits in node_modules instead.
   if (TEST_FOLDERS.has(name)) return fs.existsSync(path.join(parent, 'package.json'));
   return (
@@ -50,11 +56,11 @@ function removableFolder(full, name) {
 
 function removable(full, entry) {
   if (entry.isDirectory()) return removableFolder(full, entry.name);
-  if (/\.(?:map|d\.ts|d\.mts|d\.cts)$/.test(entry.name) || TEST_FILE.test(entry.name)) return true;
+  const name = entry.name;
+  if (name.endsWith('.map') || TYPESCRIPT.test(name) || TEST_FILE.test(name)) return true;
+  if (name.toLowerCase().endsWith('.md')) return !LICENCE.test(name);
   return (
-    full.includes(path.join('@prisma', 'client', 'runtime')) &&
-    entry.name.startsWith('query_compiler') &&
-    OTHER_DATABASES.test(entry.name)
+    full.includes(path.join('@prisma', 'client', 'runtime')) && name.startsWith('query_compiler') && OTHER_DATABASES.test(name)
   );
 }
 

@@ -52,7 +52,7 @@ const found = []; let packages = 0;
     if (entry.isDirectory()) {
       if (entry.name === '@types' || (packageRoot && ['test', 'tests', '__tests__'].includes(entry.name))) found.push(full);
       else walk(full);
-    } else if (/\\.(?:test|spec)\\.[cm]?js$|\\.d\\.ts$/.test(entry.name)) found.push(full);
+    } else if (/\\.(?:test|spec)\\.[cm]?js$|\\.[cm]?ts$/.test(entry.name)) found.push(full);
   }
 })('/app/node_modules');
 console.log(JSON.stringify({ packages, found: found.slice(0, 20) }));
@@ -129,7 +129,7 @@ describe.runIf(runs)('the container image, deployed as two replicas of every par
     }
   });
 
-  it('holds no development-only packages, third-party test suites or type declarations', async () => {
+  it('holds no development-only packages, third-party test suites or TypeScript files', async () => {
     // Run by the image's own Node: lists what deploy/prune-node-modules.mjs should have removed.
     const { code, output } = await runToEnd(IMAGE, ['-e', LEFTOVERS], {}, { entrypoint: 'node' });
     expect(code, output).toBe(0);

@@ -35,6 +35,10 @@ const KEPT = [
   // A folder called `test` below a package's root may be code the package loads.
   'pkg/lib/test/matcher.js',
   'pkg/lib/testing.js',
+  // Licences and notices stay with the code they cover.
+  'pkg/LICENSE',
+  'pkg/LICENSE.md',
+  'pkg/NOTICE.md',
   // A package of its own named `test` (or scoped) is a dependency, not a test suite.
   'test/package.json',
   'test/index.js',
@@ -63,10 +67,15 @@ const REMOVED = [
   'pkg/index.d.ts',
   '@opentelemetry/api/build/esm/index.js',
   '@prisma/client/runtime/query_compiler_bg.mysql.wasm',
+  'pkg/README.md',
+  'pkg/docs/CHANGELOG.md',
+  'pkg/src/index.ts',
+  'pkg/src/index.mts',
+  'pkg/.github/workflows/ci.yml',
 ];
 
 describe('deploy/prune-node-modules.mjs', () => {
-  it('removes @types packages, third-party test suites, maps, declarations and unused engines, and keeps the rest', () => {
+  it('removes @types packages, third-party test suites, TypeScript, maps, documents and unused engines, and keeps the rest', () => {
     const root = tree([...KEPT, ...REMOVED].map((file) => `node_modules/${file}`));
     const output = execFileSync(process.execPath, [SCRIPT, root], { encoding: 'utf8' });
     expect(output).toMatch(/^node_modules: \d+ MB -> \d+ MB/);
