@@ -11,6 +11,8 @@ export const CATALOG_EVENT_TYPES = [
   'catalog.course_version.published',
   'catalog.course_version.deprecated',
   'catalog.course_version.withdrawn',
+  // Not in the spec's table: a GDPR erasure's change to a version (docs/catalog-and-events.md, GDPR).
+  'catalog.course_version.redacted',
   'catalog.taxonomy.updated',
 ] as const;
 export type CatalogEventType = (typeof CATALOG_EVENT_TYPES)[number];
