@@ -67,7 +67,7 @@ const replicas: Replica[] = [];
 async function startReplica(name: string): Promise<Replica> {
   const metrics = createMetrics();
   const cache = new ResponseCache(
-    { memoryBytes: 8 * 1024 * 1024, ttlSeconds: 3600, maxEntryBytes: 256 * 1024, redisSlots: 4096 },
+    { memoryBytes: 8 * 1024 * 1024, ttlSeconds: 3600, maxEntryBytes: 256 * 1024, redisSlots: 4096, feedGraceMs: 5_000 },
     { redis: cacheRedis, metrics, logger: silent },
   );
   const follower = await followCatalogEvents(catalogEventFeed(system.bus), cache, silent);
