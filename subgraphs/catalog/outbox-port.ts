@@ -1,5 +1,4 @@
 import type { Tx } from '../../platform/db/database.js';
-import type { EventHandlerContext } from '../../events/consume/consumer-spec.js';
 import type { EventEnvelope } from '../../events/envelope.js';
 import type { EventProducer } from '../../events/publish/outbox.js';
 
@@ -77,12 +76,4 @@ export function createCatalogEvents(producer: EventProducer): CatalogEvents {
         producer.emit(tx, { ...event, correlationId: consumed.correlationId ?? consumed.eventId, causationId: consumed.eventId }),
     }),
   };
-}
-
-/**
- * Events of a consumed-event handler: the runner's `ctx.emit` sets causationId to the consumed
- * event's id, keeps its correlationId and continues its trace, in the handler's transaction.
- */
-export function emitterForHandler(ctx: EventHandlerContext): CatalogEmitter {
-  return { emit: (event) => ctx.emit(event) };
 }

@@ -1,7 +1,7 @@
 import { keyTuplesSql } from '../../../platform/db/bulk-sql.js';
 import { Prisma, type Tx } from '../../../platform/db/database.js';
 import { ERASED_USER_ID } from '../../../platform/ids.js';
-import { OUTBOX_RELAY_LOCK } from '../../../events/publish/outbox-relay.js';
+import { OUTBOX_RELAY_LOCK } from '../../../events/publish/outbox.js';
 import { erasureKey } from './redaction.logic.js';
 
 /**
