@@ -61,14 +61,29 @@ export function floorsOf(mayImport) {
   for (const folder of Object.keys(mayImport)) visit(folder, []);
   return placed;
 }
-const EVENTS_FOLDERS = floorsOf(EVENTS_MAY_IMPORT);
-const EVENTS_ZONES = EVENTS_FOLDERS.map((folder) => ({
-  target: `./events/${folder}`,
-  from: EVENTS_FOLDERS.filter((other) => other !== folder && !EVENTS_MAY_IMPORT[folder].includes(other)).map(
-    (other) => `./events/${other}`,
-  ),
-  message: `events/${folder}/ may import, of events/, only ${['the files at events/', ...EVENTS_MAY_IMPORT[folder].map((f) => `${f}/`)].join(', ')}.`,
-}));
+/** Zones that keep the rooms of `house` in the floors `mayImport` gives them. */
+function roomZones(house, mayImport) {
+  const rooms = floorsOf(mayImport);
+  return rooms.map((room) => ({
+    target: `./${house}/${room}`,
+    from: rooms.filter((other) => other !== room && !mayImport[room].includes(other)).map((other) => `./${house}/${other}`),
+    message: `${house}/${room}/ may import, of ${house}/, only ${[`the files at ${house}/`, ...mayImport[room].map((f) => `${f}/`)].join(', ')}.`,
+  }));
+}
+
+/**
+ * gateway/ in rooms: the front door (the HTTP pipeline and its pages), the subgraph calls (fetch,
+ * replicas, answers), the result shaping and the response cache stand side by side, each on
+ * platform/ and the files at gateway/ itself (its config and the request context they share);
+ * gateway.ts, at the top, puts them together.
+ */
+const GATEWAY_MAY_IMPORT = {
+  'front-door': [],
+  'subgraph-calls': [],
+  'result-shaping': [],
+  'response-cache': [],
+  client: [],
+};
 export const LAYER_ZONES = [
   // The Prisma client generated from prisma/schema.prisma is the database library platform/ wraps.
   {
@@ -84,7 +99,7 @@ export const LAYER_ZONES = [
   },
   { target: './prisma', from: above('./prisma', './platform'), message: 'prisma/ holds the schema and migrations only.' },
   { target: './events', from: above('./events', './platform'), message: 'events/ may import platform/ only.' },
-  ...EVENTS_ZONES,
+  ...roomZones('events', EVENTS_MAY_IMPORT),
   {
     target: './subgraphs/catalog',
     from: [...above('./subgraphs', './events', './platform', './prisma'), './subgraphs/ai'],
@@ -105,6 +120,7 @@ export const LAYER_ZONES = [
     from: above('./gateway', './platform'),
     message: 'gateway/ may import platform/ only (no subgraph code, no REST-compat).',
   },
+  ...roomZones('gateway', GATEWAY_MAY_IMPORT),
   {
     target: './rest-compat',
     from: above('./rest-compat', './platform', './gateway'),

@@ -1,7 +1,7 @@
 import type { PlatformConfig } from '../platform/config/config.js';
 import { ConfigError, envBool, envInt, envList, envOneOf, envString, envUrl, type Env } from '../platform/config/env.js';
 import { SANDBOX_ORIGINS, type CorsOrigins } from '../platform/http/cors-origins.js';
-import type { ResultShaping } from './result-shaping.js';
+import type { ResultShaping } from './result-shaping/result-shaping.js';
 
 /** The gateway's configuration slice: where it finds the subgraphs, and its front door's settings. */
 export interface GatewaySlice {
@@ -42,7 +42,7 @@ export interface GatewayConfig {
   /** The response cache of catalog reads (docs/operations.md, "Response cache"); off by default. */
   responseCache: ResponseCacheConfig;
   /**
-   * Who copies the subgraphs' merged answers into the client's answer (gateway/result-shaping.ts):
+   * Who copies the subgraphs' merged answers into the client's answer (gateway/result-shaping/result-shaping.ts):
    * ours by default, Apollo Gateway's own with `apollo` (the same answers; ours costs a third of the CPU).
    */
   resultShaping: ResultShaping;

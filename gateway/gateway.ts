@@ -20,17 +20,17 @@ import type { StringKeyValueCache } from '../platform/persisted-queries.js';
 import type { GatewaySlice } from './config.js';
 import type { ExecuteOperation } from './execute-port.js';
 import { gatewayContext, type GatewayContext } from './forwarding.js';
-import { GRAPHIQL_PATH, graphiqlEndpoints } from './graphiql.js';
-import { frontDoor } from './pipeline.js';
-import { RemoteSubgraph } from './remote-subgraph.js';
+import { GRAPHIQL_PATH, graphiqlEndpoints } from './front-door/graphiql.js';
+import { frontDoor } from './front-door/pipeline.js';
+import { RemoteSubgraph } from './subgraph-calls/remote-subgraph.js';
 import { nonCatalogFields } from './response-cache/document.js';
 import { responseCachePlugin } from './response-cache/plugin.js';
 import { resultWithParsedData, stringifyResult } from './response-cache/stored-answer.js';
 import type { ResponseCache } from './response-cache/response-cache.js';
-import type { ReplicaPool } from './replica-pool.js';
-import { replicaFetch, replicaPools, type SubgraphUrls } from './replicas.js';
-import { useResultShaping, type ResultShaping } from './result-shaping.js';
-import { subgraphDispatcher } from './subgraph-fetch.js';
+import type { ReplicaPool } from './subgraph-calls/replica-pool.js';
+import { replicaFetch, replicaPools, type SubgraphUrls } from './subgraph-calls/replicas.js';
+import { useResultShaping, type ResultShaping } from './result-shaping/result-shaping.js';
+import { subgraphDispatcher } from './subgraph-calls/subgraph-fetch.js';
 import { readSupergraph, type SubgraphName } from './supergraph.js';
 
 /** The gateway's settings from the configuration (docs/configuration.md). */
@@ -53,11 +53,11 @@ export interface GatewaySettings {
   /** Per attempt of a subgraph fetch: queries (retried on another replica) and mutations. */
   subgraphTimeoutMs: number;
   subgraphMutationTimeoutMs: number;
-  /** First back-off of a subgraph replica that failed a fetch (gateway/replica-health.logic.ts). */
+  /** First back-off of a subgraph replica that failed a fetch (gateway/subgraph-calls/replica-health.logic.ts). */
   subgraphReplicaBackoffMs: number;
   /** How often each replica of a subgraph list is asked /readyz (0: only after a failure). */
   subgraphReadinessIntervalMs: number;
-  /** Whose result shaping Apollo Gateway runs (gateway/result-shaping.ts); one choice per process. */
+  /** Whose result shaping Apollo Gateway runs (gateway/result-shaping/result-shaping.ts); one choice per process. */
   resultShaping: ResultShaping;
 }
 
@@ -118,7 +118,7 @@ export interface RunningGateway {
 
 /**
  * Apollo Gateway over the committed supergraph (its subgraphs: `federatedGateway`; its server:
- * `gatewayServer`) behind the front door (gateway/pipeline.ts), with the probes, GraphiQL and the
+ * `gatewayServer`) behind the front door (gateway/front-door/pipeline.ts), with the probes, GraphiQL and the
  * endpoints given (REST-compat), on one HTTP server.
  */
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
@@ -203,7 +203,7 @@ interface FederatedGateway {
 
 /**
  * Apollo Gateway over the supergraph, each subgraph fetched over HTTP across its replicas, on
- * bounded keep-alive connections (gateway/remote-subgraph.ts): in one process (`npm start`) too,
+ * bounded keep-alive connections (gateway/subgraph-calls/remote-subgraph.ts): in one process (`npm start`) too,
  * over loopback, so every fetch passes the subgraph's door (authentication, access log, limits).
  */
 async function federatedGateway(options: GatewayOptions, logger: ApolloGatewayLogger): Promise<FederatedGateway> {

@@ -5,7 +5,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
  * prom-client default registry, so two systems in one test process never mix their numbers).
  *
  * This module declares the generic metrics every process has (HTTP and GraphQL requests, process
- * metrics). Each part declares its own metrics on the same registry (gateway/metrics.ts,
+ * metrics). Each part declares its own metrics on the same registry (gateway/subgraph-calls/metrics.ts,
  * subgraphs/ai/metrics.ts, events/worker-metrics.ts) with `counter`, `histogram`, `gauge` and
  * `feed`; their names and labels are a contract (dashboards, docs/operations.md).
  *

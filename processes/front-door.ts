@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { startGateway, gatewaySettings, type RunningGateway } from '../gateway/gateway.js';
-import { replicaUrls, type SubgraphUrls } from '../gateway/replicas.js';
+import { replicaUrls, type SubgraphUrls } from '../gateway/subgraph-calls/replicas.js';
 import type { SubgraphName } from '../gateway/supergraph.js';
 import type { TokenVerifier } from '../platform/auth/verifier.js';
 import type { GatewayProcessConfig } from './gateway.config.js';
@@ -60,7 +60,7 @@ export async function startFrontDoor(deps: {
     ttlSeconds: config.idempotencyTtlSeconds,
     leaseSeconds: config.idempotencyLeaseSeconds,
   });
-  // The health relay's path goes to the AI subgraph's replicas in turn (gateway/replicas.ts).
+  // The health relay's path goes to the AI subgraph's replicas in turn (gateway/subgraph-calls/replicas.ts).
   const aiBaseUrl = new URL('/', replicaUrls(deps.subgraphUrls.ai)[0]).toString();
   const cache = await responseCache(config.gateway.responseCache, deps);
   const gateway = await startGateway({

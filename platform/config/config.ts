@@ -144,7 +144,7 @@ function loadQueryLimits(env: Env): QueryLimits {
     maxCost: envInt(env, 'QUERY_MAX_COST', 20_000, 1, 10_000_000),
     defaultListSize: envInt(env, 'QUERY_DEFAULT_LIST_SIZE', 10, 1, 10_000),
     // 5 times the most the gateway itself sends in one fetch: each distinct entity once
-    // (gateway/entity-representations.logic.ts), at most a page of 100 courses (MAX_PAGE_SIZE).
+    // (gateway/subgraph-calls/entity-representations.logic.ts), at most a page of 100 courses (MAX_PAGE_SIZE).
     maxRepresentations: envInt(env, 'QUERY_MAX_REPRESENTATIONS', 500, 1, 100_000),
     maxStringLiteral: envInt(env, 'QUERY_MAX_STRING_LITERAL', 16_384, 64, 1_048_576),
   };

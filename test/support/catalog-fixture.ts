@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { gatewaySettings, startGateway, type GatewaySettings, type RunningGateway } from '../../gateway/gateway.js';
-import type { SubgraphUrls } from '../../gateway/replicas.js';
+import type { SubgraphUrls } from '../../gateway/subgraph-calls/replicas.js';
 import type { ResponseCache } from '../../gateway/response-cache/response-cache.js';
 import { generateEd25519, mintToken } from '../../platform/auth/dev-keys.js';
 import { createTokenVerifier, type TokenVerifier } from '../../platform/auth/verifier.js';

@@ -79,6 +79,15 @@ describe('the lint rules that keep the house', () => {
     expect(await rulesBroken('events/ordering/example.ts', down)).toEqual([]);
   });
 
+  it('keep the rooms of gateway/ side by side: none reaches into another', async () => {
+    const cache = "import { ResponseCache } from '../response-cache/response-cache.js';\nexport const x = ResponseCache;\n";
+    expect(await rulesBroken('gateway/subgraph-calls/example.ts', cache)).toContain('import-x/no-restricted-paths');
+    const calls = "import { attemptFetch } from '../subgraph-calls/subgraph-fetch.js';\nexport const x = attemptFetch;\n";
+    expect(await rulesBroken('gateway/response-cache/example.ts', calls)).toContain('import-x/no-restricted-paths');
+    const context = "import type { GatewayContext } from '../forwarding.js';\nexport type X = GatewayContext;\n";
+    expect(await rulesBroken('gateway/subgraph-calls/example.ts', context)).toEqual([]);
+  });
+
   it('refuse a table of events/ folders with a loop in it', () => {
     expect(floorsOf({ a: [], b: ['a'], c: ['b'] })).toEqual(['a', 'b', 'c']);
     expect(() => floorsOf({ a: ['b'], b: ['c'], c: ['a'] })).toThrow('a -> b -> c -> a');

@@ -14,7 +14,7 @@ import { slottedRedisCache } from '../../../platform/persisted-queries.js';
 import { startTelemetry } from '../../../platform/telemetry.js';
 import { startCatalogSubgraph } from '../../../subgraphs/catalog/server.js';
 import { gatewaySettings, startGateway, type GatewaySettings } from '../../../gateway/gateway.js';
-import { subgraphChecks } from '../../../gateway/readiness.js';
+import { subgraphChecks } from '../../../gateway/subgraph-calls/readiness.js';
 import type { Exchange } from '../../../platform/http/pipeline.js';
 import { createDatabaseIdempotencyStore } from '../../../platform/idempotency/database-store.js';
 import type { StringKeyValueCache } from '../../../platform/persisted-queries.js';

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { attemptFetch, subgraphDispatcher } from '../../../gateway/subgraph-fetch.js';
+import { attemptFetch, subgraphDispatcher } from '../../../gateway/subgraph-calls/subgraph-fetch.js';
 
 /** A subgraph stand-in that counts the sockets the gateway opens and the requests it serves. */
 async function countingServer() {

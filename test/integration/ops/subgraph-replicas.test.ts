@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../../../gateway/gateway.js';
-import { subgraphChecks } from '../../../gateway/readiness.js';
-import type { SubgraphUrls } from '../../../gateway/replicas.js';
+import { subgraphChecks } from '../../../gateway/subgraph-calls/readiness.js';
+import type { SubgraphUrls } from '../../../gateway/subgraph-calls/replicas.js';
 import { newId, newUlid } from '../../../platform/ids.js';
 import { createMetrics, type Metrics } from '../../../platform/metrics.js';
 import { startCatalogFixture, startFixtureGateway, type CatalogFixture } from '../../support/catalog-fixture.js';

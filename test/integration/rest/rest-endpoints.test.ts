@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ExecuteOperation, OperationResult } from '../../../gateway/execute-port.js';
 import { gatewayContext, type GatewayContext } from '../../../gateway/forwarding.js';
-import { frontDoor } from '../../../gateway/pipeline.js';
+import { frontDoor } from '../../../gateway/front-door/pipeline.js';
 import { generateEd25519, mintToken } from '../../../platform/auth/dev-keys.js';
 import { createTokenVerifier } from '../../../platform/auth/verifier.js';
 import { serve } from '../../../platform/http/serve.js';

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ReplicaPool, type Replica } from '../../../gateway/replica-pool.js';
+import { ReplicaPool, type Replica } from '../../../gateway/subgraph-calls/replica-pool.js';
 import type { Logger } from '../../../platform/logger.js';
 
 /** The pool's timers and probes, on a fake clock: what leaves rotation, when it is probed, what is logged. */

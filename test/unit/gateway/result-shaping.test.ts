@@ -4,9 +4,14 @@ import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import type { NamedType, Operation, Type } from '@apollo/federation-internals';
 import { buildOperationContext, executeQueryPlan } from '@apollo/gateway';
-import { computeResponse, useResultShaping, type ShapingInput, type ShapingOutput } from '../../../gateway/result-shaping.js';
+import {
+  computeResponse,
+  useResultShaping,
+  type ShapingInput,
+  type ShapingOutput,
+} from '../../../gateway/result-shaping/result-shaping.js';
 
-// Our result shaping must answer exactly what Apollo Gateway's does (gateway/result-shaping.ts):
+// Our result shaping must answer exactly what Apollo Gateway's does (gateway/result-shaping/result-shaping.ts):
 // both run on the same operations and inputs — written cases, then seeded random inputs with
 // nulls, missing fields, values of the wrong type and unknown typenames — and their answers are
 // compared: data with its key order and prototypes, errors with messages, paths and codes, and the

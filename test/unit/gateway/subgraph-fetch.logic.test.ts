@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { distinctRepresentations } from '../../../gateway/entity-representations.logic.js';
+import { distinctRepresentations } from '../../../gateway/subgraph-calls/entity-representations.logic.js';
 import {
   afterFailure,
   afterFetchSuccess,
@@ -7,8 +7,12 @@ import {
   attemptOrder,
   backoffMs,
   HEALTHY,
-} from '../../../gateway/replica-health.logic.js';
-import { classifyAnswer, classifyTransportFailure, mayRetryElsewhere } from '../../../gateway/subgraph-answer.logic.js';
+} from '../../../gateway/subgraph-calls/replica-health.logic.js';
+import {
+  classifyAnswer,
+  classifyTransportFailure,
+  mayRetryElsewhere,
+} from '../../../gateway/subgraph-calls/subgraph-answer.logic.js';
 
 describe('what an attempt at a subgraph replica came back with', () => {
   it('is a GraphQL answer when the body is one, whatever the status (a subgraph answers its coded errors with 4xx)', () => {

@@ -9,7 +9,7 @@ const formatted = (error: GraphQLError): GraphQLFormattedError => format(error.t
 
 describe('formatGraphQLError', () => {
   it('answers an uncoded GraphQLError as INTERNAL_SERVER_ERROR, never BAD_USER_INPUT, and drops its extensions', () => {
-    // What Apollo Gateway made of a subgraph's non-2xx answer before gateway/remote-subgraph.ts.
+    // What Apollo Gateway made of a subgraph's non-2xx answer before gateway/subgraph-calls/remote-subgraph.ts.
     const error = new GraphQLError('502: Bad Gateway', {
       extensions: { response: { url: 'http://10.0.3.7:4001/graphql', status: 502, body: '<html>nginx</html>' } },
     });

@@ -43,7 +43,7 @@ const apolloShaping = gatewayRequire('@apollo/gateway/dist/resultShaping.js') as
 const apolloComputeResponse = apolloShaping.computeResponse;
 if (typeof apolloComputeResponse !== 'function') {
   throw new Error(
-    "@apollo/gateway's result shaping is not where the gateway expects it (dist/resultShaping.js, computeResponse): check gateway/result-shaping.ts against this version",
+    "@apollo/gateway's result shaping is not where the gateway expects it (dist/resultShaping.js, computeResponse): check gateway/result-shaping/result-shaping.ts against this version",
   );
 }
 

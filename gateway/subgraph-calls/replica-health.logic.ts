@@ -1,5 +1,5 @@
 /**
- * The gateway's view of one replica of a subgraph (client-side balancing, gateway/replica-pool.ts).
+ * The gateway's view of one replica of a subgraph (client-side balancing, gateway/subgraph-calls/replica-pool.ts).
  *
  * A replica that fails a fetch (unreachable, 5xx, not GraphQL, no answer in time) is taken out
  * of rotation at once, for a back-off that doubles with each consecutive failure (capped). When

@@ -1,20 +1,20 @@
-import type { TokenVerifier } from '../platform/auth/verifier.js';
-import type { Logger } from '../platform/logger.js';
-import type { Metrics } from '../platform/metrics.js';
-import { pipeline, type EndpointTable, type Handler } from '../platform/http/pipeline.js';
-import { answerWithEndpoint } from '../platform/http/serve.js';
-import { accessLog } from '../platform/http/stages/access-log.js';
-import { authenticate, tenantGuard } from '../platform/http/stages/authenticate.js';
-import { readBody } from '../platform/http/stages/body.js';
-import { compression } from '../platform/http/stages/compression.js';
-import { cors, type CorsOrigins } from '../platform/http/stages/cors.js';
-import { errorReplies } from '../platform/http/stages/error-replies.js';
-import { prepare } from '../platform/http/stages/prepare.js';
-import { requestId } from '../platform/http/stages/request-id.js';
-import { route } from '../platform/http/stages/route.js';
-import { traceContext } from '../platform/http/stages/trace-context.js';
-import { idempotency, idempotencyKey } from '../platform/idempotency/stage.js';
-import type { IdempotencyStore } from '../platform/idempotency/store.js';
+import type { TokenVerifier } from '../../platform/auth/verifier.js';
+import type { Logger } from '../../platform/logger.js';
+import type { Metrics } from '../../platform/metrics.js';
+import { pipeline, type EndpointTable, type Handler } from '../../platform/http/pipeline.js';
+import { answerWithEndpoint } from '../../platform/http/serve.js';
+import { accessLog } from '../../platform/http/stages/access-log.js';
+import { authenticate, tenantGuard } from '../../platform/http/stages/authenticate.js';
+import { readBody } from '../../platform/http/stages/body.js';
+import { compression } from '../../platform/http/stages/compression.js';
+import { cors, type CorsOrigins } from '../../platform/http/stages/cors.js';
+import { errorReplies } from '../../platform/http/stages/error-replies.js';
+import { prepare } from '../../platform/http/stages/prepare.js';
+import { requestId } from '../../platform/http/stages/request-id.js';
+import { route } from '../../platform/http/stages/route.js';
+import { traceContext } from '../../platform/http/stages/trace-context.js';
+import { idempotency, idempotencyKey } from '../../platform/idempotency/stage.js';
+import type { IdempotencyStore } from '../../platform/idempotency/store.js';
 
 export interface FrontDoorDeps {
   logger: Logger;

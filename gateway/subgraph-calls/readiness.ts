@@ -1,4 +1,4 @@
-import type { ReadinessReport } from '../platform/http/probe-endpoints.js';
+import type { ReadinessReport } from '../../platform/http/probe-endpoints.js';
 import { replicaUrls, type SubgraphUrls } from './replicas.js';
 
 type Check = ReadinessReport['checks'][string];

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { reply, type Endpoint, type EndpointTable } from '../platform/http/pipeline.js';
+import { reply, type Endpoint, type EndpointTable } from '../../platform/http/pipeline.js';
 
 /**
  * GraphiQL served from the npm packages (graphiql 3's UMD build on React 18's UMD build): no CDN,
