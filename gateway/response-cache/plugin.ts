@@ -1,6 +1,8 @@
 import { HeaderMap, type ApolloServerPlugin } from '@apollo/server';
 import { canonicalJson } from '../../platform/canonical-json.js';
 import type { GatewayContext } from '../forwarding.js';
+import { Kind, type FragmentDefinitionNode, type OperationDefinitionNode } from 'graphql';
+import { answerDependencies } from './answer-dependencies.js';
 import { decide, entryTags, mutationTags, type OperationShape } from './cache-policy.logic.js';
 import { operationShape } from './document.js';
 import type { PendingEntry, ResponseCache } from './response-cache.js';
@@ -17,6 +19,7 @@ export function responseCachePlugin(cache: ResponseCache, nonCatalog: ReadonlySe
     async requestDidStart() {
       let shape: OperationShape | undefined;
       let pending: PendingEntry | undefined;
+      let read: { operation: OperationDefinitionNode; fragments: FragmentDefinitionNode[] } | undefined;
       return {
         async responseForOperation(request) {
           if (!request.operation) return null;
@@ -55,6 +58,12 @@ export function responseCachePlugin(cache: ResponseCache, nonCatalog: ReadonlySe
           });
           if ('pending' in found) {
             pending = found.pending;
+            read = {
+              operation: request.operation,
+              fragments: request.document.definitions.filter(
+                (d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION,
+              ),
+            };
             return null;
           }
           // Sent as stored (stored-answer.ts): no parse here, no serialisation at the door.
@@ -69,11 +78,18 @@ export function responseCachePlugin(cache: ResponseCache, nonCatalog: ReadonlySe
             await cache.invalidate(mutationTags(tenantId), 'mutation');
             return;
           }
-          if (!pending || request.response.body.kind !== 'single') return;
+          if (!pending || !read || request.response.body.kind !== 'single') return;
           const result = request.response.body.singleResult;
           if (result.errors?.length || !result.data) return;
           try {
-            await cache.store(pending, JSON.stringify({ data: result.data }), entryTags(tenantId, shape, result.data));
+            // What the answer depends on, read from the answer: never from the document's text.
+            const found = answerDependencies({
+              schema: request.schema,
+              ...read,
+              variables: request.request.variables,
+              data: result.data,
+            });
+            await cache.store(pending, JSON.stringify({ data: result.data }), entryTags(tenantId, shape, result.data, found));
           } catch {
             // Storing is best effort: the answer goes out whatever happened to its copy.
           }

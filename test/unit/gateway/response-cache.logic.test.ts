@@ -22,7 +22,6 @@ const shape = (overrides: Partial<OperationShape> = {}): OperationShape => ({
   kind: 'query',
   rootFields: ['course'],
   selectsNonCatalogField: false,
-  selectsEveryId: true,
   argumentIds: [],
   catalogMutation: false,
   ...overrides,
@@ -48,14 +47,19 @@ describe('what the response cache keeps', () => {
 
 describe('tags', () => {
   it('names a course answer by the ids it holds, and a list by the tenant list tag', () => {
-    const one = entryTags('t1', shape(), { course: { courseId: 'c1', versions: [{ courseVersionId: 'v1', courseId: 'c1' }] } });
+    const ids = [
+      { field: 'courseId' as const, id: 'c1' },
+      { field: 'courseVersionId' as const, id: 'v1' },
+    ];
+    const one = entryTags('t1', shape(), { course: {} }, { ids, complete: true });
     expect(one.sort()).toEqual(
       [GLOBAL_TAG, tenantTag('t1'), entityTag('t1', 'courseId', 'c1'), entityTag('t1', 'courseVersionId', 'v1')].sort(),
     );
-    expect(entryTags('t1', shape({ rootFields: ['courses'] }), { courses: { edges: [] } })).toContain(listTag('t1'));
-    // An absent course may be registered next; an answer without ids cannot be narrowed.
-    expect(entryTags('t1', shape(), { course: null })).toContain(listTag('t1'));
-    expect(entryTags('t1', shape({ selectsEveryId: false }), { course: { title: {} } })).toContain(listTag('t1'));
+    const none = { ids: [], complete: true };
+    expect(entryTags('t1', shape({ rootFields: ['courses'] }), { courses: { edges: [] } }, none)).toContain(listTag('t1'));
+    // An absent course may be registered next; an answer whose entities are not all named cannot be narrowed.
+    expect(entryTags('t1', shape(), { course: null }, none)).toContain(listTag('t1'));
+    expect(entryTags('t1', shape(), { course: { title: {} } }, { ids, complete: false })).toContain(listTag('t1'));
   });
 
   it.each([
@@ -152,7 +156,7 @@ describe('operation shape', () => {
   const document = parse(
     'query One($id: ID!) { course(courseId: $id) { courseId title } } query Two { course(courseId: "c9") { title } }',
   );
-  const [one, two] = document.definitions as OperationDefinitionNode[];
+  const [one] = document.definitions as OperationDefinitionNode[];
   const shapeOf = (operation: OperationDefinitionNode, variables: Record<string, unknown>) =>
     operationShape({ document, operation, schema, variables, nonCatalog: new Set() });
 
@@ -166,7 +170,6 @@ describe('operation shape', () => {
       { field: 'courseId', id: 'c2' },
       { field: 'courseId', id: 'c9' },
     ]);
-    expect(shapeOf(two, {}).selectsEveryId).toBe(false);
     expect(shapeOf(one, { id: 'c1' }).rootFields).toEqual(['course']);
   });
 });
