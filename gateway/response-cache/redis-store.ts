@@ -37,16 +37,22 @@ for tag in string.gmatch(tags, '%S+') do
   if redis.call('GET', 'rc:t:' .. tag) ~= want[i] then return {now, false} end
   i = i + 1
 end
-return {now, string.sub(v, c + 1), tags, tokens}
+return {now, string.sub(v, c + 1), tags, tokens, redis.call('PTTL', ARGV[1])}
 `;
 
 /**
  * ARGV: slot key, key hash, ttl, tag ttl, read start (µs), nonce, body, tags...
- * Returns the tokens recorded (space-separated), or false when a tag changed after the read began.
- * A tag never invalidated gets a token of time 0, so its later invalidation is seen as a change.
+ * Returns the tokens recorded (space-separated), or false when a tag changed after the read began
+ * or the answer is already older than the TTL. A tag never invalidated gets a token of time 0, so
+ * its later invalidation is seen as a change. The entry expires `ttl` after its read began, by
+ * Redis's clock: the TTL counts from the fetch, not from the store.
  */
 const STORE = `
 local start = tonumber(ARGV[5])
+local t = redis.call('TIME')
+local age = math.floor((tonumber(t[1]) * 1000000 + tonumber(t[2]) - start) / 1000)
+local px = tonumber(ARGV[3]) * 1000 - math.max(0, age)
+if px <= 0 then return false end
 local tokens = {}
 local tags = {}
 for i = 8, #ARGV do
@@ -65,7 +71,7 @@ for i = 8, #ARGV do
   tags[#tags + 1] = ARGV[i]
 end
 local recorded = table.concat(tokens, ' ')
-redis.call('SET', ARGV[1], ARGV[2] .. '\\n' .. table.concat(tags, ' ') .. '\\n' .. recorded .. '\\n' .. ARGV[7], 'EX', ARGV[3])
+redis.call('SET', ARGV[1], ARGV[2] .. '\\n' .. table.concat(tags, ' ') .. '\\n' .. recorded .. '\\n' .. ARGV[7], 'PX', px)
 return recorded
 `;
 
@@ -87,12 +93,16 @@ export interface RedisStoreOptions {
 export interface RedisRead {
   /** Redis's clock when the key was looked up (µs): the start of the read, for `store`. */
   startMicros: string;
-  hit?: { body: string; tags: string[]; tokens: string[] };
+  /**
+   * The entry, with the milliseconds it has left in Redis: a replica that copies it to its L1
+   * keeps it that long, never a fresh TTL (an entry lived 116 s of a 60 s TTL, issue #33).
+   */
+  hit?: { body: string; tags: string[]; tokens: string[]; remainingMs: number };
 }
 
 /** The scripts as commands: sent by SHA (EVALSHA), the script text only when Redis lacks it. */
 interface ScriptCommands {
-  rcRead(slotKey: string, keyHash: string): Promise<[string, string | null, string?, string?]>;
+  rcRead(slotKey: string, keyHash: string): Promise<[string, string | null, string?, string?, number?]>;
   rcStore(...args: string[]): Promise<string | null>;
   rcInvalidate(...args: string[]): Promise<number>;
 }
@@ -120,9 +130,18 @@ export class RedisStore {
   }
 
   async read(keyHash: string): Promise<RedisRead> {
-    const [startMicros, body, tags, tokens] = await this.scripts.rcRead(this.slotOf(keyHash), keyHash);
+    const [startMicros, body, tags, tokens, remainingMs] = await this.scripts.rcRead(this.slotOf(keyHash), keyHash);
+    // PTTL is -1 for a key without expiry (never written so here) and -2 for one gone: no time left.
     return body
-      ? { startMicros, hit: { body, tags: (tags ?? '').split(' '), tokens: (tokens ?? '').split(' ') } }
+      ? {
+          startMicros,
+          hit: {
+            body,
+            tags: (tags ?? '').split(' '),
+            tokens: (tokens ?? '').split(' '),
+            remainingMs: Math.max(0, remainingMs ?? 0),
+          },
+        }
       : { startMicros };
   }
 

@@ -29,6 +29,8 @@ export interface PendingEntry {
   startMicros?: string;
   /** This process's invalidation count when the read began. */
   localSeq: number;
+  /** This process's clock when the read began: the entry's TTL counts from here, not from the store. */
+  startedAt: number;
 }
 
 /** Tags whose Redis invalidation failed are retried before Redis is trusted again; beyond this, everything is dropped. */
@@ -114,7 +116,8 @@ export class ResponseCache {
   async lookup(material: KeyMaterial): Promise<{ body: string } | { pending: PendingEntry }> {
     const keyHash = this.keyHash(material);
     const localSeq = this.localSeq;
-    const local = this.memory.get(keyHash, this.now());
+    const startedAt = this.now();
+    const local = this.memory.get(keyHash, startedAt);
     const redis = await this.usableRedis();
     if (local && !redis) {
       this.count('hit');
@@ -122,7 +125,7 @@ export class ResponseCache {
     }
     if (!redis) {
       this.count('miss');
-      return { pending: { keyHash, localSeq } };
+      return { pending: { keyHash, localSeq, startedAt } };
     }
     try {
       // Another replica may have taken a write since this entry was stored here: Redis's tag
@@ -134,12 +137,14 @@ export class ResponseCache {
       if (local) this.memory.delete(keyHash);
       const read = await redis.read(keyHash);
       if (read.hit) {
-        this.memory.set(keyHash, { ...read.hit, expiresAt: this.now() + this.settings.ttlSeconds * 1000 });
+        // The time the entry has left in Redis, never a fresh TTL: it counts from the fetch on every replica.
+        const { remainingMs, ...entry } = read.hit;
+        this.memory.set(keyHash, { ...entry, expiresAt: this.now() + Math.min(remainingMs, this.settings.ttlSeconds * 1000) });
         this.count('hit');
         return { body: read.hit.body };
       }
       this.count('miss');
-      return { pending: { keyHash, localSeq, startMicros: read.startMicros } };
+      return { pending: { keyHash, localSeq, startedAt, startMicros: read.startMicros } };
     } catch (error) {
       this.redisFailed(error);
       if (local) {
@@ -147,7 +152,7 @@ export class ResponseCache {
         return { body: local.body };
       }
       this.count('miss');
-      return { pending: { keyHash, localSeq } };
+      return { pending: { keyHash, localSeq, startedAt } };
     }
   }
 
@@ -159,7 +164,8 @@ export class ResponseCache {
   async store(pending: PendingEntry, body: string, tags: readonly string[]): Promise<void> {
     if (body.length > this.settings.maxEntryBytes) return;
     if (this.invalidated.changedSince(tags, pending.localSeq)) return;
-    const expiresAt = this.now() + this.settings.ttlSeconds * 1000;
+    const expiresAt = pending.startedAt + this.settings.ttlSeconds * 1000;
+    if (expiresAt <= this.now()) return;
     const redis = pending.startMicros === undefined ? undefined : await this.usableRedis();
     if (!redis || pending.startMicros === undefined) {
       this.memory.set(pending.keyHash, { body, tags, expiresAt });
