@@ -1,4 +1,4 @@
-import { HeaderMap, type ApolloServerPlugin } from '@apollo/server';
+import { HeaderMap, type ApolloServerPlugin, type GraphQLResponse } from '@apollo/server';
 import { canonicalJson } from '../../platform/canonical-json.js';
 import type { GatewayContext } from '../forwarding.js';
 import { Kind, type FragmentDefinitionNode, type OperationDefinitionNode } from 'graphql';
@@ -74,8 +74,10 @@ export function responseCachePlugin(cache: ResponseCache, nonCatalog: ReadonlySe
           const tenantId = request.contextValue.principal?.tenantId;
           if (!shape || !tenantId) return;
           if (shape.kind === 'mutation' && shape.catalogMutation) {
+            // Only a mutation that took effect drops anything: a refused one (a token without the
+            // scope, a failed precondition) would otherwise let any caller empty its tenant's cache.
             // Awaited: the writer's next read must not find what this mutation changed.
-            await cache.invalidate(mutationTags(tenantId), 'mutation');
+            if (tookEffect(request.response.body)) await cache.invalidate(mutationTags(tenantId), 'mutation');
             return;
           }
           if (!pending || !read || request.response.body.kind !== 'single') return;
@@ -97,4 +99,16 @@ export function responseCachePlugin(cache: ResponseCache, nonCatalog: ReadonlySe
       };
     },
   };
+}
+
+/**
+ * Whether a mutation's answer says it may have changed something: it has no errors, or at least one
+ * of its root fields has a value. A mutation that failed after the catalog committed it still
+ * publishes its event, which every replica follows (catalog-events.ts).
+ */
+function tookEffect(body: GraphQLResponse['body']): boolean {
+  if (body.kind !== 'single') return true;
+  const { errors, data } = body.singleResult;
+  if (!errors?.length) return true;
+  return data !== null && data !== undefined && Object.values(data).some((value) => value !== null && value !== undefined);
 }

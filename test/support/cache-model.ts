@@ -133,7 +133,8 @@ export class CatalogModel {
       courseVersion: ({ courseVersionId }: { courseVersionId: string }) => this.versionView(courseVersionId),
       courseVersions: ({ courseId }: { courseId: string }) =>
         (this.courses.get(courseId)?.versionIds ?? []).map((id) => this.versionView(id)),
-      updateCourseMetadata: ({ courseId, title }: { courseId: string; title: string }) => {
+      updateCourseMetadata: ({ courseId, title }: { courseId: string; title: string }, context: GatewayContext) => {
+        if (!context.principal.scopes.has('catalog.write')) throw new Error('auth.forbidden');
         const course = this.courses.get(courseId);
         if (!course) throw new Error('course.not_found');
         course.title = title;

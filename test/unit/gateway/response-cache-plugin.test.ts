@@ -1,0 +1,53 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ResponseCache } from '../../../gateway/response-cache/response-cache.js';
+import { createLogger } from '../../../platform/logger.js';
+import { CatalogModel, modelServer, type ModelServer } from '../../support/cache-model.js';
+
+/**
+ * The response cache plugin in an Apollo server over the catalog model (cache-model.ts): which
+ * mutations invalidate. A row changed under the cache without an event tells a cached answer (the
+ * old row) from a fetched one (the new row).
+ */
+const SETTINGS = { memoryBytes: 8_000_000, ttlSeconds: 600, maxEntryBytes: 1_000_000, redisSlots: 100 };
+const READ = 'query Read($id: ID!) { course(courseId: $id) { courseId title } }';
+const WRITE = 'mutation Write($id: ID!, $title: String!) { updateCourseMetadata(courseId: $id, title: $title) { courseId } }';
+
+let model: CatalogModel;
+let cache: ResponseCache;
+let server: ModelServer;
+
+beforeEach(async () => {
+  model = new CatalogModel();
+  cache = new ResponseCache(SETTINGS, { logger: createLogger({ level: 'silent' }) });
+  server = await modelServer(() => model, cache);
+});
+afterEach(() => server.stop());
+
+/** Caches c1's answer, then changes its row without an event: a read that still shows the old title was served from the cache. */
+async function cachedThenChangedUnderneath(): Promise<string> {
+  const cached = (await server.answer(READ, { id: 'c1' })).text;
+  model.courses.get('c1')!.title = 'changed underneath';
+  return cached;
+}
+
+describe('mutations and the response cache', () => {
+  it('a refused mutation (a token without the scope) drops nothing', async () => {
+    const cached = await cachedThenChangedUnderneath();
+    const refused = await server.answer(WRITE, { id: 'c1', title: 'x' }, ['catalog.read']);
+    expect(refused.text).toContain('auth.forbidden');
+    expect((await server.answer(READ, { id: 'c1' })).text).toBe(cached);
+  });
+
+  it('a failed mutation (errors, no data) drops nothing', async () => {
+    const cached = await cachedThenChangedUnderneath();
+    const failed = await server.answer(WRITE, { id: 'c-missing', title: 'x' }, ['catalog.write']);
+    expect(failed.text).toContain('course.not_found');
+    expect((await server.answer(READ, { id: 'c1' })).text).toBe(cached);
+  });
+
+  it('a mutation that took effect drops its tenant before it answers', async () => {
+    await cachedThenChangedUnderneath();
+    await server.answer(WRITE, { id: 'c2', title: 'x' }, ['catalog.write']);
+    expect((await server.answer(READ, { id: 'c1' })).text).toContain('changed underneath');
+  });
+});
