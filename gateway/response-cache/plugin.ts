@@ -80,20 +80,23 @@ export function responseCachePlugin(cache: ResponseCache, nonCatalog: ReadonlySe
             if (tookEffect(request.response.body)) await cache.invalidate(mutationTags(tenantId), 'mutation');
             return;
           }
-          if (!pending || !read || request.response.body.kind !== 'single') return;
-          const result = request.response.body.singleResult;
-          if (result.errors?.length || !result.data) return;
+          if (!pending) return;
+          const entry = pending;
+          pending = undefined;
+          const body = request.response.body;
+          const data = body.kind === 'single' && !body.singleResult.errors?.length ? body.singleResult.data : undefined;
+          if (!read || !data) {
+            // Waiters for this key look up on their own (an answer with errors is never cached).
+            cache.abandon(entry);
+            return;
+          }
           try {
             // What the answer depends on, read from the answer: never from the document's text.
-            const found = answerDependencies({
-              schema: request.schema,
-              ...read,
-              variables: request.request.variables,
-              data: result.data,
-            });
-            await cache.store(pending, JSON.stringify({ data: result.data }), entryTags(tenantId, shape, result.data, found));
+            const found = answerDependencies({ schema: request.schema, ...read, variables: request.request.variables, data });
+            await cache.store(entry, JSON.stringify({ data }), entryTags(tenantId, shape, data, found));
           } catch {
             // Storing is best effort: the answer goes out whatever happened to its copy.
+            cache.abandon(entry);
           }
         },
       };

@@ -82,6 +82,10 @@ export class CatalogModel {
   readonly courses = new Map<string, CourseRow>();
   readonly versions = new Map<string, VersionRow>();
   private published = 0;
+  /** How many times `course` was resolved (a subgraph fetch in the gateway). */
+  courseFetches = 0;
+  /** `course` answers once this settles: a test holds fetches in flight with it. */
+  gate: Promise<void> = Promise.resolve();
 
   constructor() {
     // c1 with two versions, c2 with one, c3 with none; c4 is registered later (a null answer first).
@@ -125,7 +129,11 @@ export class CatalogModel {
   rootValue(): Record<string, unknown> {
     const ordered = () => [...this.courses.values()].sort((a, b) => a.courseId.localeCompare(b.courseId));
     return {
-      course: ({ courseId }: { courseId: string }) => this.courseView(courseId),
+      course: async ({ courseId }: { courseId: string }) => {
+        this.courseFetches++;
+        await this.gate;
+        return this.courseView(courseId);
+      },
       courses: () => ({
         edges: ordered().map((c) => ({ cursor: c.courseId, node: this.courseView(c.courseId) })),
         count: this.courses.size,

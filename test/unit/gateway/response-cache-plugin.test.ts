@@ -1,7 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { eventTags } from '../../../gateway/response-cache/cache-policy.logic.js';
 import { ResponseCache } from '../../../gateway/response-cache/response-cache.js';
 import { createLogger } from '../../../platform/logger.js';
-import { CatalogModel, modelServer, type ModelServer } from '../../support/cache-model.js';
+import { CatalogModel, freshAnswer, modelServer, type ModelServer } from '../../support/cache-model.js';
+import { eventually } from '../../support/eventually.js';
 
 /**
  * The response cache plugin in an Apollo server over the catalog model (cache-model.ts): which
@@ -49,5 +51,34 @@ describe('mutations and the response cache', () => {
     await cachedThenChangedUnderneath();
     await server.answer(WRITE, { id: 'c2', title: 'x' }, ['catalog.write']);
     expect((await server.answer(READ, { id: 'c1' })).text).toContain('changed underneath');
+  });
+});
+
+describe('single-flight', () => {
+  it('a burst of one missing key makes one fetch; every request gets its answer', async () => {
+    let release!: () => void;
+    model.gate = new Promise((resolve) => (release = resolve));
+    const lookups = vi.spyOn(cache, 'lookup');
+    const burst = Array.from({ length: 200 }, () => server.answer(READ, { id: 'c1' }));
+    // Every request has asked the cache before the first fetch answers.
+    await eventually(() => expect(lookups).toHaveBeenCalledTimes(200), 'every request to ask the cache');
+    release();
+    const answers = await Promise.all(burst);
+    expect(model.courseFetches).toBe(1);
+    expect(new Set(answers.map((a) => a.text))).toEqual(new Set([await freshAnswer(model, READ, { id: 'c1' })]));
+  });
+
+  it('waiters fetch on their own when the answer in flight was invalidated meanwhile', async () => {
+    let release!: () => void;
+    model.gate = new Promise((resolve) => (release = resolve));
+    const lookups = vi.spyOn(cache, 'lookup');
+    const first = server.answer(READ, { id: 'c1' });
+    const second = server.answer(READ, { id: 'c1' });
+    await eventually(() => expect(lookups).toHaveBeenCalledTimes(2), 'both requests to ask the cache');
+    await cache.invalidate(eventTags(model.apply({ kind: 'retitle', course: 0, title: 'New' })), 'event');
+    release();
+    await first;
+    expect((await second).text).toContain('New');
+    expect(model.courseFetches).toBe(2);
   });
 });
