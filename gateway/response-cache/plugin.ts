@@ -43,7 +43,7 @@ export function responseCachePlugin(cache: ResponseCache, nonCatalog: ReadonlySe
           }
           let variables: string;
           try {
-            variables = canonicalJson(request.request.variables ?? {});
+            variables = canonicalJson(declaredVariables(request.operation, request.request.variables));
           } catch {
             cache.count('bypass');
             return null;
@@ -114,4 +114,21 @@ function tookEffect(body: GraphQLResponse['body']): boolean {
   const { errors, data } = body.singleResult;
   if (!errors?.length) return true;
   return data !== null && data !== undefined && Object.values(data).some((value) => value !== null && value !== undefined);
+}
+
+/**
+ * The variables the operation declares: only they can change its answer (the executor ignores the
+ * others), so only they go into the key. An undeclared extra variable made a new key each time
+ * (issue #33); it is left out, not refused, so no client that sends one breaks.
+ */
+export function declaredVariables(
+  operation: OperationDefinitionNode,
+  variables: Record<string, unknown> | undefined,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const definition of operation.variableDefinitions ?? []) {
+    const name = definition.variable.name.value;
+    if (variables && Object.hasOwn(variables, name)) out[name] = variables[name];
+  }
+  return out;
 }

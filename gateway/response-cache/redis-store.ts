@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { sha256Hex } from '../../platform/canonical-json.js';
 
 /**
  * The response cache's second level, in the Redis of REDIS_CACHE_URL (never the state Redis), shared
@@ -88,6 +89,8 @@ return #ARGV - 2
 export interface RedisStoreOptions {
   ttlSeconds: number;
   slots: number;
+  /** Slots one tenant's entries use at most: a window of `slots` starting where its id hashes. */
+  tenantSlots: number;
 }
 
 export interface RedisRead {
@@ -125,12 +128,19 @@ export class RedisStore {
     this.scripts = redis as unknown as ScriptCommands;
   }
 
-  slotOf(keyHash: string): string {
-    return `rc:e:${Number.parseInt(keyHash.slice(0, 8), 16) % this.options.slots}`;
+  /**
+   * The slot of an entry: within its tenant's window of `tenantSlots` consecutive slots, so one
+   * tenant's churn (e.g. many distinct variables) overwrites only its own window, never the whole
+   * cache. Windows of tenants may overlap; a tenant still holds at most `tenantSlots` keys.
+   */
+  slotOf(keyHash: string, tenantId: string): string {
+    const start = Number.parseInt(sha256Hex(tenantId).slice(0, 8), 16);
+    const within = Number.parseInt(keyHash.slice(0, 8), 16) % Math.min(this.options.tenantSlots, this.options.slots);
+    return `rc:e:${(start + within) % this.options.slots}`;
   }
 
-  async read(keyHash: string): Promise<RedisRead> {
-    const [startMicros, body, tags, tokens, remainingMs] = await this.scripts.rcRead(this.slotOf(keyHash), keyHash);
+  async read(keyHash: string, tenantId: string): Promise<RedisRead> {
+    const [startMicros, body, tags, tokens, remainingMs] = await this.scripts.rcRead(this.slotOf(keyHash, tenantId), keyHash);
     // PTTL is -1 for a key without expiry (never written so here) and -2 for one gone: no time left.
     return body
       ? {
@@ -152,9 +162,15 @@ export class RedisStore {
   }
 
   /** The tokens recorded, or undefined when the answer was already stale (not stored). */
-  async store(keyHash: string, startMicros: string, body: string, tags: readonly string[]): Promise<string[] | undefined> {
+  async store(
+    keyHash: string,
+    tenantId: string,
+    startMicros: string,
+    body: string,
+    tags: readonly string[],
+  ): Promise<string[] | undefined> {
     const recorded = await this.scripts.rcStore(
-      this.slotOf(keyHash),
+      this.slotOf(keyHash, tenantId),
       keyHash,
       String(this.options.ttlSeconds),
       String(this.tagTtlSeconds),

@@ -18,6 +18,10 @@ export interface ResponseCacheSettings {
   maxEntryBytes: number;
   /** L2: keys in the cache Redis at most (it holds at most slots × maxEntryBytes). */
   redisSlots: number;
+  /** L1: bytes of one tenant's answers at most; its oldest go first. Default: memoryBytes / 4. */
+  tenantMemoryBytes?: number;
+  /** L2: keys one tenant's answers use at most (a window of redisSlots). Default: redisSlots / 16. */
+  tenantRedisSlots?: number;
 }
 
 export type CacheResult = 'hit' | 'miss' | 'bypass' | 'coalesced';
@@ -36,6 +40,8 @@ interface Flight {
 /** What a miss keeps until its answer is stored. */
 export interface PendingEntry {
   keyHash: string;
+  /** Whose answer it is: each tenant's share of L1 and L2 is bounded. */
+  tenantId: string;
   /** Redis's clock when the read began; undefined when Redis could not be asked. */
   startMicros?: string;
   /** This process's invalidation count when the read began. */
@@ -90,10 +96,16 @@ export class ResponseCache {
   ) {
     this.logger = deps.logger;
     this.now = deps.now ?? Date.now;
-    this.memory = new MemoryStore(settings.memoryBytes);
+    this.memory = new MemoryStore(settings.memoryBytes, settings.tenantMemoryBytes ?? Math.floor(settings.memoryBytes / 4));
     if (deps.redis) {
-      this.redis = new RedisStore(deps.redis, { ttlSeconds: settings.ttlSeconds, slots: settings.redisSlots }, () =>
-        randomBytes(9).toString('base64url'),
+      this.redis = new RedisStore(
+        deps.redis,
+        {
+          ttlSeconds: settings.ttlSeconds,
+          slots: settings.redisSlots,
+          tenantSlots: settings.tenantRedisSlots ?? Math.max(1, Math.floor(settings.redisSlots / 16)),
+        },
+        () => randomBytes(9).toString('base64url'),
       );
       const store = this.redis;
       this.tokenCheck = new TokenCheck((tags) => store.tokens(tags));
@@ -150,7 +162,7 @@ export class ResponseCache {
     }
     // Taken before the first await, so a burst of one key finds it from its second lookup on.
     const flight = this.flights.has(keyHash) ? undefined : this.startFlight(keyHash);
-    const found = await this.lookupOnce(keyHash);
+    const found = await this.lookupOnce(keyHash, material.tenantId);
     if ('pending' in found && flight) return { pending: { ...found.pending, flight } };
     flight?.settle(undefined);
     return found;
@@ -178,7 +190,7 @@ export class ResponseCache {
     return flight;
   }
 
-  private async lookupOnce(keyHash: string): Promise<{ body: string } | { pending: PendingEntry }> {
+  private async lookupOnce(keyHash: string, tenantId: string): Promise<{ body: string } | { pending: PendingEntry }> {
     const localSeq = this.localSeq;
     const startedAt = this.now();
     const local = this.memory.get(keyHash, startedAt);
@@ -189,7 +201,7 @@ export class ResponseCache {
     }
     if (!redis) {
       this.count('miss');
-      return { pending: { keyHash, localSeq, startedAt } };
+      return { pending: { keyHash, tenantId, localSeq, startedAt } };
     }
     try {
       // Another replica may have taken a write since this entry was stored here: Redis's tag
@@ -199,16 +211,20 @@ export class ResponseCache {
         return { body: local.body };
       }
       if (local) this.memory.delete(keyHash);
-      const read = await redis.read(keyHash);
+      const read = await redis.read(keyHash, tenantId);
       if (read.hit) {
         // The time the entry has left in Redis, never a fresh TTL: it counts from the fetch on every replica.
         const { remainingMs, ...entry } = read.hit;
-        this.memory.set(keyHash, { ...entry, expiresAt: this.now() + Math.min(remainingMs, this.settings.ttlSeconds * 1000) });
+        this.memory.set(keyHash, {
+          ...entry,
+          owner: tenantId,
+          expiresAt: this.now() + Math.min(remainingMs, this.settings.ttlSeconds * 1000),
+        });
         this.count('hit');
         return { body: read.hit.body };
       }
       this.count('miss');
-      return { pending: { keyHash, localSeq, startedAt, startMicros: read.startMicros } };
+      return { pending: { keyHash, tenantId, localSeq, startedAt, startMicros: read.startMicros } };
     } catch (error) {
       this.redisFailed(error);
       if (local) {
@@ -216,7 +232,7 @@ export class ResponseCache {
         return { body: local.body };
       }
       this.count('miss');
-      return { pending: { keyHash, localSeq, startedAt } };
+      return { pending: { keyHash, tenantId, localSeq, startedAt } };
     }
   }
 
@@ -243,13 +259,13 @@ export class ResponseCache {
     if (expiresAt <= this.now()) return false;
     const redis = pending.startMicros === undefined ? undefined : await this.usableRedis();
     if (!redis || pending.startMicros === undefined) {
-      this.memory.set(pending.keyHash, { body, tags, expiresAt });
+      this.memory.set(pending.keyHash, { body, tags, owner: pending.tenantId, expiresAt });
       return !this.invalidated.changedSince(tags, pending.localSeq);
     }
     try {
-      const tokens = await redis.store(pending.keyHash, pending.startMicros, body, tags);
+      const tokens = await redis.store(pending.keyHash, pending.tenantId, pending.startMicros, body, tags);
       if (!tokens || this.invalidated.changedSince(tags, pending.localSeq)) return false;
-      this.memory.set(pending.keyHash, { body, tags, tokens, expiresAt });
+      this.memory.set(pending.keyHash, { body, tags, tokens, owner: pending.tenantId, expiresAt });
       return true;
     } catch (error) {
       this.redisFailed(error);

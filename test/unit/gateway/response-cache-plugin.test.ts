@@ -82,3 +82,13 @@ describe('single-flight', () => {
     expect(model.courseFetches).toBe(2);
   });
 });
+
+describe('keys', () => {
+  it('leave undeclared variables out: an extra variable is the same key, not a new one', async () => {
+    const cached = await cachedThenChangedUnderneath();
+    expect((await server.answer(READ, { id: 'c1', nonce: 'a' })).text).toBe(cached);
+    expect((await server.answer(READ, { id: 'c1', nonce: 'b', other: 1 })).text).toBe(cached);
+    // A declared variable still makes its own key.
+    expect((await server.answer(READ, { id: 'c2' })).text).toContain('Title c2');
+  });
+});
