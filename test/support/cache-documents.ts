@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { COURSE_IDS, VERSION_IDS } from './cache-model.js';
+import { COURSE_IDS, VERSION_IDS, type Change } from './cache-model.js';
 
 /**
  * Random read documents over the catalog model (cache-model.ts) for the response cache's
@@ -167,3 +167,39 @@ class Builder {
 export const readArbitrary: fc.Arbitrary<GeneratedRead> = fc
   .array(fc.nat({ max: 9_999 }), { minLength: 20, maxLength: 300 })
   .map((values) => new Builder(new Choices(values)).build());
+
+/** The cases measured on commit 6446199 (issue #33): an id under @skip/@include, by variable, literal, named fragment. */
+export const MEASURED: Array<[GeneratedRead[], Change[]]> = [
+  [
+    [
+      {
+        query:
+          'query Read($s: Boolean!) { r0: courseVersion(courseVersionId: "v1") { courseVersionId courseId @skip(if: $s) course { courseId @skip(if: $s) title } } }',
+        variables: { s: true },
+      },
+    ],
+    [{ kind: 'retitle', course: 0, title: 'New' }],
+  ],
+  [
+    [
+      {
+        query:
+          'query Read { r0: courseVersion(courseVersionId: "v3") { courseVersionId courseId @include(if: false) course { courseId @include(if: false) authors { displayName } } } }',
+        variables: {},
+      },
+    ],
+    [{ kind: 'renameAuthor', course: 1, name: 'erased' }],
+  ],
+  [
+    [
+      {
+        query:
+          'query Read($i: Boolean!) { r0: courseVersion(courseVersionId: "v2") { ...V } }\n' +
+          'fragment V on CourseVersion { courseVersionId courseId @include(if: $i) course { ...C } }\n' +
+          'fragment C on Course { courseId @include(if: $i) title }',
+        variables: { i: false },
+      },
+    ],
+    [{ kind: 'retitle', course: 0, title: 'New' }],
+  ],
+];

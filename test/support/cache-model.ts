@@ -1,10 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { ApolloServer } from '@apollo/server';
 import fc from 'fast-check';
 import { buildSchema, execute, parse, type GraphQLSchema } from 'graphql';
 import type { GatewayContext } from '../../gateway/forwarding.js';
 import { responseCachePlugin } from '../../gateway/response-cache/plugin.js';
 import type { ResponseCache } from '../../gateway/response-cache/response-cache.js';
-import type { CatalogEventFacts } from '../../gateway/response-cache/cache-policy.logic.js';
+import { eventTags, type CatalogEventFacts } from '../../gateway/response-cache/cache-policy.logic.js';
 
 /**
  * A small catalog for generative tests of the gateway's response cache: the catalog's read types
@@ -42,7 +43,6 @@ export const MODEL_SDL = `
   }
 `;
 
-export const TENANT = 'ten_model';
 export const COURSE_IDS = ['c1', 'c2', 'c3', 'c4'];
 export const VERSION_IDS = ['v1', 'v2', 'v3', 'v4', 'v5'];
 
@@ -87,7 +87,8 @@ export class CatalogModel {
   /** `course` answers once this settles: a test holds fetches in flight with it. */
   gate: Promise<void> = Promise.resolve();
 
-  constructor() {
+  /** A tenant of its own per model: runs sharing a cache Redis never meet each other's entries. */
+  constructor(readonly tenant = `ten_model_${randomUUID()}`) {
     // c1 with two versions, c2 with one, c3 with none; c4 is registered later (a null answer first).
     this.addCourse('c1');
     this.addCourse('c2');
@@ -104,24 +105,24 @@ export class CatalogModel {
     switch (change.kind) {
       case 'retitle':
         if (course) course.title = change.title;
-        return event('catalog.course.metadata_updated', courseId);
+        return this.event('catalog.course.metadata_updated', courseId);
       case 'renameAuthor':
         if (course) course.authors[0].displayName = change.name;
-        return event('catalog.course.metadata_updated', courseId);
+        return this.event('catalog.course.metadata_updated', courseId);
       case 'publish': {
         const versionId = `vp${++this.published}`;
         if (course) this.addVersion(courseId, versionId);
-        return event('catalog.course_version.published', courseId, versionId);
+        return this.event('catalog.course_version.published', courseId, versionId);
       }
       case 'register':
         if (!course) this.addCourse(courseId);
-        return event('catalog.course.registered', courseId);
+        return this.event('catalog.course.registered', courseId);
       case 'deprecate':
       case 'erasePublisher': {
         const version = [...this.versions.values()][change.version % this.versions.size];
         if (change.kind === 'deprecate') version.state = 'DEPRECATED';
         else version.publishedBy = 'erased';
-        return event('catalog.course_version.deprecated', version.courseId, version.courseVersionId);
+        return this.event('catalog.course_version.deprecated', version.courseId, version.courseVersionId);
       }
     }
   }
@@ -168,6 +169,15 @@ export class CatalogModel {
     return { ...row, course: () => this.courseView(row.courseId) };
   }
 
+  private event(eventType: string, courseId: string, courseVersionId?: string): CatalogEventFacts {
+    return {
+      eventType,
+      tenantId: this.tenant,
+      partitionKey: courseId,
+      payload: { courseId, ...(courseVersionId ? { courseVersionId } : {}) },
+    };
+  }
+
   private addCourse(courseId: string): void {
     this.courses.set(courseId, {
       courseId,
@@ -191,15 +201,6 @@ export class CatalogModel {
   }
 }
 
-function event(eventType: string, courseId: string, courseVersionId?: string): CatalogEventFacts {
-  return {
-    eventType,
-    tenantId: TENANT,
-    partitionKey: courseId,
-    payload: { courseId, ...(courseVersionId ? { courseVersionId } : {}) },
-  };
-}
-
 export const modelSchema: GraphQLSchema = buildSchema(MODEL_SDL);
 
 /** The answer without any cache, as JSON text. */
@@ -221,11 +222,14 @@ export async function modelServer(model: () => CatalogModel, cache: ResponseCach
     plugins: [responseCachePlugin(cache, new Set())],
   });
   await server.start();
-  return new ModelServer(server);
+  return new ModelServer(server, model);
 }
 
 export class ModelServer {
-  constructor(private readonly server: ApolloServer<GatewayContext>) {}
+  constructor(
+    private readonly server: ApolloServer<GatewayContext>,
+    private readonly model: () => CatalogModel,
+  ) {}
 
   /** The answer as this replica serves it (from its cache or not), as JSON text, and its HTTP status. */
   async answer(
@@ -237,7 +241,7 @@ export class ModelServer {
       { query, variables },
       {
         contextValue: {
-          principal: { subject: 'u1', tenantId: TENANT, scopes: new Set(scopes), token: 't' },
+          principal: { subject: 'u1', tenantId: this.model().tenant, scopes: new Set(scopes), token: 't' },
           requestId: 'r1',
           forward: {},
           idempotencyChecked: true,
@@ -253,5 +257,48 @@ export class ModelServer {
 
   stop(): Promise<void> {
     return this.server.stop();
+  }
+}
+
+/** One gateway replica over the model: its cache and its Apollo server. */
+export interface ModelReplica {
+  cache: ResponseCache;
+  server: ModelServer;
+}
+
+/**
+ * The generative check of the cache's dependencies: reads are cached (each on every replica, so
+ * each replica holds them in L1 and, with a cache Redis, they are shared through L2), the catalog
+ * changes, every replica follows the events, and then no replica serves an answer that differs
+ * from a fresh one. `fresh()` starts each run with a new model (and tenant).
+ */
+export async function checkNoStaleAnswer(
+  replicas: readonly ModelReplica[],
+  fresh: () => CatalogModel,
+  reads: ReadonlyArray<{ query: string; variables: Record<string, unknown> }>,
+  changes: readonly Change[],
+): Promise<void> {
+  const model = fresh();
+  for (const { cache } of replicas) cache.clearLocal();
+  for (const read of reads) {
+    for (const { server } of replicas) {
+      const answer = (await server.answer(read.query, read.variables)).text;
+      // A generator bug (an invalid document) must not pass as "nothing cached".
+      if (answer.includes('"errors"')) throw new Error(`the document was refused: ${answer}\n${read.query}`);
+      // Asked again: a hit where the answer was cacheable, and the same answer.
+      if ((await server.answer(read.query, read.variables)).text !== answer)
+        throw new Error(`a second read differs\n${read.query}`);
+    }
+  }
+  for (const change of changes) {
+    const tags = eventTags(model.apply(change));
+    for (const { cache } of replicas) await cache.invalidate(tags, 'event');
+  }
+  for (const read of reads) {
+    const expected = await freshAnswer(model, read.query, read.variables);
+    for (const [i, { server }] of replicas.entries()) {
+      const served = (await server.answer(read.query, read.variables)).text;
+      if (served !== expected) throw new Error(`replica ${i} served ${served}, fresh is ${expected}\n${read.query}`);
+    }
   }
 }
