@@ -21,28 +21,47 @@ const OURS = [
 ];
 const above = (...allowed) => OURS.filter((folder) => !allowed.includes(folder));
 
-/**
- * events/ by concern (issue #27): the bus and the schemas stand alone; publishing (outbox, relay)
- * knows neither consumers nor ordering; ordering, dead letters and the archive serve the
- * consumers, which use them all. The files at events/ itself (envelope, config, streams, the
- * worker) may use every folder.
- */
 const NO_ENV_WRITES = {
   selector:
     "AssignmentExpression > MemberExpression.left[object.type='MemberExpression'][object.object.name='process'][object.property.name='env'], UnaryExpression[operator='delete'] > MemberExpression[object.object.name='process'][object.property.name='env']",
   message: 'Product code never writes process.env: read configuration once (platform/config) and pass it on.',
 };
 
-const EVENTS_FOLDERS = ['bus', 'schemas', 'consume', 'ordering', 'publish', 'archive', 'dead-letters'];
+/**
+ * events/ in floors, from the ground up: the bus, the schemas and the ledger (the inbox and the
+ * consumer watermark: what a consumer has settled) stand alone; publishing (outbox, relay) knows
+ * neither consumers nor ordering; ordering (the producer-order guard) keeps its floor in the ledger;
+ * dead letters and the archive serve the consumers, which use them all. The files at events/
+ * itself (envelope, config, streams, the worker) may use every folder. The table must stay free of
+ * loops: `floorsOf` refuses one when this file loads.
+ */
 const EVENTS_MAY_IMPORT = {
   bus: [],
   schemas: [],
+  ledger: [],
   publish: ['bus', 'schemas'],
-  ordering: ['bus', 'consume'],
-  'dead-letters': ['bus', 'consume', 'ordering'],
-  archive: ['bus', 'consume'],
-  consume: ['bus', 'schemas', 'ordering', 'publish', 'dead-letters'],
+  ordering: ['bus', 'ledger'],
+  'dead-letters': ['bus', 'ledger', 'ordering'],
+  archive: ['bus', 'ledger'],
+  consume: ['bus', 'schemas', 'ledger', 'ordering', 'publish', 'dead-letters'],
 };
+
+/** The folders in floor order; throws when the table lets two folders reach each other. */
+export function floorsOf(mayImport) {
+  const placed = [];
+  const visiting = new Set();
+  const visit = (folder, path) => {
+    if (placed.includes(folder)) return;
+    if (visiting.has(folder)) throw new Error(`events/ folders import each other: ${[...path, folder].join(' -> ')}`);
+    visiting.add(folder);
+    for (const below of mayImport[folder]) visit(below, [...path, folder]);
+    visiting.delete(folder);
+    placed.push(folder);
+  };
+  for (const folder of Object.keys(mayImport)) visit(folder, []);
+  return placed;
+}
+const EVENTS_FOLDERS = floorsOf(EVENTS_MAY_IMPORT);
 const EVENTS_ZONES = EVENTS_FOLDERS.map((folder) => ({
   target: `./events/${folder}`,
   from: EVENTS_FOLDERS.filter((other) => other !== folder && !EVENTS_MAY_IMPORT[folder].includes(other)).map(

@@ -63,6 +63,22 @@ export default defineConfig({
       {
         resolve: { alias },
         test: {
+          // `npm run test:services` only: suites whose subject is a service fault (a NATS cluster
+          // losing nodes, Postgres and Redis killed and restarted, a relay leader frozen). They start
+          // the machine's nats-server, postgres and redis-server binaries; `npm test` leaves them out
+          // so that the README's command stays within 15 minutes on 2 cores.
+          name: 'faults',
+          include: ['test/faults/**/*.test.ts'],
+          setupFiles: ['reflect-metadata'],
+          globalSetup: ['test/support/embedded-database-setup.ts', 'test/reliability/global-setup.ts'],
+          testTimeout: 600_000,
+          hookTimeout: 300_000,
+          fileParallelism: false,
+        },
+      },
+      {
+        resolve: { alias },
+        test: {
           // `npm run test:deploy`: builds the container image with podman and runs it (test/deploy/).
           name: 'deploy',
           include: ['test/deploy/**/*.test.ts'],

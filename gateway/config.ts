@@ -62,6 +62,8 @@ export interface ResponseCacheConfig {
   tenantMemoryBytes: number;
   /** L2: keys one tenant's answers use at most, a window of the slots chosen by its id. */
   tenantRedisSlots: number;
+  /** How long cached answers are still served once the catalog event feed is lost. */
+  feedGraceMs: number;
 }
 
 export interface ApqSettings {
@@ -86,6 +88,7 @@ function responseCacheConfig(env: Env): ResponseCacheConfig {
     // A quarter of L1 and a sixteenth of L2 by default: no tenant can push every other one out.
     tenantMemoryBytes: envInt(env, 'RESPONSE_CACHE_TENANT_MEMORY_BYTES', Math.floor(memoryBytes / 4), 64 * 1024, memoryBytes),
     tenantRedisSlots: envInt(env, 'RESPONSE_CACHE_TENANT_REDIS_SLOTS', Math.floor(redisSlots / 16), 1, redisSlots),
+    feedGraceMs: envInt(env, 'RESPONSE_CACHE_FEED_GRACE_MS', 5_000, 0, 60_000),
   };
 }
 

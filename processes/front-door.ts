@@ -16,6 +16,7 @@ import {
   type CatalogEventFeed,
   type CatalogEventFollower,
 } from '../gateway/response-cache/catalog-events.js';
+import type { FeedStatus } from '../gateway/response-cache/feed-watch.logic.js';
 import { ResponseCache } from '../gateway/response-cache/response-cache.js';
 import { restEndpoints } from '../rest-compat/rest-endpoints.js';
 import { REST_OPERATION_NAMES } from '../rest-compat/documents.js';
@@ -50,7 +51,7 @@ export async function startFrontDoor(deps: {
   readiness: () => Promise<ReadinessReport>;
   /** Where the response cache hears of the catalog's events: the bus of this process (processes/parts.ts). */
   catalogEvents?: CatalogEventFeed;
-}): Promise<RunningGateway> {
+}): Promise<FrontDoor> {
   const { config, redis } = deps;
   const idempotency = createIdempotencyStore({
     redis,
@@ -79,11 +80,18 @@ export async function startFrontDoor(deps: {
   });
   return {
     ...gateway,
+    // Only a cache that follows a feed can lose it.
+    cacheFeed: cache?.follower ? () => cache.cache.feedStatus() : undefined,
     close: async () => {
       await gateway.close();
       await cache?.follower?.close();
     },
   };
+}
+
+export interface FrontDoor extends RunningGateway {
+  /** The response cache's event feed, for /readyz; undefined when no cache follows one. */
+  cacheFeed?: () => FeedStatus;
 }
 
 /**

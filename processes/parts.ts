@@ -4,12 +4,14 @@ import type { EventBus, MessageBus } from '../events/bus/event-bus.js';
 import type { CatalogEventFeed } from '../gateway/response-cache/catalog-events.js';
 import { catalogSubjects } from '../events/streams.js';
 import { subgraphChecks } from '../gateway/readiness.js';
+import { feedReadiness } from '../gateway/response-cache/feed-watch.logic.js';
 import type { SubgraphName } from '../gateway/supergraph.js';
 import type { SubgraphUrls } from '../gateway/replicas.js';
 import { openPlatform, type Platform } from '../platform/bootstrap.js';
 import type { PlatformConfig } from '../platform/config/config.js';
 import { startOpsServer } from '../platform/http/ops-server.js';
 import { idempotencyCheck } from '../platform/idempotency/readiness.js';
+import { stateCheck } from '../platform/readiness.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { PartStack } from '../platform/parts.js';
@@ -85,7 +87,8 @@ export function busPart(stack: PartStack, config: PlatformConfig, logger: Logger
  */
 export function catalogEventFeed(bus: MessageBus): CatalogEventFeed {
   return {
-    follow: (onEvent, onGap) => bus.follow(catalogSubjects(), { onMessage: (_subject, data) => onEvent(data), onGap }),
+    follow: (onEvent, onGap, onLost) =>
+      bus.follow(catalogSubjects(), { onMessage: (_subject, data) => onEvent(data), onGap, onLost }),
   };
 }
 
@@ -144,7 +147,7 @@ export async function gatewayPart(
   stack.check('idempotency', idempotencyCheck(db, deps.redis));
   // Reported, not required: with one subgraph down the gateway still answers what the other serves.
   stack.checkGroup(() => subgraphChecks(deps.subgraphUrls));
-  return stack.start(
+  const frontDoor = await stack.start(
     'gateway',
     () =>
       startFrontDoor({
@@ -162,4 +165,12 @@ export async function gatewayPart(
     (running) => running.close(),
     (running) => running.closeConnectionsAfterReply(),
   );
+  const { cacheFeed } = frontDoor;
+  // Reported, not required: without its feed the gateway still answers, from the subgraphs.
+  if (cacheFeed)
+    stack.check(
+      'responseCacheFeed',
+      stateCheck(false, () => feedReadiness(cacheFeed())),
+    );
+  return frontDoor;
 }

@@ -1,7 +1,7 @@
 import type { Db } from '../../platform/db/database.js';
 import type { Logger } from '../../platform/logger.js';
 import type { Clock } from '../../platform/clock.js';
-import { purgeInbox } from '../consume/inbox.js';
+import { purgeInbox } from '../ledger/inbox.js';
 import { monthsBefore, purgeArchive } from './outbox-archive.js';
 
 /**

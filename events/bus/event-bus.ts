@@ -74,7 +74,13 @@ export type MessageHandler = (message: BusMessage) => Promise<void>;
 /** What `MessageBus.follow` calls: each message as it is published, and a possible gap. */
 export interface Follower {
   onMessage(subject: string, data: Uint8Array): void;
+  /** Some messages may have been missed; the follow goes on (after a reconnect, a link back). */
   onGap(): void;
+  /**
+   * The follow cannot hear anything now: the connection dropped, or it stopped answering pings
+   * (a half-open link). `onGap` follows when it hears again.
+   */
+  onLost?(): void;
 }
 
 export interface Subscription {
@@ -141,8 +147,9 @@ export interface MessageBus {
    * Every message published from now on to a subject matching one of `filters` (NATS wildcards),
    * for followers that keep no position and only react to what happens (the gateway's response
    * cache: every replica hears every event). No consumer state on the server, no acknowledgement,
-   * no replay of what was missed: `onGap` says when some may have been (JetStream: the connection
-   * was lost and re-established; in process nothing is ever missed). A publish JetStream drops as a
+   * no replay of what was missed: `onLost` says when nothing can be heard, `onGap` when some may have
+   * been missed (JetStream: the connection was lost, or stopped answering, and came back; in process
+   * nothing is ever missed). A publish JetStream drops as a
    * duplicate may still be seen (core NATS delivers every publish), so a follower must be
    * idempotent; anything that must not miss a message takes a durable consumer. Resolves, once
    * following, to the function that stops.

@@ -38,6 +38,8 @@ export interface JetStreamBusOptions {
   pullExpiresMs?: number;
   /** Wait after a consume loop fails (connection lost, consumer deleted) before pulling again. */
   retryDelayMs?: number;
+  /** How a follow (`follow`) notices a lost or half-open link; DEFAULT_LINK_PROBE otherwise. */
+  linkProbe?: LinkProbeSettings;
 }
 
 const MAX_DELIVERIES_ADVISORY = '$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.>';
@@ -81,7 +83,7 @@ export async function createJetStreamBus(
     subscriptions: new Set<Subscription>(),
   };
   const advisories = new MaxDeliveriesAdvisories(nc, logger);
-  const reconnects = new Reconnects(nc);
+  const link = new FollowedLink(nc, options.linkProbe ?? DEFAULT_LINK_PROBE);
   const messaging: MessageBus = {
     kind: 'jetstream',
     async publish(subject, data, opts = {}) {
@@ -105,7 +107,7 @@ export async function createJetStreamBus(
           },
         }),
       );
-      const stopGaps = reconnects.listen(() => follower.onGap());
+      const stopGaps = link.listen({ onLost: () => follower.onLost?.(), onBack: () => follower.onGap() });
       // Subscribed once the server has seen the subscriptions: what is published after this resolves is heard.
       await nc.flush();
       return async () => {
@@ -345,30 +347,92 @@ async function consume(pulls: PullContext, spec: DurableConsumerSpec, handler: M
   return subscription;
 }
 
+/** How often a followed connection is asked for a PONG, and how long the answer may take. */
+export interface LinkProbeSettings {
+  intervalMs: number;
+  timeoutMs: number;
+}
+
+/** Detects a half-open link within about interval + timeout, whatever the client's own ping settings. */
+export const DEFAULT_LINK_PROBE: LinkProbeSettings = { intervalMs: 1_000, timeoutMs: 2_000 };
+
+interface LinkListener {
+  onLost(): void;
+  onBack(): void;
+}
+
 /**
- * The connection's reconnects, fanned out to the followers: core messages published while it was
- * down are not replayed, so each reconnect is a gap for them. Read from the connection's status from
- * the first listen until the connection closes.
+ * The connection's health as its followers need it, fanned out to them: lost when the client says
+ * it disconnected or a PING goes unanswered (a frozen or partitioned server keeps the socket open),
+ * back (a gap: core messages published meanwhile are not replayed) when it reconnects or answers
+ * again. Watched from the first listener until the last one leaves.
  */
-class Reconnects {
-  private readonly listeners = new Set<() => void>();
-  private reading = false;
+class FollowedLink {
+  private readonly listeners = new Set<LinkListener>();
+  private readingStatus = false;
+  private probe: NodeJS.Timeout | undefined;
+  private probing = false;
+  private lost = false;
 
-  constructor(private readonly nc: NatsConnection) {}
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly settings: LinkProbeSettings,
+  ) {}
 
-  listen(listener: () => void): () => void {
+  listen(listener: LinkListener): () => void {
     this.listeners.add(listener);
-    if (!this.reading) {
-      this.reading = true;
-      void (async () => {
-        for await (const status of this.nc.status()) {
-          if (status.type === 'reconnect') for (const l of this.listeners) l();
-        }
-      })();
-    }
+    this.readStatus();
+    this.probe ??= setInterval(() => void this.probeOnce(), this.settings.intervalMs);
+    this.probe.unref();
     return () => {
       this.listeners.delete(listener);
+      if (this.listeners.size === 0 && this.probe) {
+        clearInterval(this.probe);
+        this.probe = undefined;
+      }
     };
+  }
+
+  private readStatus(): void {
+    if (this.readingStatus) return;
+    this.readingStatus = true;
+    void (async () => {
+      for await (const status of this.nc.status()) {
+        if (status.type === 'disconnect') this.markLost();
+        // Every reconnect is a gap, even one the probe did not see coming.
+        if (status.type === 'reconnect') this.markBack(true);
+      }
+    })();
+  }
+
+  private async probeOnce(): Promise<void> {
+    if (this.probing || this.nc.isClosed()) return;
+    this.probing = true;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('no PONG')), this.settings.timeoutMs);
+      });
+      await Promise.race([this.nc.flush(), timeout]);
+      this.markBack(false);
+    } catch {
+      this.markLost();
+    } finally {
+      clearTimeout(timer);
+      this.probing = false;
+    }
+  }
+
+  private markLost(): void {
+    if (this.lost) return;
+    this.lost = true;
+    for (const l of this.listeners) l.onLost();
+  }
+
+  private markBack(always: boolean): void {
+    if (!this.lost && !always) return;
+    this.lost = false;
+    for (const l of this.listeners) l.onBack();
   }
 }
 

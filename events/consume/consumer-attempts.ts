@@ -1,12 +1,14 @@
 import type { Db } from '../../platform/db/database.js';
 import type { Logger } from '../../platform/logger.js';
 import type { BusMessage } from '../bus/event-bus.js';
-import type { BatchEventHandler, EventHandler, EventHandlerContext, PendingMessage } from './consumer-spec.js';
-import { eventKey, onePerEvent } from './consumer-stages.logic.js';
+import type { BatchEventHandler, EventHandler, EventHandlerContext } from './consumer-spec.js';
+import type { PendingMessage } from '../ordering/pending.logic.js';
+import { eventKey } from '../ledger/event-key.logic.js';
+import { onePerEvent } from './consumer-stages.logic.js';
 import type { ConsumedEnvelope } from '../envelope.js';
 import type { EventProducer } from '../publish/outbox.js';
 import { HandlerOutbox } from './handler-outbox.js';
-import { recordInbox, recordInboxBatch } from './inbox.js';
+import { recordInbox, recordInboxBatch } from '../ledger/inbox.js';
 
 /** What one attempt needs: the handlers and where they write. */
 export interface AttemptDeps {

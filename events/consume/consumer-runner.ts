@@ -4,7 +4,7 @@ import { ConsumerPipeline } from './consumer-pipeline.js';
 import type { ConsumerHandle, StartConsumerOptions } from './consumer-spec.js';
 import type { DeadLetterWriter } from '../dead-letters/dead-letter-writer.js';
 import type { EventEnvelope } from '../envelope.js';
-import { ANY_TENANT, inboxHas } from './inbox.js';
+import { ANY_TENANT, inboxHas } from '../ledger/inbox.js';
 import { oneLine } from '../error-text.logic.js';
 
 /**

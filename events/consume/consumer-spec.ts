@@ -1,6 +1,6 @@
 import type { Db, Tx } from '../../platform/db/database.js';
 import type { Logger } from '../../platform/logger.js';
-import type { BusMessage, EventBus } from '../bus/event-bus.js';
+import type { EventBus } from '../bus/event-bus.js';
 import type { Clock } from '../../platform/clock.js';
 import type { ConsumedEnvelope, EventEnvelope } from '../envelope.js';
 import type { EmitInput, EventProducer } from '../publish/outbox.js';
@@ -113,12 +113,4 @@ export interface ConsumerHandle {
   durable: string;
   stop(): Promise<void>;
   stats(): ConsumerStats;
-}
-
-/** A message admitted by the runner, on its way to a verdict. */
-export interface PendingMessage {
-  m: BusMessage;
-  envelope: ConsumedEnvelope;
-  /** The orderKey of the message, when the consumer keeps an order. */
-  key?: string;
 }

@@ -5,7 +5,7 @@ import type { MessageBus } from '../bus/event-bus.js';
 import type { Clock } from '../../platform/clock.js';
 import { deadLetterHeaders, deadLetterMsgId, deadLetterSubject } from './dead-letter.logic.js';
 import type { EventEnvelope } from '../envelope.js';
-import { recordDeadLetterMark } from '../consume/inbox.js';
+import { recordDeadLetterMark } from '../ledger/inbox.js';
 import { deadLetterMark } from '../ordering/order-hold.logic.js';
 import { oneLine } from '../error-text.logic.js';
 

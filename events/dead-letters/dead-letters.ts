@@ -1,5 +1,5 @@
 import { AppError } from '../../platform/errors.js';
-import type { EventBus, StoredMessage, StreamStore } from '../bus/event-bus.js';
+import type { MessageBus, StoredMessage, StreamStore } from '../bus/event-bus.js';
 import { DEAD_LETTER_HEADERS, deadLetterReplayMsgId } from './dead-letter.logic.js';
 import { oneLine } from '../error-text.logic.js';
 
@@ -132,8 +132,11 @@ export interface DeadLetterReplay {
 }
 
 /** Selects the matching dead letters (see selectDeadLetters) and, unless a dry run, replays them. */
+/** What a replay of dead letters needs of the bus: the DLQ stream's store, and a publish. */
+export type DeadLetterReplayBus = StreamStore & Pick<MessageBus, 'publish'>;
+
 export async function replayDeadLetters(
-  bus: EventBus,
+  bus: DeadLetterReplayBus,
   deadLetterStream: DeadLetterLocation,
   filter: DeadLetterFilter,
 ): Promise<DeadLetterReplay> {
@@ -154,7 +157,7 @@ export async function replayDeadLetters(
  * this call moved; stops at the first letter that cannot be replayed.
  */
 export async function replaySelected(
-  bus: EventBus,
+  bus: DeadLetterReplayBus,
   deadLetterStream: DeadLetterLocation,
   selected: readonly DeadLetter[],
 ): Promise<number> {

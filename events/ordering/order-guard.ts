@@ -2,8 +2,8 @@ import type { Db } from '../../platform/db/database.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Logger } from '../../platform/logger.js';
 import type { StreamStore } from '../bus/event-bus.js';
-import { readSettledThrough, raiseSettledThrough, resetSettledThrough } from './consumer-watermark.js';
-import { ANY_TENANT, settledAmong } from '../consume/inbox.js';
+import { readSettledThrough, raiseSettledThrough, resetSettledThrough } from '../ledger/consumer-watermark.js';
+import { ANY_TENANT, settledAmong } from '../ledger/inbox.js';
 import type { OrderedCandidate } from './order-hold.logic.js';
 import {
   advance,
@@ -51,7 +51,7 @@ export interface OrderGuardOptions {
  * or the database showed. Above the floor the guard reads the stream's messages once each (none in
  * steady state for those this process received) and asks the inbox, in one statement, about those
  * another process had; then it raises the floor past what is settled and writes it back for the
- * other replicas and the next start (events/ordering/consumer-watermark.ts).
+ * other replicas and the next start (events/ledger/consumer-watermark.ts).
  *
  * Why not JetStream's ack floor: after a server restart the server's consumer state can be older
  * than the workers' (a SIGKILL loses its last writes), and an ack from a worker for a message it

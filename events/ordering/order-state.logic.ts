@@ -7,7 +7,7 @@
  * Each call returns a new state. The guard applies facts to its latest state after each of its
  * awaits, so checks that overlap see each other's facts as they arrive.
  */
-import { eventKey } from '../consume/consumer-stages.logic.js';
+import { eventKey } from '../ledger/event-key.logic.js';
 import { deadLetterMark, heldCandidates, raisedFloor, type OrderedCandidate } from './order-hold.logic.js';
 
 /** What the guard knows of one message of the consumer's subject above its floor. */
@@ -15,7 +15,7 @@ export interface Known {
   /** Undefined: rejected on sight (never applied, so never waited for). */
   readonly key: string | undefined;
   readonly eventId: string | undefined;
-  /** The event's tenant: an event id names an event only within its tenant (events/consume/inbox.ts). */
+  /** The event's tenant: an event id names an event only within its tenant (events/ledger/inbox.ts). */
   readonly tenantId: string;
   readonly settled: boolean;
   /** Received by this process (rather than read from the stream). */

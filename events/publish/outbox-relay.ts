@@ -10,8 +10,6 @@ import { relayBatch, type BatchResult } from './relay-batch.js';
 import { RelayLease } from './relay-lease.js';
 import { retryDelayMs } from '../retry.logic.js';
 
-export { OUTBOX_RELAY_LOCK } from './relay-batch.js';
-
 /** How long a relay holds its lease without renewing it, unless told (OUTBOX_RELAY_LEASE_SECONDS). */
 export const DEFAULT_RELAY_LEASE_MS = 10_000;
 

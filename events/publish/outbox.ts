@@ -7,6 +7,15 @@ import { versionsToPublish } from '../schemas/dual-publish.logic.js';
 import type { SchemaRegistry } from '../schemas/registry.js';
 import { newTraceparent } from '../../platform/trace-context.js';
 
+/**
+ * Key of the advisory lock every relay batch holds SHARED while it reads, publishes and marks rows,
+ * and a GDPR redaction takes EXCLUSIVE before it rewrites stored events
+ * (subgraphs/catalog/gdpr/gdpr.repo.ts): a row still unpublished once the redaction holds it cannot
+ * be in flight. Leadership is the lease's (relay-lease.ts), so batches never wait for each other
+ * here: a new leader's batch runs beside a frozen one's.
+ */
+export const OUTBOX_RELAY_LOCK = 0x6f7574626f78n; // "outbox"
+
 export interface OutboxWrite {
   envelopes: EventEnvelope<object>[];
   /** W3C traceparent of the work that produced the events; a new trace is started when absent. */

@@ -5,24 +5,14 @@ import type { MessageBus } from '../bus/event-bus.js';
 import { oneLine } from '../error-text.logic.js';
 import { inPartitions, reportedFailure, type RelayFailure } from './outbox-relay.logic.js';
 import { leaseStillHeld } from './relay-lease.js';
+import { OUTBOX_RELAY_LOCK, type OutboxRow } from './outbox.js';
 
-/**
- * Key of the advisory lock every relay batch holds SHARED while it reads, publishes and marks rows,
- * and a GDPR redaction takes EXCLUSIVE before it rewrites stored events
- * (subgraphs/catalog/gdpr/gdpr.repo.ts): a row still unpublished once the redaction holds it cannot
- * be in flight. Leadership is the lease's (relay-lease.ts), so batches never wait for each other
- * here: a new leader's batch runs beside a frozen one's.
- */
-export const OUTBOX_RELAY_LOCK = 0x6f7574626f78n; // "outbox"
-
-export interface OutboxRow {
+/** An outbox row as the relay reads it back: what was written (OutboxRow), with its database id. */
+export type StoredOutboxRow = Pick<OutboxRow, 'eventId' | 'subject' | 'partitionKey'> & {
   id: bigint;
-  eventId: string;
-  subject: string;
-  partitionKey: string;
   envelope: unknown;
   headers: Record<string, string> | null;
-}
+};
 
 export interface BatchContext {
   bus: MessageBus;
@@ -79,7 +69,7 @@ export async function relayBatch(tx: Tx, ctx: BatchContext): Promise<BatchResult
  * marks nothing, and its rows go out again under the next holder, where the stream's duplicate
  * window drops what it had already published.
  */
-async function markPublished(tx: Tx, ctx: BatchContext, published: readonly OutboxRow[]): Promise<number> {
+async function markPublished(tx: Tx, ctx: BatchContext, published: readonly StoredOutboxRow[]): Promise<number> {
   if (!published.length) return 0;
   return tx.$executeRaw`UPDATE "OutboxEvent" SET "publishedAt" = ${ctx.clock.now()}
     WHERE id IN (${Prisma.join(published.map((row) => row.id))}) AND ${leaseStillHeld(ctx.token)}`;
@@ -103,7 +93,7 @@ function keepTransactionAlive(tx: Tx, everyMs: number): { stop(): Promise<void> 
   };
 }
 
-function rowsReadyToPublish(tx: Tx, batchSize: number): Promise<OutboxRow[]> {
+function rowsReadyToPublish(tx: Tx, batchSize: number): Promise<StoredOutboxRow[]> {
   // Ids come from a sequence, so a transaction can take a lower id and commit after a
   // higher one. Rows are only taken below the oldest transaction still running (the
   // snapshot's xmin): an uncommitted lower row can never be overtaken, and a row is taken
@@ -117,7 +107,7 @@ function rowsReadyToPublish(tx: Tx, batchSize: number): Promise<OutboxRow[]> {
   // One replica publishes at a time (the lease) rather than replicas sharing rows with FOR
   // UPDATE SKIP LOCKED: with skipping, replica B would publish row 2 of a course while
   // replica A still holds row 1, and the stream would carry them out of order.
-  return tx.$queryRaw<OutboxRow[]>`
+  return tx.$queryRaw<StoredOutboxRow[]>`
     SELECT id, "eventId", subject, "partitionKey", envelope, headers FROM "OutboxEvent"
     WHERE "publishedAt" IS NULL AND txid < (
       SELECT COALESCE(min(xip::text::bigint), min(pg_snapshot_xmax(snap.s)::text::bigint))
@@ -137,11 +127,11 @@ function rowsReadyToPublish(tx: Tx, batchSize: number): Promise<OutboxRow[]> {
  * past it would reorder that partition. A lapsed lease stops every partition.
  */
 async function publishByPartition(
-  rows: readonly OutboxRow[],
-  publish: (row: OutboxRow) => Promise<unknown>,
-): Promise<{ published: OutboxRow[]; failed?: RelayFailure<OutboxRow>; leaseLapsed: boolean }> {
-  const published: OutboxRow[] = [];
-  const failures: RelayFailure<OutboxRow>[] = [];
+  rows: readonly StoredOutboxRow[],
+  publish: (row: StoredOutboxRow) => Promise<unknown>,
+): Promise<{ published: StoredOutboxRow[]; failed?: RelayFailure<StoredOutboxRow>; leaseLapsed: boolean }> {
+  const published: StoredOutboxRow[] = [];
+  const failures: RelayFailure<StoredOutboxRow>[] = [];
   let leaseLapsed = false;
   await Promise.all(
     inPartitions(rows).map(async (partition) => {
@@ -166,7 +156,7 @@ async function publishByPartition(
  * duplicate, i.e. done. A producer span in the trace of the request that wrote the row; consumers
  * continue from it.
  */
-function publishRow(ctx: BatchContext, row: OutboxRow): Promise<unknown> {
+function publishRow(ctx: BatchContext, row: StoredOutboxRow): Promise<unknown> {
   const attributes = {
     'messaging.system': 'nats',
     'messaging.destination.name': row.subject,

@@ -4,13 +4,14 @@ import type { ResponseCache } from './response-cache.js';
 
 /**
  * Where a gateway replica hears of the catalog's published events: every event's body from the
- * moment it follows, and a call of `onGap` whenever some may have been missed. Built by processes/
+ * moment it follows, a call of `onLost` when nothing can be heard (a dropped or half-open link), and
+ * a call of `onGap` whenever some may have been missed (the link is back). Built by processes/
  * on the event bus of the process (gateway/ imports no events code): JetStream at NATS_URL, or the
  * in-process bus of `npm start` without it, through the same port (processes/parts.ts).
  */
 export interface CatalogEventFeed {
   /** Starts following; resolves to the function that stops. */
-  follow(onEvent: (body: Uint8Array) => void, onGap: () => void): Promise<() => Promise<void>>;
+  follow(onEvent: (body: Uint8Array) => void, onGap: () => void, onLost: () => void): Promise<() => Promise<void>>;
 }
 
 export interface CatalogEventFollower {
@@ -28,8 +29,8 @@ function readFacts(body: Uint8Array): CatalogEventFacts {
 
 /**
  * Every gateway replica follows the catalog's published events and drops what each one changed.
- * After a gap this replica's L1 is cleared; Redis entries the missed events concerned live until
- * another replica's event, a mutation or their TTL drops them (docs/operations.md, "Response cache").
+ * A lost feed stops the cache after its grace; after a gap L1 is cleared and every Redis entry
+ * dropped (docs/operations.md, "Response cache").
  */
 export async function followCatalogEvents(
   feed: CatalogEventFeed,
@@ -46,7 +47,11 @@ export async function followCatalogEvents(
         (err: unknown) => logger.warn({ err }, 'response cache: invalidation from a catalog event failed'),
       );
     },
-    () => cache.clearLocal(),
+    () =>
+      cache
+        .feedBack()
+        .catch((err: unknown) => logger.warn({ err }, 'response cache: dropping the cache Redis after a gap failed')),
+    () => cache.feedLost(),
   );
   return { close: stop };
 }

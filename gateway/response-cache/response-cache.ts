@@ -4,6 +4,7 @@ import { sha256Hex } from '../../platform/canonical-json.js';
 import type { Logger } from '../../platform/logger.js';
 import type { Metrics } from '../../platform/metrics.js';
 import { GLOBAL_TAG, invalidationLagSeconds, keyParts, type KeyMaterial } from './cache-policy.logic.js';
+import { cacheServes, feedStatus, type FeedStatus, type FeedWatch } from './feed-watch.logic.js';
 import { InvalidationLog } from './invalidation-log.logic.js';
 import { MemoryStore } from './memory-store.logic.js';
 import { RedisStore } from './redis-store.js';
@@ -22,6 +23,8 @@ export interface ResponseCacheSettings {
   tenantMemoryBytes?: number;
   /** L2: keys one tenant's answers use at most (a window of redisSlots). Default: redisSlots / 16. */
   tenantRedisSlots?: number;
+  /** How long the cache still serves after its event feed is lost (feed-watch.logic.ts). */
+  feedGraceMs: number;
 }
 
 export type CacheResult = 'hit' | 'miss' | 'bypass' | 'coalesced';
@@ -81,7 +84,10 @@ export class ResponseCache {
   private readonly invalidations?: ReturnType<Metrics['counter']>;
   private readonly redisErrors?: ReturnType<Metrics['counter']>;
   private readonly invalidationLag?: ReturnType<Metrics['histogram']>;
+  private readonly feedUp?: ReturnType<Metrics['gauge']>;
   private localSeq = 0;
+  /** The catalog event feed's state; a cache no feed was attached to counts as following. */
+  private readonly feed: FeedWatch = {};
   /** What was invalidated while answers were being fetched. */
   private readonly invalidated = new InvalidationLog(MAX_LOGGED_TAGS);
   private redisPausedUntil = 0;
@@ -131,6 +137,12 @@ export class ResponseCache {
       labelNames: [],
       buckets: INVALIDATION_LAG_BUCKETS,
     });
+    this.feedUp = deps.metrics?.gauge({
+      name: 'response_cache_feed_up',
+      help: "1 while this gateway follows the catalog's events; 0 once the feed is lost (past RESPONSE_CACHE_FEED_GRACE_MS the cache stops serving).",
+      labelNames: [],
+    });
+    this.feedUp?.set(1);
   }
 
   private readonly logger: Logger;
@@ -152,6 +164,11 @@ export class ResponseCache {
    */
   async lookup(material: KeyMaterial): Promise<{ body: string } | { pending: PendingEntry }> {
     const keyHash = this.keyHash(material);
+    if (!this.serving()) {
+      // The event feed is lost past its grace (feed-watch.logic.ts): fetched, never stored, no flight.
+      this.count('bypass');
+      return { pending: { keyHash, tenantId: material.tenantId, localSeq: this.localSeq, startedAt: this.now() } };
+    }
     const inFlight = this.flights.get(keyHash);
     if (inFlight) {
       const body = await inFlight.answer;
@@ -253,7 +270,7 @@ export class ResponseCache {
 
   /** True when the answer was stored as current (in L1, and in Redis when it is used). */
   private async storeOnce(pending: PendingEntry, body: string, tags: readonly string[]): Promise<boolean> {
-    if (body.length > this.settings.maxEntryBytes) return false;
+    if (body.length > this.settings.maxEntryBytes || !this.serving()) return false;
     if (this.invalidated.changedSince(tags, pending.localSeq)) return false;
     const expiresAt = pending.startedAt + this.settings.ttlSeconds * 1000;
     if (expiresAt <= this.now()) return false;
@@ -294,6 +311,39 @@ export class ResponseCache {
       const lag = invalidationLagSeconds(event.occurredAt, this.now());
       if (lag !== undefined) this.invalidationLag?.observe(lag);
     }
+  }
+
+  /** The catalog event feed cannot be heard (disconnected, or a half-open link). */
+  feedLost(): void {
+    if (this.feed.lostSince !== undefined) return;
+    this.feed.lostSince = this.now();
+    this.feedUp?.set(0);
+    this.logger.warn(
+      { graceMs: this.settings.feedGraceMs },
+      'response cache: the catalog event feed is lost; cached answers stop being served after the grace',
+    );
+  }
+
+  /**
+   * The feed is heard again, and events may have been missed meanwhile (core NATS does not replay):
+   * L1 is emptied and every entry in the shared Redis dropped (one tag token), since a missed event
+   * may concern any of them. Also called on a reconnect the probe did not see coming.
+   */
+  async feedBack(): Promise<void> {
+    const wasLost = this.feed.lostSince !== undefined;
+    this.feed.lostSince = undefined;
+    this.feedUp?.set(1);
+    this.clearLocal();
+    if (wasLost) this.logger.info('response cache: the catalog event feed is back; the cache starts empty');
+    await this.invalidate([GLOBAL_TAG], 'event');
+  }
+
+  feedStatus(): FeedStatus {
+    return feedStatus(this.feed, this.now(), this.settings.feedGraceMs);
+  }
+
+  private serving(): boolean {
+    return cacheServes(this.feedStatus());
   }
 
   /** Everything dropped here (e.g. after the event feed was lost for a while). */

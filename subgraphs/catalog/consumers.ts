@@ -3,7 +3,6 @@ import { subjectFor, type ConsumedEnvelope } from '../../events/envelope.js';
 import type { Tx } from '../../platform/db/database.js';
 import type { EventsConfig } from '../../events/config.js';
 import { systemClock, type Clock } from '../../platform/clock.js';
-import { emitterForHandler } from './outbox-port.js';
 import type { ConsumedEventDeps } from './use-cases/consumed-event-rules.js';
 import { handleGdprRequest } from './use-cases/handle-gdpr-request.js';
 import { publishCourseVersion, publishCourseVersions, type BuiltEvent } from './use-cases/publish-course-version.js';
@@ -73,7 +72,8 @@ export function catalogConsumers(options: CatalogConsumerOptions): ConsumerSpec[
     orderKey,
     handle: async (tx: Tx, envelope: ConsumedEnvelope, ctx: EventHandlerContext) => {
       await useCase(tx, envelope, {
-        events: emitterForHandler(ctx),
+        // The runner's ctx.emit is the catalog's emitter for a handler: caused by the consumed event.
+        events: ctx,
         logger: ctx.logger,
         gdprZeroingRetentionClasses: options.gdprZeroingRetentionClasses,
         clock,
@@ -87,7 +87,7 @@ export function catalogConsumers(options: CatalogConsumerOptions): ConsumerSpec[
       handleBatch: async (tx, batch, logger) => {
         await batchUseCase(
           tx,
-          batch.map(({ envelope, ctx }) => ({ envelope, events: emitterForHandler(ctx) })),
+          batch.map(({ envelope, ctx }) => ({ envelope, events: ctx })),
           {
             logger,
             gdprZeroingRetentionClasses: options.gdprZeroingRetentionClasses,

@@ -28,6 +28,8 @@ export async function runCatalogMaintenance(deps: CatalogMaintenanceDeps): Promi
     const erasures = await completeRecordedErasures(deps.db, {
       zeroingClasses: deps.gdprZeroingRetentionClasses,
       logger: deps.logger,
+      events: deps.events,
+      afterEventsCommitted: deps.afterEventsCommitted,
     });
     if (erasures) deps.logger.info({ erasures }, 'recorded erasures now reach every copy of their subjects');
     const packages = await releaseHeldPlayPackages(deps);

@@ -1,5 +1,4 @@
 import type { Tx } from '../../platform/db/database.js';
-import type { EventHandlerContext } from '../../events/consume/consumer-spec.js';
 import type { EventEnvelope } from '../../events/envelope.js';
 import type { EventProducer } from '../../events/publish/outbox.js';
 
@@ -11,6 +10,8 @@ export const CATALOG_EVENT_TYPES = [
   'catalog.course_version.published',
   'catalog.course_version.deprecated',
   'catalog.course_version.withdrawn',
+  // Not in the spec's table: a GDPR erasure's change to a version (docs/catalog-and-events.md, GDPR).
+  'catalog.course_version.redacted',
   'catalog.taxonomy.updated',
 ] as const;
 export type CatalogEventType = (typeof CATALOG_EVENT_TYPES)[number];
@@ -75,12 +76,4 @@ export function createCatalogEvents(producer: EventProducer): CatalogEvents {
         producer.emit(tx, { ...event, correlationId: consumed.correlationId ?? consumed.eventId, causationId: consumed.eventId }),
     }),
   };
-}
-
-/**
- * Events of a consumed-event handler: the runner's `ctx.emit` sets causationId to the consumed
- * event's id, keeps its correlationId and continues its trace, in the handler's transaction.
- */
-export function emitterForHandler(ctx: EventHandlerContext): CatalogEmitter {
-  return { emit: (event) => ctx.emit(event) };
 }

@@ -1,5 +1,5 @@
 import { systemClock, type Clock } from '../../platform/clock.js';
-import type { EventBus } from '../../events/bus/event-bus.js';
+import type { DeadLetterReplayBus } from '../../events/dead-letters/dead-letters.js';
 import type { StreamOptions } from '../../events/streams.js';
 import type { TokenVerifier } from '../../platform/auth/verifier.js';
 import type { CatalogSubgraphConfig } from './config.js';
@@ -27,7 +27,7 @@ export interface CatalogDeps {
   knownOperations?: ReadonlySet<string>;
   clock?: Clock;
   /** The event bus: without it, replayDeadLetters answers service.unavailable. */
-  bus?: EventBus;
+  bus?: DeadLetterReplayBus;
   /** Stream options the event worker uses (subject prefix), so the DLQ is found where it is. */
   streams?: StreamOptions;
   /** Default: one that answers 0 and says no enrollment service is configured. */

@@ -1,4 +1,4 @@
-import type { EventBus } from '../../events/bus/event-bus.js';
+import type { DeadLetterReplayBus } from '../../events/dead-letters/dead-letters.js';
 import { systemClock, type Clock } from '../../platform/clock.js';
 import type { DeadLetterLocation } from '../../events/dead-letters/dead-letters.js';
 import { createEventProducer } from '../../events/publish/outbox.js';
@@ -17,7 +17,7 @@ export interface CatalogServices {
   enrollmentCounter: EnrollmentCounter;
   gdprZeroingRetentionClasses: readonly string[];
   /** Absent until a bus is wired in: replayDeadLetters then answers service.unavailable. */
-  deadLetters?: { bus: EventBus; deadLetterStream: DeadLetterLocation };
+  deadLetters?: { bus: DeadLetterReplayBus; deadLetterStream: DeadLetterLocation };
   /** Called after a mutation that wrote events commits, e.g. to wake the outbox relay. */
   afterEventsCommitted?: () => void;
 }
@@ -25,7 +25,7 @@ export interface CatalogServices {
 export interface CatalogServiceOptions {
   config: EventsSlice & Pick<PlatformConfig, 'service'> & Pick<CatalogSlice, 'gdprZeroingRetentionClasses'>;
   logger: Logger;
-  bus?: EventBus;
+  bus?: DeadLetterReplayBus;
   enrollmentCounter?: EnrollmentCounter;
   registry?: SchemaRegistry;
   clock?: Clock;

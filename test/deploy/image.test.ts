@@ -40,6 +40,24 @@ const COURSES = 12;
 
 type Part = 'gateway' | 'catalog' | 'ai' | 'worker';
 
+/** Node code run inside the image: counts the packages and lists what the runtime never loads. */
+const LEFTOVERS = `
+const fs = require('node:fs'), path = require('node:path');
+const found = []; let packages = 0;
+(function walk(dir) {
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.name === 'package.json') packages += 1;
+    const packageRoot = fs.existsSync(path.join(dir, 'package.json'));
+    if (entry.isDirectory()) {
+      if (entry.name === '@types' || (packageRoot && ['test', 'tests', '__tests__'].includes(entry.name))) found.push(full);
+      else walk(full);
+    } else if (/\\.(?:test|spec)\\.[cm]?js$|\\.[cm]?ts$/.test(entry.name)) found.push(full);
+  }
+})('/app/node_modules');
+console.log(JSON.stringify({ packages, found: found.slice(0, 20) }));
+`;
+
 describe.runIf(runs)('the container image, deployed as two replicas of every part', () => {
   let db: TestDatabase;
   let nats: PrivateNats;
@@ -109,6 +127,15 @@ describe.runIf(runs)('the container image, deployed as two replicas of every par
       expect(code, `${part}: ${output}`).toBe(2);
       expect(output, part).toContain('AUTH_JWKS_URL or AUTH_PUBLIC_KEY must be set when NODE_ENV=production');
     }
+  });
+
+  it('holds no development-only packages, third-party test suites or TypeScript files', async () => {
+    // Run by the image's own Node: lists what deploy/prune-node-modules.mjs should have removed.
+    const { code, output } = await runToEnd(IMAGE, ['-e', LEFTOVERS], {}, { entrypoint: 'node' });
+    expect(code, output).toBe(0);
+    const leftovers = JSON.parse(output) as { packages: number; found: string[] };
+    expect(leftovers.packages).toBeGreaterThan(100);
+    expect(leftovers.found).toEqual([]);
   });
 
   it('runs the migration as a step of its own, and a part waits for it', async () => {

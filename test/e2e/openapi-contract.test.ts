@@ -17,7 +17,7 @@ import { startSystemWithDatabase, type SystemProcess } from '../support/system-p
  * can cause — are what that document says: a status documented for the route, a body valid
  * against the schema documented for its media type (a problem's `code` among those listed for the
  * status), and every required header present. A route without cases here fails the suite.
- * Outages (503) are provoked by test/reliability/dependency-loss.test.ts, not here.
+ * Outages (503) are provoked by test/faults/dependency-loss.test.ts, not here.
  */
 const tenant = newId('tenant');
 const otherTenant = newId('tenant');

@@ -12,9 +12,19 @@ export const FIGURES_FILE = path.join(ROOT, 'test/reliability/latest-figures.md'
 /** Where an ordinary run's figures go: untracked, so a test run leaves a clean clone clean (issue #26). */
 export const RUN_FIGURES_FILE = path.join(ROOT, '.data/test-figures/latest-figures.md');
 
+/** The figures files of a project: `reliability` (npm test) and `faults` (npm run test:services). */
+export function figuresFiles(project: string): { tracked: string; run: string } {
+  if (project === 'reliability') return { tracked: FIGURES_FILE, run: RUN_FIGURES_FILE };
+  return {
+    tracked: path.join(ROOT, `test/${project}/latest-figures.md`),
+    run: path.join(ROOT, `.data/test-figures/${project}-figures.md`),
+  };
+}
+
 /** RECORD_FIGURES=true writes the tracked file, to be committed; any other run writes under .data/. */
-export function figuresTarget(env: NodeJS.ProcessEnv = process.env): string {
-  return env.RECORD_FIGURES === 'true' ? FIGURES_FILE : RUN_FIGURES_FILE;
+export function figuresTarget(env: NodeJS.ProcessEnv = process.env, project = 'reliability'): string {
+  const files = figuresFiles(project);
+  return env.RECORD_FIGURES === 'true' ? files.tracked : files.run;
 }
 
 /**
@@ -35,13 +45,14 @@ export default function setup(project: TestProject) {
     if (all.length === 0) return;
     const facts = runFacts(startedAt);
     console.log(`\nReliability summary (${facts.finishedAt.toISOString()}, ${facts.cpus} CPUs)\n\n${summaryTable(all)}\n`);
-    const target = figuresTarget();
+    const target = figuresTarget(process.env, project.name);
+    const { tracked } = figuresFiles(project.name);
     fs.mkdirSync(path.dirname(target), { recursive: true });
     fs.writeFileSync(target, figuresDocument(facts, all));
     console.log(
-      target === FIGURES_FILE
+      target === tracked
         ? `Written to ${path.relative(ROOT, target)}; commit it to record this run.\n`
-        : `Written to ${path.relative(ROOT, target)} (RECORD_FIGURES=true writes ${path.relative(ROOT, FIGURES_FILE)}, to commit).\n`,
+        : `Written to ${path.relative(ROOT, target)} (RECORD_FIGURES=true writes ${path.relative(ROOT, tracked)}, to commit).\n`,
     );
   };
 }
@@ -66,7 +77,7 @@ function commitOf(root: string): string {
   try {
     const git = (...args: string[]) => execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
     // The figures file of an earlier, unrecorded run does not make the tree dirty.
-    const changes = git('status', '--porcelain', '--untracked-files=no', '--', '.', `:!${path.relative(root, FIGURES_FILE)}`);
+    const changes = git('status', '--porcelain', '--untracked-files=no', '--', '.', ':!test/*/latest-figures.md');
     return `${git('rev-parse', '--short', 'HEAD')}${changes ? '-dirty' : ''}`;
   } catch {
     return 'unknown (no git)';

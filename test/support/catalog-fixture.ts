@@ -72,7 +72,7 @@ export interface FixtureGateway {
  * except those given.
  */
 export async function startFixtureGateway(
-  fixture: CatalogFixture,
+  fixture: Pick<CatalogFixture, 'verifier'> & { db: Pick<TestDatabase, 'prisma'> },
   options: {
     subgraphUrls: { catalog: SubgraphUrls; ai: SubgraphUrls };
     settings?: Partial<GatewaySettings>;

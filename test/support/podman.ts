@@ -145,17 +145,22 @@ export async function runContainer(
   };
 }
 
-/** Runs a container to its end: its exit code and output. */
+/** Runs a container to its end: its exit code and output. `entrypoint` replaces the image's. */
 export async function runToEnd(
   image: string,
   command: string[],
   env: Record<string, string | undefined>,
+  options: { entrypoint?: string } = {},
 ): Promise<{ code: number; output: string }> {
   const envArgs = Object.entries(env).flatMap(([key, value]) => (value === undefined ? [] : ['-e', `${key}=${value}`]));
+  const entrypoint = options.entrypoint ? ['--entrypoint', options.entrypoint] : [];
   try {
-    const output = await podman(['run', '--rm', ...RUNTIME, ...ULIMITS, '--network', 'host', ...envArgs, image, ...command], {
-      timeoutMs: 5 * 60_000,
-    });
+    const output = await podman(
+      ['run', '--rm', ...RUNTIME, ...ULIMITS, '--network', 'host', ...entrypoint, ...envArgs, image, ...command],
+      {
+        timeoutMs: 5 * 60_000,
+      },
+    );
     return { code: 0, output };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };

@@ -3,16 +3,21 @@ import net from 'node:net';
 /**
  * A TCP proxy in front of a dependency (Postgres, Redis, NATS) that a test can cut and restore:
  * cutting drops every open connection and refuses new ones, as an outage or a partition would.
+ * Freezing keeps every connection open and carries nothing either way (a half-open link: a
+ * frozen server or a silent partition) until thawed.
  */
 export interface Proxy {
   url: string;
   cut(): void;
   restore(): void;
+  freeze(): void;
+  thaw(): void;
   close(): Promise<void>;
 }
 
 export async function startProxy(target: URL): Promise<Proxy> {
   let down = false;
+  let frozen = false;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     if (down) return client.destroy();
@@ -23,6 +28,7 @@ export async function startProxy(target: URL): Promise<Proxy> {
       socket.on('error', () => undefined);
     }
     client.pipe(upstream).pipe(client);
+    if (frozen) for (const socket of [client, upstream]) socket.pause();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = new URL(target.toString());
@@ -35,6 +41,14 @@ export async function startProxy(target: URL): Promise<Proxy> {
     },
     restore() {
       down = false;
+    },
+    freeze() {
+      frozen = true;
+      for (const socket of sockets) socket.pause();
+    },
+    thaw() {
+      frozen = false;
+      for (const socket of sockets) socket.resume();
     },
     close: () => {
       for (const socket of sockets) socket.destroy();

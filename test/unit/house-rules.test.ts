@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
+import { floorsOf } from '../../eslint.config.js';
 
 /**
  * The design's rules of the house are kept by the linter (eslint.config.js), so `npm run check`
@@ -67,6 +68,20 @@ describe('the lint rules that keep the house', () => {
     }
     expect(await rulesBroken('gateway/example.ts', 'export const a = process.env.A;\n')).toEqual([]);
     expect(await rulesBroken('test/example.ts', "process.env.A = 'x';\nexport {};\n")).toEqual([]);
+  });
+
+  it('keep the folders of events/ in floors: the ledger below ordering, ordering below consume', async () => {
+    const up = "import { startConsumer } from '../consume/consumer-runner.js';\nexport const x = startConsumer;\n";
+    expect(await rulesBroken('events/ordering/example.ts', up)).toContain('import-x/no-restricted-paths');
+    expect(await rulesBroken('events/ledger/example.ts', up)).toContain('import-x/no-restricted-paths');
+    expect(await rulesBroken('events/dead-letters/example.ts', up)).toContain('import-x/no-restricted-paths');
+    const down = "import { recordInbox } from '../ledger/inbox.js';\nexport const x = recordInbox;\n";
+    expect(await rulesBroken('events/ordering/example.ts', down)).toEqual([]);
+  });
+
+  it('refuse a table of events/ folders with a loop in it', () => {
+    expect(floorsOf({ a: [], b: ['a'], c: ['b'] })).toEqual(['a', 'b', 'c']);
+    expect(() => floorsOf({ a: ['b'], b: ['c'], c: ['a'] })).toThrow('a -> b -> c -> a');
   });
 
   it('forbid import circles', async () => {

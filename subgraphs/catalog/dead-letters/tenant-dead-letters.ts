@@ -1,4 +1,4 @@
-import type { EventBus } from '../../../events/bus/event-bus.js';
+import type { DeadLetterReplayBus } from '../../../events/dead-letters/dead-letters.js';
 import {
   replayDeadLetters,
   type DeadLetter,
@@ -15,7 +15,7 @@ import {
  * platform operators.
  */
 export async function replayTenantDeadLetters(
-  bus: EventBus,
+  bus: DeadLetterReplayBus,
   deadLetterStream: DeadLetterLocation,
   tenantId: string,
   filter: DeadLetterFilter & { maxCount: number },

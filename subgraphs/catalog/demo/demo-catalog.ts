@@ -1,4 +1,4 @@
-import type { EventBus } from '../../../events/bus/event-bus.js';
+import type { MessageBus } from '../../../events/bus/event-bus.js';
 import { systemClock, type Clock } from '../../../platform/clock.js';
 import { subjectFor, type EventSource } from '../../../events/envelope.js';
 import type { EventProducer } from '../../../events/publish/outbox.js';
@@ -16,7 +16,8 @@ export { DEMO_TENANT_ID };
 
 export interface DemoCatalogDeps {
   db: Db;
-  bus: EventBus;
+  /** Only publishes: the demo's content events go where a content service would put them. */
+  bus: Pick<MessageBus, 'publish'>;
   registry: SchemaRegistry;
   /** The event worker's producer (for the taxonomy, published the way the admin mutation does). */
   producer: EventProducer;

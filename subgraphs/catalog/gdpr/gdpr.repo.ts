@@ -1,7 +1,7 @@
 import { keyTuplesSql } from '../../../platform/db/bulk-sql.js';
 import { Prisma, type Tx } from '../../../platform/db/database.js';
 import { ERASED_USER_ID } from '../../../platform/ids.js';
-import { OUTBOX_RELAY_LOCK } from '../../../events/publish/outbox-relay.js';
+import { OUTBOX_RELAY_LOCK } from '../../../events/publish/outbox.js';
 import { erasureKey } from './redaction.logic.js';
 
 /**
@@ -59,21 +59,32 @@ export async function erasedAmongTenants(
   return erased;
 }
 
+/** A version whose publisher an erasure zeroed, with the envelope facts of its course's events. */
+export interface ErasedVersion {
+  courseVersionId: string;
+  courseId: string;
+  tenantId: string;
+  retentionClass: string;
+  dataResidency: string;
+}
+
 /**
  * The versions of the tenant the user published, on courses whose retention class permits zeroing,
- * get the erased id as `publishedBy`. The number of versions changed.
+ * get the erased id as `publishedBy`. Returns the versions changed: each needs an event, or the
+ * copies made from it (the gateways' cached answers, consumers' indexes) keep the id.
  */
 export async function eraseVersionPublisher(
   tx: Tx,
   subject: { tenantId: string; userId: string },
   zeroingClasses: readonly string[],
-): Promise<number> {
-  if (!zeroingClasses.length) return 0;
-  return tx.$executeRaw`
+): Promise<ErasedVersion[]> {
+  if (!zeroingClasses.length) return [];
+  return tx.$queryRaw<ErasedVersion[]>`
     UPDATE "CourseVersion" AS v SET "publishedBy" = ${ERASED_USER_ID}, "updatedAt" = now()
       FROM "Course" AS c
      WHERE c.id = v."courseId" AND v."tenantId" = ${subject.tenantId} AND v."publishedBy" = ${subject.userId}
-       AND c."retentionClass" IN (${Prisma.join(zeroingClasses)})`;
+       AND c."retentionClass" IN (${Prisma.join(zeroingClasses)})
+    RETURNING v.id AS "courseVersionId", v."courseId", v."tenantId", c."retentionClass", c."dataResidency"`;
 }
 
 /** The taxonomy versions of the tenant the user published get the erased id as their author. */
@@ -87,6 +98,8 @@ export interface RecordedErasure {
   tenantId: string;
   userIdSha256: string;
   userId: string;
+  /** The GDPR request that recorded it: the correlation of the events completing it. */
+  requestId: string;
 }
 
 /**
@@ -95,7 +108,7 @@ export interface RecordedErasure {
  */
 export async function lockIncompleteErasures(tx: Tx, limit: number): Promise<RecordedErasure[]> {
   return tx.$queryRaw<RecordedErasure[]>`
-    SELECT "tenantId", "userIdSha256", "userId" FROM "ErasedAuthor" WHERE "userId" IS NOT NULL
+    SELECT "tenantId", "userIdSha256", "userId", "requestId" FROM "ErasedAuthor" WHERE "userId" IS NOT NULL
      ORDER BY "createdAt" LIMIT ${limit} FOR UPDATE SKIP LOCKED`;
 }
 

@@ -1,5 +1,7 @@
 import type { Db, Prisma, Tx } from '../../../platform/db/database.js';
 import type { Logger } from '../../../platform/logger.js';
+import { ERASED_USER_ID } from '../../../platform/ids.js';
+import { CATALOG_SYSTEM_ACTOR, type CatalogEmitter, type CatalogEvents } from '../outbox-port.js';
 import { lockHeldMentioning, replaceHeldEnvelope } from '../course-version/held-package.repo.js';
 import { DEFAULT_RETENTION_CLASS, retentionClassOfSlug, tenantPolicy } from '../tenant.repo.js';
 import {
@@ -7,6 +9,7 @@ import {
   eraseTaxonomyAuthor,
   eraseVersionPublisher,
   forgetErasedId,
+  type ErasedVersion,
   lockIncompleteErasures,
   lockStoredEventsMentioning,
   replaceStoredEnvelope,
@@ -31,7 +34,9 @@ export interface CopiesRedacted {
 /**
  * A data-subject request applied to every copy of the subject the catalog keeps besides course
  * authors: on erasure, where the retention class permits zeroing, the versions the user published
- * (`publishedBy`) and the taxonomy versions (their author); and on any request the stored event
+ * (`publishedBy`, one `catalog.course_version.redacted` each, so the gateways' cached answers and
+ * consumers' copies follow) and the taxonomy versions (their author, which no reader is shown);
+ * and on any request the stored event
  * history (unpublished outbox rows and the 13-month archive): names redacted, and on erasure the
  * id zeroed wherever it appears (payloads and actors), each row by its own retention class; and
  * the built events held for an unknown package format, by the retention class of their course
@@ -40,12 +45,14 @@ export interface CopiesRedacted {
 export async function redactSubjectCopies(
   tx: Tx,
   subject: Subject,
-  options: { erasure: boolean; zeroingClasses: readonly string[] },
+  options: { erasure: boolean; zeroingClasses: readonly string[]; events: CatalogEmitter },
 ): Promise<CopiesRedacted> {
   let versions = 0;
   let taxonomyVersions = 0;
   if (options.erasure) {
-    versions = await eraseVersionPublisher(tx, subject, options.zeroingClasses);
+    const erasedVersions = await eraseVersionPublisher(tx, subject, options.zeroingClasses);
+    await emitVersionsRedacted(options.events, erasedVersions);
+    versions = erasedVersions.length;
     // A taxonomy has no retention class of its own: its events carry the tenant's.
     const { retentionClass } = await tenantPolicy(tx, subject.tenantId);
     if (retentionPermitsZeroing(retentionClass, options.zeroingClasses))
@@ -66,6 +73,31 @@ export async function redactSubjectCopies(
     options,
   );
   return { versions, taxonomyVersions, storedEvents, heldPackages };
+}
+
+/**
+ * One `catalog.course_version.redacted` per version whose publisher was zeroed, written before the
+ * stored history is redacted (it names only the zero id, so that walk leaves it as it is). Without
+ * it nothing tells the gateways: their cached `publishedBy` would live until the TTL.
+ */
+async function emitVersionsRedacted(events: CatalogEmitter, versions: readonly ErasedVersion[]): Promise<void> {
+  const ordered = [...versions].sort((a, b) => a.courseVersionId.localeCompare(b.courseVersionId));
+  for (const version of ordered) {
+    await events.emit({
+      eventType: 'catalog.course_version.redacted',
+      payload: {
+        courseVersionId: version.courseVersionId,
+        courseId: version.courseId,
+        redactedFields: ['publishedBy'],
+        publishedBy: ERASED_USER_ID,
+      },
+      tenantId: version.tenantId,
+      partitionKey: version.courseId,
+      actor: CATALOG_SYSTEM_ACTOR,
+      retentionClass: version.retentionClass,
+      dataResidency: version.dataResidency,
+    });
+  }
 }
 
 /** Rewrites the locked rows holding a copy of the subject by the rule; how many changed. */
@@ -120,7 +152,7 @@ const ERASURES_PER_TRANSACTION = 20;
  */
 export async function completeRecordedErasures(
   db: Db,
-  deps: { zeroingClasses: readonly string[]; logger: Logger },
+  deps: { zeroingClasses: readonly string[]; logger: Logger; events: CatalogEvents; afterEventsCommitted?: () => void },
 ): Promise<number> {
   let completed = 0;
   for (;;) {
@@ -128,7 +160,8 @@ export async function completeRecordedErasures(
       async (tx) => {
         const erasures = await lockIncompleteErasures(tx, ERASURES_PER_TRANSACTION);
         for (const erasure of erasures) {
-          const copies = await redactSubjectCopies(tx, erasure, { erasure: true, zeroingClasses: deps.zeroingClasses });
+          const events = deps.events.forRequest(tx, { correlationId: erasure.requestId });
+          const copies = await redactSubjectCopies(tx, erasure, { erasure: true, zeroingClasses: deps.zeroingClasses, events });
           await forgetErasedId(tx, erasure);
           deps.logger.info({ tenantId: erasure.tenantId, ...copies }, 'a recorded erasure reached every copy');
         }
@@ -137,6 +170,7 @@ export async function completeRecordedErasures(
       { timeout: 60_000, maxWait: 10_000 },
     );
     completed += done;
+    if (done) deps.afterEventsCommitted?.();
     if (done < ERASURES_PER_TRANSACTION) return completed;
   }
 }

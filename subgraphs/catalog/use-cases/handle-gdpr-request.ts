@@ -34,12 +34,14 @@ export interface GdprOutcome {
  * authors list the user gets the display name `[redacted]`; on erasure the user id becomes
  * `usr_` + 26 zeros where the course's retention class permits. One `metadata_updated`
  * (changedFields ['authors']) per course that changed. The same rule reaches every other copy of
- * the user the catalog keeps (redactSubjectCopies: the versions it published, taxonomy versions,
- * the stored event history), and an erasure is recorded so authors, publishers and actors arriving
- * later are redacted on the way in.
+ * the user the catalog keeps (redactSubjectCopies: the versions it published, each with a
+ * `catalog.course_version.redacted`, taxonomy versions, the stored event history), and an erasure is
+ * recorded so authors, publishers and actors arriving later are redacted on the way in.
  *
- * The emitted `previous` cannot show the removed name or id without publishing them again, so for
- * these events `previous.authors` equals `next.authors`; consumers replace their copy with `next`.
+ * The emitted `previous` is withheld (`{}`): the old values are the personal data the request
+ * removes, and an event repeating them would be a new copy on the stream and in the archive. Nor
+ * does it repeat `next` (an equal previous and next reads as no change): consumers replace their
+ * copy of each field in `changedFields` with `next`.
  */
 export async function handleGdprRequest(tx: Tx, envelope: ConsumedEnvelope, deps: ConsumedEventDeps): Promise<GdprOutcome> {
   const p = envelope.payload as unknown as SubjectRequestReceived;
@@ -64,7 +66,11 @@ export async function handleGdprRequest(tx: Tx, envelope: ConsumedEnvelope, deps
   await lockSubjectCopies(tx, tenantId);
   if (erasure) await recordErasure(tx, { ...subject, requestId: p.requestId });
   const coursesRedacted = await redactCourseAuthors(tx, subject, erasure, deps);
-  const copiesRedacted = await redactSubjectCopies(tx, subject, { erasure, zeroingClasses: deps.gdprZeroingRetentionClasses });
+  const copiesRedacted = await redactSubjectCopies(tx, subject, {
+    erasure,
+    zeroingClasses: deps.gdprZeroingRetentionClasses,
+    events: deps.events,
+  });
   log.info(
     { requestType: p.requestType, coursesRedacted, ...copiesRedacted },
     'GDPR request applied to courses and every other copy',
@@ -107,8 +113,8 @@ async function redactCourseAuthors(tx: Tx, subject: Subject, erasure: boolean, d
       payload: {
         courseId: course.id,
         changedFields: ['authors'],
-        // The only change is the personal data itself, which the event may not repeat.
-        previous: { authors: redacted.authors },
+        // The old values are the personal data the request removes: withheld, never repeated.
+        previous: {},
         next: { authors: redacted.authors },
         etag: saved.etag,
       },

@@ -1,14 +1,27 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEventProducer } from '../../../events/publish/outbox.js';
+import { loadSchemaRegistry } from '../../../events/schemas/registry.js';
+import { systemClock } from '../../../platform/clock.js';
 import { ERASED_USER_ID, newId, newUlid } from '../../../platform/ids.js';
 import { silentLogger } from '../../../platform/logger.js';
 import { applyMigrations } from '../../../prisma/migrate.js';
 import { applyMigrationsBefore } from './earlier-migrations.js';
 import { completeRecordedErasures } from '../../../subgraphs/catalog/gdpr/subject-copies.js';
+import { createCatalogEvents } from '../../../subgraphs/catalog/outbox-port.js';
 import { erasureKey } from '../../../subgraphs/catalog/gdpr/redaction.logic.js';
 import { courseRow } from '../../support/course-row.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../../support/database.js';
 
 const DIGEST_MIGRATION = '20261126100100_erased_author_digest';
+const events = createCatalogEvents(
+  createEventProducer({
+    registry: loadSchemaRegistry(),
+    clock: systemClock,
+    source: { service: 'catalog', instance: 'test', commit: 'test' },
+    dualPublishDays: 30,
+  }),
+);
+const deps = { zeroingClasses: ['operational'], logger: silentLogger, events };
 
 /**
  * An erasure recorded before the catalog reached every copy of the subject zeroed course authors
@@ -79,14 +92,21 @@ describe.each(databaseKinds())('erasures recorded before every copy was covered,
   });
 
   it('zeroes the versions and stored events, then forgets the id; a second run finds nothing to do', async () => {
-    expect(await completeRecordedErasures(db.prisma, { zeroingClasses: ['operational'], logger: silentLogger })).toBe(1);
+    expect(await completeRecordedErasures(db.prisma, deps)).toBe(1);
     const versions = await db.prisma.courseVersion.findMany({ where: { tenantId: tenant }, orderBy: { sequence: 'asc' } });
     expect(versions.map((v) => v.publishedBy)).toEqual([ERASED_USER_ID, survivor]);
-    const [stored] = await db.prisma.outboxEvent.findMany({ where: { tenantId: tenant } });
+    const [stored, redacted] = await db.prisma.outboxEvent.findMany({ where: { tenantId: tenant }, orderBy: { id: 'asc' } });
     expect(stored.envelope).toMatchObject({ actor: { id: ERASED_USER_ID }, payload: { publishedBy: ERASED_USER_ID } });
+    // The changed version is announced, in the correlation of the request that recorded the erasure.
+    expect(redacted.envelope).toMatchObject({
+      eventType: 'catalog.course_version.redacted',
+      correlationId: 'gdpr-1',
+      partitionKey: versions[0].courseId,
+      payload: { courseVersionId: versions[0].id, redactedFields: ['publishedBy'], publishedBy: ERASED_USER_ID },
+    });
     expect(await db.prisma.erasedAuthor.findMany({ select: { userId: true, userIdSha256: true } })).toEqual([
       { userId: null, userIdSha256: erasureKey(w) },
     ]);
-    expect(await completeRecordedErasures(db.prisma, { zeroingClasses: ['operational'], logger: silentLogger })).toBe(0);
+    expect(await completeRecordedErasures(db.prisma, deps)).toBe(0);
   });
 });

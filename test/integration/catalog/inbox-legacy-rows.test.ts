@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventKey } from '../../../events/consume/consumer-stages.logic.js';
-import { inboxHas, recordInbox, settledAmong } from '../../../events/consume/inbox.js';
+import { eventKey } from '../../../events/ledger/event-key.logic.js';
+import { inboxHas, recordInbox, settledAmong } from '../../../events/ledger/inbox.js';
 import { newId, newUlid } from '../../../platform/ids.js';
 import { applyMigrations } from '../../../prisma/migrate.js';
 import { applyMigrationsBefore } from './earlier-migrations.js';

@@ -3,7 +3,7 @@ import { systemClock } from '../../../platform/clock.js';
 import { silentLogger } from '../../../platform/logger.js';
 import { createInProcessBus } from '../../../events/bus/in-process-bus.js';
 import type { EventBus } from '../../../events/bus/event-bus.js';
-import { readSettledThrough } from '../../../events/ordering/consumer-watermark.js';
+import { readSettledThrough } from '../../../events/ledger/consumer-watermark.js';
 import { createOrderGuard } from '../../../events/ordering/order-guard.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../../support/database.js';
 

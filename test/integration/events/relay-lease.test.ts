@@ -23,7 +23,7 @@ const LEASE_MS = 1_500;
  * The relay's leadership lease with its fencing token. A relay "paused" here is one whose publish
  * is held at a gate (it passed its lease check just before, as a process frozen mid-send would
  * have) while its monotonic clock is moved past the lease: what it does when it resumes is what
- * a SIGSTOPped holder does after SIGCONT (test/reliability/relay-leadership.test.ts does it to a
+ * a SIGSTOPped holder does after SIGCONT (test/faults/relay-leadership.test.ts does it to a
  * real process).
  */
 describe.each(databaseKinds())('outbox relay lease on %s', (kind) => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { purgeInbox } from '../../../events/consume/inbox.js';
+import { purgeInbox } from '../../../events/ledger/inbox.js';
 import { purgeArchive } from '../../../events/archive/outbox-archive.js';
 import { createRetentionJob } from '../../../events/archive/retention.js';
 import { newId } from '../../../platform/ids.js';

@@ -1,10 +1,9 @@
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import * as k8s from 'kubernetes-models';
 import { describe, expect, it } from 'vitest';
-import { parse, parseAllDocuments } from 'yaml';
+import { parse } from 'yaml';
+import { kubectl, modelOf, render } from '../../support/kustomize.js';
 
 /**
  * The Kubernetes manifests under deploy/ as `kubectl kustomize` renders them (the base and the
@@ -13,34 +12,6 @@ import { parse, parseAllDocuments } from 'yaml';
  * file beside them is checked for the same image and the migration-first order.
  */
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
-const kubectl = ['/usr/bin/kubectl', '/usr/local/bin/kubectl'].find((file) => fs.existsSync(file));
-if (!kubectl) console.warn('[skip] the manifest rendering test needs kubectl (kustomize is built in)');
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Resource = { apiVersion: string; kind: string; metadata: { name: string }; [field: string]: any };
-
-function render(dir: string): Resource[] {
-  const out = execFileSync(kubectl!, ['kustomize', path.join(ROOT, dir)], { encoding: 'utf8' });
-  return parseAllDocuments(out).map((doc) => doc.toJSON() as Resource);
-}
-
-/** The kubernetes-models class for an apiVersion and kind (`apps/v1` Deployment → k8s.apps.v1.Deployment). */
-function modelOf(resource: Resource): (new (data: unknown) => { validate(): void }) | undefined {
-  const [group, version] = resource.apiVersion.includes('/') ? resource.apiVersion.split('/') : ['', resource.apiVersion];
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  const models = k8s as any;
-  // networking.k8s.io → networkingK8sIo; the core group ("v1") sits at the top.
-  const space =
-    group === ''
-      ? models
-      : models[
-          group
-            .split('.')
-            .map((part, i) => (i ? part[0].toUpperCase() + part.slice(1) : part))
-            .join('')
-        ];
-  return space?.[version]?.[resource.kind];
-}
 
 const DRAIN_SECONDS = 5 + 5 + 25; // preStop + SHUTDOWN_DRAIN_MS + SHUTDOWN_TIMEOUT_MS
 
@@ -91,6 +62,20 @@ describe.runIf(kubectl).each(['deploy/base', 'deploy/overlays/example'])('Kubern
     const [job] = byKind('Job');
     expect(job.spec.template.spec.containers[0].args).toEqual(['migrate']);
     for (const d of deployments) expect(d.spec.template.spec.initContainers[0].args).toEqual(['schema-ready']);
+  });
+
+  it("runs every pod as the system's own ServiceAccount, with no API token mounted", () => {
+    const [account] = byKind('ServiceAccount');
+    expect(account.metadata.name).toBe('catalog-ai');
+    expect(account.automountServiceAccountToken).toBe(false);
+    const pods = [...deployments, ...byKind('Job')];
+    expect(pods).toHaveLength(5);
+    for (const workload of pods) {
+      expect(workload.spec.template.spec, workload.metadata.name).toMatchObject({
+        serviceAccountName: 'catalog-ai',
+        automountServiceAccountToken: false,
+      });
+    }
   });
 
   it('takes configuration from a ConfigMap and secrets from a Secret it never commits', () => {

@@ -21,6 +21,7 @@ const SETTINGS = {
   maxEntryBytes: 1_000_000,
   redisSlots: 1 << 20,
   tenantRedisSlots: 4096,
+  feedGraceMs: 5_000,
 };
 
 let redis: Redis;

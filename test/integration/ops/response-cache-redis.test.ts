@@ -91,6 +91,7 @@ describe.skipIf(!redisUrl)('response cache L2 (set REDIS_URL to run)', () => {
       maxEntryBytes: 10_000,
       redisSlots: 1 << 20,
       tenantRedisSlots: 1 << 20,
+      feedGraceMs: 5_000,
     };
     const logger = createLogger({ level: 'silent' });
     let bNow = Date.now();

@@ -31,6 +31,7 @@ const SETTINGS: ResponseCacheSettings = {
   ttlSeconds: 300,
   maxEntryBytes: 256 * 1024,
   redisSlots: 4096,
+  feedGraceMs: 5_000,
 };
 const silent = createLogger({ level: 'silent' });
 

@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  afterBatchFailure,
-  inStreamOrder,
-  keepAliveIntervalMs,
-  onePerEvent,
-  orderCandidates,
-} from '../../../events/consume/consumer-stages.logic.js';
+import { afterBatchFailure, inStreamOrder, onePerEvent } from '../../../events/consume/consumer-stages.logic.js';
+import { keepAliveIntervalMs, orderCandidates } from '../../../events/ordering/pending.logic.js';
 
 const message = (seq: number, eventId: string, key?: string) => ({ m: { seq }, envelope: { eventId }, key });
 

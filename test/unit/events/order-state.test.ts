@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { eventKey } from '../../../events/consume/consumer-stages.logic.js';
+import { eventKey } from '../../../events/ledger/event-key.logic.js';
 import { deadLetterMark } from '../../../events/ordering/order-hold.logic.js';
 import {
   advance,

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ID_PREFIXES, idPattern, newId, type IdKind } from '../../../platform/ids.js';
+import { ERASED_USER_ID, ID_PREFIXES, idPattern, newId, type IdKind } from '../../../platform/ids.js';
 import { canonicalHash } from '../../../platform/canonical-json.js';
 import { isSchemaObject, mapSchema, type JsonSchema } from '../../../events/schemas/schema-walk.logic.js';
 import { createSchemaRegistry, loadSchemaRegistry, readReleasedFile, readSchemaFiles } from '../../../events/schemas/registry.js';
@@ -30,6 +30,7 @@ describe('schema registry', () => {
       'catalog.course.visibility_changed',
       'catalog.course_version.deprecated',
       'catalog.course_version.published',
+      'catalog.course_version.redacted',
       'catalog.course_version.withdrawn',
       'catalog.taxonomy.updated',
       'content.play_package.built',
@@ -119,6 +120,24 @@ describe('schema registry', () => {
     expect(() =>
       registry.validate('catalog.course_version.withdrawn', 1, { ...payload, reason: 'licence expired' }),
     ).not.toThrow();
+  });
+
+  it('takes course_version.redacted with the new value of each redacted field, and never an empty list', () => {
+    const payload = {
+      courseVersionId: newId('courseVersion'),
+      courseId: newId('course'),
+      redactedFields: ['publishedBy'],
+      publishedBy: ERASED_USER_ID,
+    };
+    expect(() => registry.validate('catalog.course_version.redacted', 1, payload)).not.toThrow();
+    expect(
+      validationError(() => registry.validate('catalog.course_version.redacted', 1, { ...payload, redactedFields: [] })).details
+        .path,
+    ).toBe('/redactedFields');
+    const { publishedBy: _withheld, ...withoutValue } = payload;
+    expect(
+      validationError(() => registry.validate('catalog.course_version.redacted', 1, withoutValue)).details.message,
+    ).toContain('publishedBy');
   });
 
   it('lets consumers through unknown enum values but stays strict on required members and types', () => {

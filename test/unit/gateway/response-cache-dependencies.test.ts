@@ -12,7 +12,7 @@ import { CatalogModel, changeArbitrary, checkNoStaleAnswer, modelServer, type Mo
  * events were followed, the cache serves no answer that differs from a fresh one (issue #33:
  * `courseId @skip(if: $x)` made an entry look fully tagged while its answer held no id).
  */
-const SETTINGS = { memoryBytes: 8_000_000, ttlSeconds: 600, maxEntryBytes: 1_000_000, redisSlots: 100 };
+const SETTINGS = { memoryBytes: 8_000_000, ttlSeconds: 600, maxEntryBytes: 1_000_000, redisSlots: 100, feedGraceMs: 5_000 };
 
 let model = new CatalogModel();
 const metrics = createMetrics();

@@ -10,7 +10,7 @@ import { eventually } from '../../support/eventually.js';
  * mutations invalidate. A row changed under the cache without an event tells a cached answer (the
  * old row) from a fetched one (the new row).
  */
-const SETTINGS = { memoryBytes: 8_000_000, ttlSeconds: 600, maxEntryBytes: 1_000_000, redisSlots: 100 };
+const SETTINGS = { memoryBytes: 8_000_000, ttlSeconds: 600, maxEntryBytes: 1_000_000, redisSlots: 100, feedGraceMs: 5_000 };
 const READ = 'query Read($id: ID!) { course(courseId: $id) { courseId title } }';
 const WRITE = 'mutation Write($id: ID!, $title: String!) { updateCourseMetadata(courseId: $id, title: $title) { courseId } }';
 

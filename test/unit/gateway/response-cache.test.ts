@@ -8,7 +8,7 @@ import { createMetrics, type Metrics } from '../../../platform/metrics.js';
  * response_cache_invalidation_lag_seconds as a replica records it (the integration test checks both
  * with the cache Redis and real events).
  */
-const SETTINGS = { memoryBytes: 1_000_000, ttlSeconds: 60, maxEntryBytes: 10_000, redisSlots: 100 };
+const SETTINGS = { memoryBytes: 1_000_000, ttlSeconds: 60, maxEntryBytes: 10_000, redisSlots: 100, feedGraceMs: 5_000 };
 const NOW = Date.parse('2026-11-26T10:00:00.300Z');
 
 function cacheWithMetrics(): { cache: ResponseCache; metrics: Metrics } {

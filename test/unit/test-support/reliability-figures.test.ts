@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { FIGURES_FILE, figuresTarget, RUN_FIGURES_FILE } from '../../reliability/global-setup.js';
+import { FIGURES_FILE, figuresFiles, figuresTarget, RUN_FIGURES_FILE } from '../../reliability/global-setup.js';
 import { figuresDocument, type SuiteFigures } from '../../support/reliability-figures.js';
 
 const suite = (name: string, requests: number, serverErrors = 0): SuiteFigures => ({
@@ -51,5 +51,13 @@ describe('where a run writes its figures', () => {
     expect(ignored(figuresTarget({}))).toBe(true);
     expect(figuresTarget({ RECORD_FIGURES: 'true' })).toBe(FIGURES_FILE);
     expect(ignored(FIGURES_FILE)).toBe(false);
+  });
+
+  it('gives the faults project files of its own, so that neither project overwrites the other', () => {
+    const faults = figuresFiles('faults');
+    expect(figuresTarget({}, 'faults')).toBe(faults.run);
+    expect(figuresTarget({ RECORD_FIGURES: 'true' }, 'faults')).toBe(faults.tracked);
+    expect(faults.run).not.toBe(RUN_FIGURES_FILE);
+    expect(faults.tracked).not.toBe(FIGURES_FILE);
   });
 });

@@ -1,7 +1,7 @@
 import { deleteInBatches } from '../../platform/db/batched-delete.js';
 import { keyTuplesSql } from '../../platform/db/bulk-sql.js';
 import { Prisma, type Db, type Tx } from '../../platform/db/database.js';
-import { eventKey } from './consumer-stages.logic.js';
+import { eventKey } from './event-key.logic.js';
 
 /** One consumed event as the inbox knows it: producers choose event ids, so an id names an event only within its tenant. */
 export interface InboxEntry {
@@ -29,7 +29,7 @@ export async function recordInbox(tx: Tx, entry: InboxEntry & { consumer: string
 }
 
 /**
- * recordInbox for several events in one statement: the eventKeys (consumer-stages.logic.ts) of
+ * recordInbox for several events in one statement: the eventKeys (event-key.logic.ts) of
  * those handled for the first time. Rows go in key order, so two batches sharing events wait for
  * each other in one order, never in a cycle. A row from before the tenant was recorded (ANY_TENANT) with the same event id
  * counts as handled; no such row is written any more, so reading it outside the key lock is safe.
