@@ -58,6 +58,10 @@ export interface ResponseCacheConfig {
   maxEntryBytes: number;
   /** L2: keys of the cache Redis (REDIS_CACHE_URL) it uses at most (slots × maxEntryBytes bytes). */
   redisSlots: number;
+  /** L1: bytes of one tenant's answers this process keeps at most (its oldest go first). */
+  tenantMemoryBytes: number;
+  /** L2: keys one tenant's answers use at most, a window of the slots chosen by its id. */
+  tenantRedisSlots: number;
   /** How long cached answers are still served once the catalog event feed is lost. */
   feedGraceMs: number;
 }
@@ -70,6 +74,22 @@ export interface ApqSettings {
   memoryBytes: number;
   /** Keys the Redis store of REDIS_CACHE_URL uses at most: it holds at most slots × maxDocumentBytes. */
   redisSlots: number;
+}
+
+function responseCacheConfig(env: Env): ResponseCacheConfig {
+  const memoryBytes = envInt(env, 'RESPONSE_CACHE_MEMORY_BYTES', 32 * 1024 * 1024, 64 * 1024, 4 * 1024 * 1024 * 1024);
+  const redisSlots = envInt(env, 'RESPONSE_CACHE_REDIS_SLOTS', 16_384, 16, 4_194_304);
+  return {
+    enabled: envBool(env, 'RESPONSE_CACHE_ENABLED', false),
+    memoryBytes,
+    ttlSeconds: envInt(env, 'RESPONSE_CACHE_TTL_SECONDS', 60, 1, 24 * 3600),
+    maxEntryBytes: envInt(env, 'RESPONSE_CACHE_MAX_ENTRY_BYTES', 256 * 1024, 1024, 16 * 1024 * 1024),
+    redisSlots,
+    // A quarter of L1 and a sixteenth of L2 by default: no tenant can push every other one out.
+    tenantMemoryBytes: envInt(env, 'RESPONSE_CACHE_TENANT_MEMORY_BYTES', Math.floor(memoryBytes / 4), 64 * 1024, memoryBytes),
+    tenantRedisSlots: envInt(env, 'RESPONSE_CACHE_TENANT_REDIS_SLOTS', Math.floor(redisSlots / 16), 1, redisSlots),
+    feedGraceMs: envInt(env, 'RESPONSE_CACHE_FEED_GRACE_MS', 5_000, 0, 60_000),
+  };
 }
 
 /** `*`, or a comma list of exact origins (`https://host[:port]`, no path); unset: Apollo Sandbox's. */
@@ -143,14 +163,7 @@ export function loadGatewaySlice(env: Env, platform: Pick<PlatformConfig, 'host'
       subgraphReplicaBackoffMs: envInt(env, 'SUBGRAPH_REPLICA_BACKOFF_MS', 1_000, 50, 60_000),
       // Well under SHUTDOWN_DRAIN_MS (5 s in production): a draining replica leaves rotation first.
       subgraphReadinessIntervalMs: envInt(env, 'SUBGRAPH_READINESS_INTERVAL_MS', 1_000, 0, 60_000),
-      responseCache: {
-        enabled: envBool(env, 'RESPONSE_CACHE_ENABLED', false),
-        memoryBytes: envInt(env, 'RESPONSE_CACHE_MEMORY_BYTES', 32 * 1024 * 1024, 64 * 1024, 4 * 1024 * 1024 * 1024),
-        ttlSeconds: envInt(env, 'RESPONSE_CACHE_TTL_SECONDS', 60, 1, 24 * 3600),
-        maxEntryBytes: envInt(env, 'RESPONSE_CACHE_MAX_ENTRY_BYTES', 256 * 1024, 1024, 16 * 1024 * 1024),
-        redisSlots: envInt(env, 'RESPONSE_CACHE_REDIS_SLOTS', 16_384, 16, 4_194_304),
-        feedGraceMs: envInt(env, 'RESPONSE_CACHE_FEED_GRACE_MS', 5_000, 0, 60_000),
-      },
+      responseCache: responseCacheConfig(env),
       resultShaping: envOneOf<ResultShaping>(env, 'GATEWAY_RESULT_SHAPING', ['lean', 'apollo'], 'lean'),
     },
   };

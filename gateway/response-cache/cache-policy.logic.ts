@@ -51,11 +51,6 @@ export interface OperationShape {
   rootFields: readonly string[];
   /** A selected field is resolved outside the catalog (e.g. Course.aiProvenance). */
   selectsNonCatalogField: boolean;
-  /**
-   * Every Course, CourseVersion and Taxonomy object the answer can hold selects its own id
-   * (unaliased): then the ids in the answer name every entity it depends on.
-   */
-  selectsEveryId: boolean;
   /** Id arguments of the document (literals and variables), e.g. course(courseId: $id). */
   argumentIds: ReadonlyArray<{ field: IdField; id: string }>;
   /** Root fields of a mutation that the catalog resolves (it changes catalog data). */
@@ -103,53 +98,22 @@ export function normaliseAcceptLanguage(value: string | undefined): string {
 }
 
 /**
- * The ids found in an answer, walking at most `maxNodes` values (answers are already bounded by
- * the gateway's limits; this keeps the walk bounded whatever they are). `complete` is false when
- * the walk stopped early or found more ids than an entry may carry.
- */
-export function idsInAnswer(
-  data: unknown,
-  maxNodes = 100_000,
-): { ids: Array<{ field: IdField; id: string }>; complete: boolean } {
-  const seen = new Set<string>();
-  const ids: Array<{ field: IdField; id: string }> = [];
-  const stack: unknown[] = [data];
-  let visited = 0;
-  while (stack.length > 0) {
-    if (++visited > maxNodes) return { ids, complete: false };
-    const value = stack.pop();
-    if (Array.isArray(value)) {
-      for (const item of value) stack.push(item);
-    } else if (value !== null && typeof value === 'object') {
-      for (const [key, child] of Object.entries(value)) {
-        if (key in ID_FIELDS && typeof child === 'string') {
-          const field = key as IdField;
-          const mark = `${field}:${child}`;
-          if (!seen.has(mark)) {
-            seen.add(mark);
-            ids.push({ field, id: child });
-          }
-        } else if (child !== null && typeof child === 'object') {
-          stack.push(child);
-        }
-      }
-    }
-  }
-  return { ids, complete: ids.length <= MAX_ENTITY_TAGS };
-}
-
-/**
  * The tags an answer depends on. Every entry depends on the global tag and its tenant's tag (a
  * catalog mutation drops the whole tenant). A list answer, an answer with a null root field (the
  * entity may be registered next), or one whose entities cannot all be named by the ids it holds
- * also depends on the tenant's list tag, which every catalog event of the tenant drops.
+ * (`found`, read from the answer after @skip/@include: answer-dependencies.ts) also depends
+ * on the tenant's list tag, which every catalog event of the tenant drops.
  */
-export function entryTags(tenantId: string, shape: OperationShape, data: Record<string, unknown>): string[] {
+export function entryTags(
+  tenantId: string,
+  shape: OperationShape,
+  data: Record<string, unknown>,
+  found: { ids: ReadonlyArray<{ field: IdField; id: string }>; complete: boolean },
+): string[] {
   const tags = new Set([GLOBAL_TAG, tenantTag(tenantId)]);
-  const found = idsInAnswer(data);
   const hasNullRoot = Object.values(data).some((value) => value === null);
   const isList = shape.rootFields.some((f) => LIST_ROOT_FIELDS.has(f));
-  if (isList || hasNullRoot || !shape.selectsEveryId || !found.complete) tags.add(listTag(tenantId));
+  if (isList || hasNullRoot || !found.complete) tags.add(listTag(tenantId));
   for (const { field, id } of [...shape.argumentIds, ...found.ids].slice(0, MAX_ENTITY_TAGS)) {
     tags.add(entityTag(tenantId, field, id));
   }

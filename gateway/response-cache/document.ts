@@ -51,14 +51,6 @@ function graphsOf(
   return graphs;
 }
 
-/** The ids an object of these types must select for the ids in an answer to name it. */
-const REQUIRED_IDS: Readonly<Record<string, readonly string[]>> = {
-  Course: ['courseId'],
-  // A version's answer can change with its course (a newer version published): it is tagged by both.
-  CourseVersion: ['courseVersionId', 'courseId'],
-  Taxonomy: ['taxonomyId'],
-};
-
 /** Where an id argument's value comes from: written in the document, or a variable. */
 type IdArgument = { field: IdField } & ({ literal: string } | { variable: string });
 
@@ -76,8 +68,9 @@ const shapes = new WeakMap<
 
 /**
  * What the cache needs to know of an operation: its kind, root fields (through fragments), whether
- * it reaches a field outside the catalog, whether every entity object selects its ids, and the id
- * arguments it passes (their values from the variables of this request).
+ * it reaches a field outside the catalog, and the id arguments it passes (their values from the
+ * variables of this request). Which entities an answer depends on is read from the answer
+ * (answer-dependencies.ts), never from here: the text cannot say what @skip/@include left out.
  */
 export function operationShape(input: {
   document: DocumentNode;
@@ -131,7 +124,6 @@ function walkDocument(input: {
   const rootType = operation.operation === 'query' ? 'Query' : operation.operation === 'mutation' ? 'Mutation' : 'Subscription';
 
   let selectsNonCatalogField = false;
-  let selectsEveryId = true;
   const idArguments: IdArgument[] = [];
   const typeInfo = new TypeInfo(schema);
   // Every operation and fragment of the document is walked, not only the one run: a field or a
@@ -150,13 +142,6 @@ function walkDocument(input: {
           else if (argument.value.kind === Kind.VARIABLE) idArguments.push({ field, variable: argument.value.name.value });
         }
       },
-      SelectionSet(node) {
-        const parent = typeInfo.getParentType();
-        const required = parent ? REQUIRED_IDS[parent.name] : undefined;
-        if (!required || !hasOwnFields(node)) return;
-        const plain = new Set(node.selections.flatMap((s) => (s.kind === Kind.FIELD && !s.alias ? [s.name.value] : [])));
-        if (!required.every((id) => plain.has(id))) selectsEveryId = false;
-      },
     }),
   );
   const catalogMutation = operation.operation === 'mutation' && rootFields.some((f) => !nonCatalog.has(`${rootType}.${f}`));
@@ -164,15 +149,9 @@ function walkDocument(input: {
     kind: operation.operation,
     rootFields,
     selectsNonCatalogField,
-    selectsEveryId,
     idArguments,
     catalogMutation,
   };
-}
-
-/** A selection set made only of fragments is checked through its fragments' own selection sets. */
-function hasOwnFields(node: SelectionSetNode): boolean {
-  return node.selections.some((s) => s.kind === Kind.FIELD && s.name.value !== '__typename');
 }
 
 function rootFieldNames(selectionSet: SelectionSetNode, fragments: Map<string, FragmentDefinitionNode>): string[] {

@@ -1,6 +1,8 @@
-import { HeaderMap, type ApolloServerPlugin } from '@apollo/server';
+import { HeaderMap, type ApolloServerPlugin, type GraphQLResponse } from '@apollo/server';
 import { canonicalJson } from '../../platform/canonical-json.js';
 import type { GatewayContext } from '../forwarding.js';
+import { Kind, type FragmentDefinitionNode, type OperationDefinitionNode } from 'graphql';
+import { answerDependencies } from './answer-dependencies.js';
 import { decide, entryTags, mutationTags, type OperationShape } from './cache-policy.logic.js';
 import { operationShape } from './document.js';
 import type { PendingEntry, ResponseCache } from './response-cache.js';
@@ -17,6 +19,7 @@ export function responseCachePlugin(cache: ResponseCache, nonCatalog: ReadonlySe
     async requestDidStart() {
       let shape: OperationShape | undefined;
       let pending: PendingEntry | undefined;
+      let read: { operation: OperationDefinitionNode; fragments: FragmentDefinitionNode[] } | undefined;
       return {
         async responseForOperation(request) {
           if (!request.operation) return null;
@@ -40,7 +43,7 @@ export function responseCachePlugin(cache: ResponseCache, nonCatalog: ReadonlySe
           }
           let variables: string;
           try {
-            variables = canonicalJson(request.request.variables ?? {});
+            variables = canonicalJson(declaredVariables(request.operation, request.request.variables));
           } catch {
             cache.count('bypass');
             return null;
@@ -55,6 +58,12 @@ export function responseCachePlugin(cache: ResponseCache, nonCatalog: ReadonlySe
           });
           if ('pending' in found) {
             pending = found.pending;
+            read = {
+              operation: request.operation,
+              fragments: request.document.definitions.filter(
+                (d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION,
+              ),
+            };
             return null;
           }
           // Sent as stored (stored-answer.ts): no parse here, no serialisation at the door.
@@ -65,20 +74,61 @@ export function responseCachePlugin(cache: ResponseCache, nonCatalog: ReadonlySe
           const tenantId = request.contextValue.principal?.tenantId;
           if (!shape || !tenantId) return;
           if (shape.kind === 'mutation' && shape.catalogMutation) {
+            // Only a mutation that took effect drops anything: a refused one (a token without the
+            // scope, a failed precondition) would otherwise let any caller empty its tenant's cache.
             // Awaited: the writer's next read must not find what this mutation changed.
-            await cache.invalidate(mutationTags(tenantId), 'mutation');
+            if (tookEffect(request.response.body)) await cache.invalidate(mutationTags(tenantId), 'mutation');
             return;
           }
-          if (!pending || request.response.body.kind !== 'single') return;
-          const result = request.response.body.singleResult;
-          if (result.errors?.length || !result.data) return;
+          if (!pending) return;
+          const entry = pending;
+          pending = undefined;
+          const body = request.response.body;
+          const data = body.kind === 'single' && !body.singleResult.errors?.length ? body.singleResult.data : undefined;
+          if (!read || !data) {
+            // Waiters for this key look up on their own (an answer with errors is never cached).
+            cache.abandon(entry);
+            return;
+          }
           try {
-            await cache.store(pending, JSON.stringify({ data: result.data }), entryTags(tenantId, shape, result.data));
+            // What the answer depends on, read from the answer: never from the document's text.
+            const found = answerDependencies({ schema: request.schema, ...read, variables: request.request.variables, data });
+            await cache.store(entry, JSON.stringify({ data }), entryTags(tenantId, shape, data, found));
           } catch {
             // Storing is best effort: the answer goes out whatever happened to its copy.
+            cache.abandon(entry);
           }
         },
       };
     },
   };
+}
+
+/**
+ * Whether a mutation's answer says it may have changed something: it has no errors, or at least one
+ * of its root fields has a value. A mutation that failed after the catalog committed it still
+ * publishes its event, which every replica follows (catalog-events.ts).
+ */
+function tookEffect(body: GraphQLResponse['body']): boolean {
+  if (body.kind !== 'single') return true;
+  const { errors, data } = body.singleResult;
+  if (!errors?.length) return true;
+  return data !== null && data !== undefined && Object.values(data).some((value) => value !== null && value !== undefined);
+}
+
+/**
+ * The variables the operation declares: only they can change its answer (the executor ignores the
+ * others), so only they go into the key. An undeclared extra variable made a new key each time
+ * (issue #33); it is left out, not refused, so no client that sends one breaks.
+ */
+export function declaredVariables(
+  operation: OperationDefinitionNode,
+  variables: Record<string, unknown> | undefined,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const definition of operation.variableDefinitions ?? []) {
+    const name = definition.variable.name.value;
+    if (variables && Object.hasOwn(variables, name)) out[name] = variables[name];
+  }
+  return out;
 }

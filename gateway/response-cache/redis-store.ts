@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { sha256Hex } from '../../platform/canonical-json.js';
 
 /**
  * The response cache's second level, in the Redis of REDIS_CACHE_URL (never the state Redis), shared
@@ -37,16 +38,22 @@ for tag in string.gmatch(tags, '%S+') do
   if redis.call('GET', 'rc:t:' .. tag) ~= want[i] then return {now, false} end
   i = i + 1
 end
-return {now, string.sub(v, c + 1), tags, tokens}
+return {now, string.sub(v, c + 1), tags, tokens, redis.call('PTTL', ARGV[1])}
 `;
 
 /**
  * ARGV: slot key, key hash, ttl, tag ttl, read start (µs), nonce, body, tags...
- * Returns the tokens recorded (space-separated), or false when a tag changed after the read began.
- * A tag never invalidated gets a token of time 0, so its later invalidation is seen as a change.
+ * Returns the tokens recorded (space-separated), or false when a tag changed after the read began
+ * or the answer is already older than the TTL. A tag never invalidated gets a token of time 0, so
+ * its later invalidation is seen as a change. The entry expires `ttl` after its read began, by
+ * Redis's clock: the TTL counts from the fetch, not from the store.
  */
 const STORE = `
 local start = tonumber(ARGV[5])
+local t = redis.call('TIME')
+local age = math.floor((tonumber(t[1]) * 1000000 + tonumber(t[2]) - start) / 1000)
+local px = tonumber(ARGV[3]) * 1000 - math.max(0, age)
+if px <= 0 then return false end
 local tokens = {}
 local tags = {}
 for i = 8, #ARGV do
@@ -65,7 +72,7 @@ for i = 8, #ARGV do
   tags[#tags + 1] = ARGV[i]
 end
 local recorded = table.concat(tokens, ' ')
-redis.call('SET', ARGV[1], ARGV[2] .. '\\n' .. table.concat(tags, ' ') .. '\\n' .. recorded .. '\\n' .. ARGV[7], 'EX', ARGV[3])
+redis.call('SET', ARGV[1], ARGV[2] .. '\\n' .. table.concat(tags, ' ') .. '\\n' .. recorded .. '\\n' .. ARGV[7], 'PX', px)
 return recorded
 `;
 
@@ -82,17 +89,23 @@ return #ARGV - 2
 export interface RedisStoreOptions {
   ttlSeconds: number;
   slots: number;
+  /** Slots one tenant's entries use at most: a window of `slots` starting where its id hashes. */
+  tenantSlots: number;
 }
 
 export interface RedisRead {
   /** Redis's clock when the key was looked up (µs): the start of the read, for `store`. */
   startMicros: string;
-  hit?: { body: string; tags: string[]; tokens: string[] };
+  /**
+   * The entry, with the milliseconds it has left in Redis: a replica that copies it to its L1
+   * keeps it that long, never a fresh TTL (an entry lived 116 s of a 60 s TTL, issue #33).
+   */
+  hit?: { body: string; tags: string[]; tokens: string[]; remainingMs: number };
 }
 
 /** The scripts as commands: sent by SHA (EVALSHA), the script text only when Redis lacks it. */
 interface ScriptCommands {
-  rcRead(slotKey: string, keyHash: string): Promise<[string, string | null, string?, string?]>;
+  rcRead(slotKey: string, keyHash: string): Promise<[string, string | null, string?, string?, number?]>;
   rcStore(...args: string[]): Promise<string | null>;
   rcInvalidate(...args: string[]): Promise<number>;
 }
@@ -115,14 +128,30 @@ export class RedisStore {
     this.scripts = redis as unknown as ScriptCommands;
   }
 
-  slotOf(keyHash: string): string {
-    return `rc:e:${Number.parseInt(keyHash.slice(0, 8), 16) % this.options.slots}`;
+  /**
+   * The slot of an entry: within its tenant's window of `tenantSlots` consecutive slots, so one
+   * tenant's churn (e.g. many distinct variables) overwrites only its own window, never the whole
+   * cache. Windows of tenants may overlap; a tenant still holds at most `tenantSlots` keys.
+   */
+  slotOf(keyHash: string, tenantId: string): string {
+    const start = Number.parseInt(sha256Hex(tenantId).slice(0, 8), 16);
+    const within = Number.parseInt(keyHash.slice(0, 8), 16) % Math.min(this.options.tenantSlots, this.options.slots);
+    return `rc:e:${(start + within) % this.options.slots}`;
   }
 
-  async read(keyHash: string): Promise<RedisRead> {
-    const [startMicros, body, tags, tokens] = await this.scripts.rcRead(this.slotOf(keyHash), keyHash);
+  async read(keyHash: string, tenantId: string): Promise<RedisRead> {
+    const [startMicros, body, tags, tokens, remainingMs] = await this.scripts.rcRead(this.slotOf(keyHash, tenantId), keyHash);
+    // PTTL is -1 for a key without expiry (never written so here) and -2 for one gone: no time left.
     return body
-      ? { startMicros, hit: { body, tags: (tags ?? '').split(' '), tokens: (tokens ?? '').split(' ') } }
+      ? {
+          startMicros,
+          hit: {
+            body,
+            tags: (tags ?? '').split(' '),
+            tokens: (tokens ?? '').split(' '),
+            remainingMs: Math.max(0, remainingMs ?? 0),
+          },
+        }
       : { startMicros };
   }
 
@@ -133,9 +162,15 @@ export class RedisStore {
   }
 
   /** The tokens recorded, or undefined when the answer was already stale (not stored). */
-  async store(keyHash: string, startMicros: string, body: string, tags: readonly string[]): Promise<string[] | undefined> {
+  async store(
+    keyHash: string,
+    tenantId: string,
+    startMicros: string,
+    body: string,
+    tags: readonly string[],
+  ): Promise<string[] | undefined> {
     const recorded = await this.scripts.rcStore(
-      this.slotOf(keyHash),
+      this.slotOf(keyHash, tenantId),
       keyHash,
       String(this.options.ttlSeconds),
       String(this.tagTtlSeconds),

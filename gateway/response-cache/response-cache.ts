@@ -19,19 +19,40 @@ export interface ResponseCacheSettings {
   maxEntryBytes: number;
   /** L2: keys in the cache Redis at most (it holds at most slots × maxEntryBytes). */
   redisSlots: number;
+  /** L1: bytes of one tenant's answers at most; its oldest go first. Default: memoryBytes / 4. */
+  tenantMemoryBytes?: number;
+  /** L2: keys one tenant's answers use at most (a window of redisSlots). Default: redisSlots / 16. */
+  tenantRedisSlots?: number;
   /** How long the cache still serves after its event feed is lost (feed-watch.logic.ts). */
   feedGraceMs: number;
 }
 
-export type CacheResult = 'hit' | 'miss' | 'bypass';
+export type CacheResult = 'hit' | 'miss' | 'bypass' | 'coalesced';
+
+/**
+ * One miss being fetched on this replica: lookups of the same key meanwhile wait for it
+ * (single-flight) instead of fetching too (200 concurrent identical misses made 200 catalog
+ * fetches, issue #33).
+ */
+interface Flight {
+  /** The fetched answer once it is stored as current; undefined when it was not (the waiters then look up on their own). */
+  answer: Promise<string | undefined>;
+  settle(body: string | undefined): void;
+}
 
 /** What a miss keeps until its answer is stored. */
 export interface PendingEntry {
   keyHash: string;
+  /** Whose answer it is: each tenant's share of L1 and L2 is bounded. */
+  tenantId: string;
   /** Redis's clock when the read began; undefined when Redis could not be asked. */
   startMicros?: string;
   /** This process's invalidation count when the read began. */
   localSeq: number;
+  /** This process's clock when the read began: the entry's TTL counts from here, not from the store. */
+  startedAt: number;
+  /** The flight this miss leads, settled by `store` or `abandon`. */
+  flight?: Flight;
 }
 
 /** Tags whose Redis invalidation failed are retried before Redis is trusted again; beyond this, everything is dropped. */
@@ -40,6 +61,11 @@ const MAX_PENDING_TAGS = 1_000;
 const REDIS_PAUSE_MS = 1_000;
 /** Tags whose last invalidation is remembered for answers in flight (older ones: every answer then in flight is refused). */
 const MAX_LOGGED_TAGS = 10_000;
+/**
+ * A lookup waits at most this long for a fetch of its key in flight, then looks up on its own: a
+ * leader whose request never settles its flight (a bug) must not hold its waiters longer.
+ */
+const MAX_FLIGHT_WAIT_MS = 10_000;
 /** Fine around the 250 ms staleness objective (issue #28), so the share within it is read off a bucket bound. */
 export const INVALIDATION_LAG_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
@@ -67,6 +93,8 @@ export class ResponseCache {
   private redisPausedUntil = 0;
   /** Tags Redis has not been told of yet, with the local invalidation count when they were added. */
   private readonly unsentTags = new Map<string, number>();
+  /** Misses being fetched on this replica, by key hash. */
+  private readonly flights = new Map<string, Flight>();
 
   constructor(
     readonly settings: ResponseCacheSettings,
@@ -74,17 +102,23 @@ export class ResponseCache {
   ) {
     this.logger = deps.logger;
     this.now = deps.now ?? Date.now;
-    this.memory = new MemoryStore(settings.memoryBytes);
+    this.memory = new MemoryStore(settings.memoryBytes, settings.tenantMemoryBytes ?? Math.floor(settings.memoryBytes / 4));
     if (deps.redis) {
-      this.redis = new RedisStore(deps.redis, { ttlSeconds: settings.ttlSeconds, slots: settings.redisSlots }, () =>
-        randomBytes(9).toString('base64url'),
+      this.redis = new RedisStore(
+        deps.redis,
+        {
+          ttlSeconds: settings.ttlSeconds,
+          slots: settings.redisSlots,
+          tenantSlots: settings.tenantRedisSlots ?? Math.max(1, Math.floor(settings.redisSlots / 16)),
+        },
+        () => randomBytes(9).toString('base64url'),
       );
       const store = this.redis;
       this.tokenCheck = new TokenCheck((tags) => store.tokens(tags));
     }
     this.requests = deps.metrics?.counter({
       name: 'response_cache_requests_total',
-      help: 'Operations the response cache saw: hit (served from it), miss (cacheable, fetched), bypass (not cacheable).',
+      help: 'Operations the response cache saw: hit (served from it), coalesced (served the answer of the same miss fetched meanwhile on this replica), miss (cacheable, fetched), bypass (not cacheable).',
       labelNames: ['result'],
     });
     this.invalidations = deps.metrics?.counter({
@@ -122,15 +156,61 @@ export class ResponseCache {
     this.requests?.inc({ result });
   }
 
-  /** A stored answer (the response body as JSON text), or what storing the fetched one needs. */
+  /**
+   * A stored answer (the response body as JSON text), or what storing the fetched one needs. While
+   * the same key is being fetched on this replica, waits for that answer instead (single-flight); it
+   * is handed on only once stored as current, so a waiter never gets an answer an invalidation
+   * during the fetch concerned.
+   */
   async lookup(material: KeyMaterial): Promise<{ body: string } | { pending: PendingEntry }> {
     const keyHash = this.keyHash(material);
-    const localSeq = this.localSeq;
     if (!this.serving()) {
+      // The event feed is lost past its grace (feed-watch.logic.ts): fetched, never stored, no flight.
       this.count('bypass');
-      return { pending: { keyHash, localSeq } };
+      return { pending: { keyHash, tenantId: material.tenantId, localSeq: this.localSeq, startedAt: this.now() } };
     }
-    const local = this.memory.get(keyHash, this.now());
+    const inFlight = this.flights.get(keyHash);
+    if (inFlight) {
+      const body = await inFlight.answer;
+      if (body !== undefined) {
+        this.count('coalesced');
+        return { body };
+      }
+    }
+    // Taken before the first await, so a burst of one key finds it from its second lookup on.
+    const flight = this.flights.has(keyHash) ? undefined : this.startFlight(keyHash);
+    const found = await this.lookupOnce(keyHash, material.tenantId);
+    if ('pending' in found && flight) return { pending: { ...found.pending, flight } };
+    flight?.settle(undefined);
+    return found;
+  }
+
+  /** The miss that was looked up was not stored (an error, a refused store): its waiters look up on their own. */
+  abandon(pending: PendingEntry): void {
+    pending.flight?.settle(undefined);
+  }
+
+  private startFlight(keyHash: string): Flight {
+    let resolve!: (body: string | undefined) => void;
+    const answer = new Promise<string | undefined>((r) => (resolve = r));
+    const timer = setTimeout(() => flight.settle(undefined), MAX_FLIGHT_WAIT_MS);
+    timer.unref();
+    const flight: Flight = {
+      answer,
+      settle: (body) => {
+        clearTimeout(timer);
+        if (this.flights.get(keyHash) === flight) this.flights.delete(keyHash);
+        resolve(body);
+      },
+    };
+    this.flights.set(keyHash, flight);
+    return flight;
+  }
+
+  private async lookupOnce(keyHash: string, tenantId: string): Promise<{ body: string } | { pending: PendingEntry }> {
+    const localSeq = this.localSeq;
+    const startedAt = this.now();
+    const local = this.memory.get(keyHash, startedAt);
     const redis = await this.usableRedis();
     if (local && !redis) {
       this.count('hit');
@@ -138,7 +218,7 @@ export class ResponseCache {
     }
     if (!redis) {
       this.count('miss');
-      return { pending: { keyHash, localSeq } };
+      return { pending: { keyHash, tenantId, localSeq, startedAt } };
     }
     try {
       // Another replica may have taken a write since this entry was stored here: Redis's tag
@@ -148,14 +228,20 @@ export class ResponseCache {
         return { body: local.body };
       }
       if (local) this.memory.delete(keyHash);
-      const read = await redis.read(keyHash);
+      const read = await redis.read(keyHash, tenantId);
       if (read.hit) {
-        this.memory.set(keyHash, { ...read.hit, expiresAt: this.now() + this.settings.ttlSeconds * 1000 });
+        // The time the entry has left in Redis, never a fresh TTL: it counts from the fetch on every replica.
+        const { remainingMs, ...entry } = read.hit;
+        this.memory.set(keyHash, {
+          ...entry,
+          owner: tenantId,
+          expiresAt: this.now() + Math.min(remainingMs, this.settings.ttlSeconds * 1000),
+        });
         this.count('hit');
         return { body: read.hit.body };
       }
       this.count('miss');
-      return { pending: { keyHash, localSeq, startMicros: read.startMicros } };
+      return { pending: { keyHash, tenantId, localSeq, startedAt, startMicros: read.startMicros } };
     } catch (error) {
       this.redisFailed(error);
       if (local) {
@@ -163,7 +249,7 @@ export class ResponseCache {
         return { body: local.body };
       }
       this.count('miss');
-      return { pending: { keyHash, localSeq } };
+      return { pending: { keyHash, tenantId, localSeq, startedAt } };
     }
   }
 
@@ -173,20 +259,34 @@ export class ResponseCache {
    * invalidation overlaps nearly every fetch).
    */
   async store(pending: PendingEntry, body: string, tags: readonly string[]): Promise<void> {
-    if (body.length > this.settings.maxEntryBytes || !this.serving()) return;
-    if (this.invalidated.changedSince(tags, pending.localSeq)) return;
-    const expiresAt = this.now() + this.settings.ttlSeconds * 1000;
+    let current = false;
+    try {
+      current = await this.storeOnce(pending, body, tags);
+    } finally {
+      // Waiters get the answer only when it was stored as current (see lookup).
+      pending.flight?.settle(current ? body : undefined);
+    }
+  }
+
+  /** True when the answer was stored as current (in L1, and in Redis when it is used). */
+  private async storeOnce(pending: PendingEntry, body: string, tags: readonly string[]): Promise<boolean> {
+    if (body.length > this.settings.maxEntryBytes || !this.serving()) return false;
+    if (this.invalidated.changedSince(tags, pending.localSeq)) return false;
+    const expiresAt = pending.startedAt + this.settings.ttlSeconds * 1000;
+    if (expiresAt <= this.now()) return false;
     const redis = pending.startMicros === undefined ? undefined : await this.usableRedis();
     if (!redis || pending.startMicros === undefined) {
-      this.memory.set(pending.keyHash, { body, tags, expiresAt });
-      return;
+      this.memory.set(pending.keyHash, { body, tags, owner: pending.tenantId, expiresAt });
+      return !this.invalidated.changedSince(tags, pending.localSeq);
     }
     try {
-      const tokens = await redis.store(pending.keyHash, pending.startMicros, body, tags);
-      if (tokens && !this.invalidated.changedSince(tags, pending.localSeq))
-        this.memory.set(pending.keyHash, { body, tags, tokens, expiresAt });
+      const tokens = await redis.store(pending.keyHash, pending.tenantId, pending.startMicros, body, tags);
+      if (!tokens || this.invalidated.changedSince(tags, pending.localSeq)) return false;
+      this.memory.set(pending.keyHash, { body, tags, tokens, owner: pending.tenantId, expiresAt });
+      return true;
     } catch (error) {
       this.redisFailed(error);
+      return false;
     }
   }
 

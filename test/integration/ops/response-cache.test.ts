@@ -326,6 +326,33 @@ describe.skipIf(!redisUrl)('response cache (set REDIS_URL to run)', () => {
     }
   });
 
+  it('a burst of one missing key makes at most one catalog fetch per replica (single-flight)', async () => {
+    // A tenant of its own: the cache Redis refuses to store an answer read within a second after
+    // one of its tags was invalidated (its clock margin, redis-store.ts), and other tests here
+    // invalidate TENANT's tag; a burst then is not coalesced (docs/operations.md, "Single-flight").
+    const tenant = newId('tenant');
+    const token = await fixture.mintToken('catalog.read', undefined, tenant);
+    const row = courseRow(tenant, { title: { en: 'Burst' } });
+    await fixture.db.prisma.course.create({ data: row });
+    const courseId = row.id;
+    const before = await Promise.all(replicas.map(counts));
+    const burst = replicas.flatMap((replica) =>
+      Array.from({ length: 100 }, () => graphql(replica, COURSE_QUERY, { id: courseId }, { token, tenant })),
+    );
+    const answers = await Promise.all(burst);
+    for (const answer of answers) expect(answer.data?.course.title).toEqual({ en: 'Burst' });
+    const after = await Promise.all(replicas.map(counts));
+    const misses = after.map((count, i) => count.miss - before[i].miss);
+    // One fetch per replica at most; the second may find the first's answer in the cache Redis.
+    for (const miss of misses) expect(miss).toBeLessThanOrEqual(1);
+    expect(misses.reduce((a, b) => a + b)).toBeGreaterThanOrEqual(1);
+    const served = after.reduce(
+      (n, count, i) => n + count.hit + (count.coalesced ?? 0) - before[i].hit - (before[i].coalesced ?? 0),
+      0,
+    );
+    expect(served + misses.reduce((a, b) => a + b)).toBe(200);
+  });
+
   it('a catalog mutation drops its tenant entries before it answers, on every replica (the writer reads its write)', async () => {
     const courseId = await insertCourse('Before the write');
     for (const replica of replicas) await cacheBoth(replica, courseId, 'Before the write');

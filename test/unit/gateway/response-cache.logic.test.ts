@@ -1,5 +1,8 @@
 import { buildSchema, parse, type OperationDefinitionNode } from 'graphql';
+import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
+import { sha256Hex } from '../../../platform/canonical-json.js';
+import { RedisStore } from '../../../gateway/response-cache/redis-store.js';
 import { operationShape } from '../../../gateway/response-cache/document.js';
 import {
   decide,
@@ -22,7 +25,6 @@ const shape = (overrides: Partial<OperationShape> = {}): OperationShape => ({
   kind: 'query',
   rootFields: ['course'],
   selectsNonCatalogField: false,
-  selectsEveryId: true,
   argumentIds: [],
   catalogMutation: false,
   ...overrides,
@@ -48,14 +50,19 @@ describe('what the response cache keeps', () => {
 
 describe('tags', () => {
   it('names a course answer by the ids it holds, and a list by the tenant list tag', () => {
-    const one = entryTags('t1', shape(), { course: { courseId: 'c1', versions: [{ courseVersionId: 'v1', courseId: 'c1' }] } });
+    const ids = [
+      { field: 'courseId' as const, id: 'c1' },
+      { field: 'courseVersionId' as const, id: 'v1' },
+    ];
+    const one = entryTags('t1', shape(), { course: {} }, { ids, complete: true });
     expect(one.sort()).toEqual(
       [GLOBAL_TAG, tenantTag('t1'), entityTag('t1', 'courseId', 'c1'), entityTag('t1', 'courseVersionId', 'v1')].sort(),
     );
-    expect(entryTags('t1', shape({ rootFields: ['courses'] }), { courses: { edges: [] } })).toContain(listTag('t1'));
-    // An absent course may be registered next; an answer without ids cannot be narrowed.
-    expect(entryTags('t1', shape(), { course: null })).toContain(listTag('t1'));
-    expect(entryTags('t1', shape({ selectsEveryId: false }), { course: { title: {} } })).toContain(listTag('t1'));
+    const none = { ids: [], complete: true };
+    expect(entryTags('t1', shape({ rootFields: ['courses'] }), { courses: { edges: [] } }, none)).toContain(listTag('t1'));
+    // An absent course may be registered next; an answer whose entities are not all named cannot be narrowed.
+    expect(entryTags('t1', shape(), { course: null }, none)).toContain(listTag('t1'));
+    expect(entryTags('t1', shape(), { course: { title: {} } }, { ids, complete: false })).toContain(listTag('t1'));
   });
 
   it.each([
@@ -109,9 +116,26 @@ describe('invalidation lag', () => {
 });
 
 describe('L1 memory store', () => {
+  it("bounds each tenant's share: a tenant past it loses its own oldest entries, no one else's", () => {
+    const store = new MemoryStore(100_000, 10_000);
+    for (let i = 0; i < 5; i++)
+      store.set(`other${i}`, { body: 'y'.repeat(500), tags: ['g'], owner: 'quiet', expiresAt: Infinity });
+    // One tenant churns: a new key each time (e.g. variables no one asks twice).
+    for (let i = 0; i < 500; i++)
+      store.set(`churn${i}`, { body: 'x'.repeat(500), tags: ['g'], owner: 'noisy', expiresAt: Infinity });
+    expect(store.ownerBytes('noisy')).toBeLessThanOrEqual(10_000);
+    expect(store.get('churn499', 0)?.owner).toBe('noisy');
+    expect(store.get('churn0', 0)).toBeUndefined();
+    for (let i = 0; i < 5; i++) expect(store.get(`other${i}`, 0)?.owner).toBe('quiet');
+    // Dropped entries give their bytes back to their owner's share.
+    store.invalidate(['g']);
+    expect(store.ownerBytes('noisy')).toBe(0);
+    expect(store.bytes()).toBe(0);
+  });
+
   it('stays within its byte budget, oldest out first', () => {
     const store = new MemoryStore(10_000);
-    for (let i = 0; i < 50; i++) store.set(`k${i}`, { body: 'x'.repeat(500), tags: ['g'], expiresAt: Infinity });
+    for (let i = 0; i < 50; i++) store.set(`k${i}`, { body: 'x'.repeat(500), tags: ['g'], owner: 't1', expiresAt: Infinity });
     expect(store.bytes()).toBeLessThanOrEqual(10_000);
     expect(store.get('k49', 0)).toMatchObject({ body: 'x'.repeat(500), tags: ['g'] });
     expect(store.get('k0', 0)).toBeUndefined();
@@ -119,8 +143,8 @@ describe('L1 memory store', () => {
 
   it('drops exactly the entries of a tag, and expired ones', () => {
     const store = new MemoryStore(1_000_000);
-    store.set('a', { body: '1', tags: ['c:1'], expiresAt: 100 });
-    store.set('b', { body: '2', tags: ['c:2'], expiresAt: 100 });
+    store.set('a', { body: '1', tags: ['c:1'], owner: 't1', expiresAt: 100 });
+    store.set('b', { body: '2', tags: ['c:2'], owner: 't1', expiresAt: 100 });
     expect(store.invalidate(['c:1'])).toBe(1);
     expect(store.get('a', 0)).toBeUndefined();
     expect(store.get('b', 0)?.body).toBe('2');
@@ -152,7 +176,7 @@ describe('operation shape', () => {
   const document = parse(
     'query One($id: ID!) { course(courseId: $id) { courseId title } } query Two { course(courseId: "c9") { title } }',
   );
-  const [one, two] = document.definitions as OperationDefinitionNode[];
+  const [one] = document.definitions as OperationDefinitionNode[];
   const shapeOf = (operation: OperationDefinitionNode, variables: Record<string, unknown>) =>
     operationShape({ document, operation, schema, variables, nonCatalog: new Set() });
 
@@ -166,7 +190,6 @@ describe('operation shape', () => {
       { field: 'courseId', id: 'c2' },
       { field: 'courseId', id: 'c9' },
     ]);
-    expect(shapeOf(two, {}).selectsEveryId).toBe(false);
     expect(shapeOf(one, { id: 'c1' }).rootFields).toEqual(['course']);
   });
 });
@@ -236,5 +259,20 @@ describe('invalidation log', () => {
     expect(log.changedSince(['x'], 2)).toBe(false);
     expect(log.changedSince(['a'], 2)).toBe(true);
     expect(log.changedSince(['c'], 3)).toBe(true);
+  });
+});
+
+describe('L2 slots', () => {
+  const redis = { defineCommand() {} } as unknown as Redis;
+  const store = new RedisStore(redis, { ttlSeconds: 60, slots: 4096, tenantSlots: 16 }, () => 'n');
+  const keys = Array.from({ length: 2_000 }, (_, i) => sha256Hex(String(i)));
+
+  it("keep each tenant's entries within its own window of slots", () => {
+    const slotsOf = (tenant: string) => new Set(keys.map((key) => store.slotOf(key, tenant)));
+    expect(slotsOf('ten_noisy').size).toBeLessThanOrEqual(16);
+    expect(slotsOf('ten_noisy').size).toBeGreaterThan(8);
+    // Another tenant's window is elsewhere (these two do not overlap).
+    const other = slotsOf('ten_quiet');
+    expect([...slotsOf('ten_noisy')].filter((slot) => other.has(slot))).toEqual([]);
   });
 });

@@ -87,3 +87,37 @@ describe('storing an answer fetched while something was invalidated', () => {
     expect(await storedAfter(tags, (cache) => cache.clearLocal())).toBe(false);
   });
 });
+
+describe('the TTL', () => {
+  const material = {
+    tenantId: 'ten_a',
+    scopes: new Set(['catalog.read']),
+    queryHash: 'q',
+    operationName: null,
+    variables: '{}',
+    acceptLanguage: '',
+  };
+
+  it('counts from the fetch, not from the store: a slow fetch leaves its entry less time', async () => {
+    let now = NOW;
+    const cache = new ResponseCache(SETTINGS, { logger: createLogger({ level: 'silent' }), now: () => now });
+    const found = await cache.lookup(material);
+    if (!('pending' in found)) throw new Error('expected a miss');
+    now += 30_000;
+    await cache.store(found.pending, '{"data":{}}', ['g']);
+    now += 29_999;
+    expect('body' in (await cache.lookup(material))).toBe(true);
+    now += 1;
+    expect('body' in (await cache.lookup(material))).toBe(false);
+  });
+
+  it('keeps nothing fetched longer ago than the TTL', async () => {
+    let now = NOW;
+    const cache = new ResponseCache(SETTINGS, { logger: createLogger({ level: 'silent' }), now: () => now });
+    const found = await cache.lookup(material);
+    if (!('pending' in found)) throw new Error('expected a miss');
+    now += SETTINGS.ttlSeconds * 1000;
+    await cache.store(found.pending, '{"data":{}}', ['g']);
+    expect(cache.memoryBytes()).toBe(0);
+  });
+});
