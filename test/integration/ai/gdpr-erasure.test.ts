@@ -22,6 +22,8 @@ import { consumedEnvelope, CONSUMED_TRACEPARENT, gdprPayload } from '../catalog/
  */
 const TENANT_A = newId('tenant');
 const TENANT_B = newId('tenant');
+/** A tenant whose retention class (`legal_hold`) does not permit zeroing ids (GDPR_ZEROING_RETENTION_CLASSES). */
+const TENANT_HELD = newId('tenant');
 const SUBJECT = newId('user');
 const OTHER = newId('user');
 const ERASURE_DEADLINE_MS = 10_000;
@@ -217,5 +219,26 @@ describe('a GDPR erasure reaches every copy the AI subgraph keeps', () => {
     // Tenant B's reviewer still holds its claim: its rows are not the request's.
     const stillClaimed = await prisma.reviewTask.count({ where: { tenantId: TENANT_B, claimedBy: SUBJECT } });
     expect(stillClaimed).toBe(1);
+  });
+
+  it("keeps the ids where the tenant's retention class does not permit zeroing them", async () => {
+    const prisma = system.platform.database.prisma;
+    await prisma.tenantSettings.create({ data: { tenantId: TENANT_HELD, retentionClass: 'legal_hold' } });
+    await seedTenant(TENANT_HELD);
+    const before = counts(await databaseCopies(SUBJECT));
+    const request = consumedEnvelope('gdpr', gdprPayload(TENANT_HELD, SUBJECT, 'erasure'));
+    await send(request);
+    // Handled (its inbox row commits with whatever it changed), and nothing changed.
+    await eventually(
+      async () =>
+        expect(
+          await prisma.inboxEvent.count({
+            where: { consumer: 'ai-svc-gdpr-subject-request', tenantId: TENANT_HELD, eventId: request.eventId },
+          }),
+        ).toBe(1),
+      'the AI consumer handled the request',
+    );
+    expect(counts(await databaseCopies(SUBJECT))).toEqual(before);
+    expect(await prisma.reviewTask.count({ where: { tenantId: TENANT_HELD, claimedBy: SUBJECT } })).toBe(1);
   });
 });
