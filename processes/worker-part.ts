@@ -8,6 +8,7 @@ import type { Platform } from '../platform/bootstrap.js';
 import type { Metrics } from '../platform/metrics.js';
 import type { PartStack } from '../platform/parts.js';
 import { databaseCheck } from '../platform/readiness.js';
+import { aiConsumers } from '../subgraphs/ai/consumers.js';
 import { catalogConsumers } from '../subgraphs/catalog/consumers.js';
 import type { WorkerProcessConfig } from './config.js';
 import { busCheck, eventWorkerCheck } from './readiness-checks.js';
@@ -60,6 +61,7 @@ export async function workerPart(
   const { config, platform, bus } = deps;
   const db = platform.database.prisma;
   const producer = workerEventProducer(config);
+  const consumerOptions = { events: config.events, gdprZeroingRetentionClasses: config.gdprZeroingRetentionClasses };
   const start = async () => {
     const worker = await startEventWorker({
       bus,
@@ -68,7 +70,8 @@ export async function workerPart(
       config,
       producer,
       outboxCommits: outboxCommitFeed(config, platform),
-      consumers: catalogConsumers({ events: config.events, gdprZeroingRetentionClasses: config.gdprZeroingRetentionClasses }),
+      // Each subgraph's consumers on durables of their own: a GDPR request reaches both.
+      consumers: [...catalogConsumers(consumerOptions), ...aiConsumers(consumerOptions)],
     });
     feedWorkerMetrics(deps.metrics, worker, { db, deadLetterStream: config.events.dlqStream });
     return worker;

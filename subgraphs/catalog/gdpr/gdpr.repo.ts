@@ -1,7 +1,6 @@
 import { keyTuplesSql } from '../../../platform/db/bulk-sql.js';
 import { Prisma, type Tx } from '../../../platform/db/database.js';
 import { ERASED_USER_ID } from '../../../platform/ids.js';
-import { OUTBOX_RELAY_LOCK } from '../../../events/publish/outbox.js';
 import { erasureKey } from './redaction.logic.js';
 
 /**
@@ -118,30 +117,4 @@ export async function forgetErasedId(tx: Tx, erasure: { tenantId: string; userId
     where: { tenantId_userIdSha256: { tenantId: erasure.tenantId, userIdSha256: erasure.userIdSha256 } },
     data: { userId: null },
   });
-}
-
-export interface StoredEvent {
-  id: bigint;
-  envelope: { payload?: unknown; retentionClass?: string };
-}
-
-/**
- * Stored catalog events of the tenant that mention the user, published (the cold archive) or not.
- * Takes the outbox relay's lock first and waits for a running batch to end: a row still unpublished
- * once we hold it cannot be in flight, so what the relay sends next is the redacted envelope. The
- * wait is bounded; on timeout the transaction fails and the GDPR event is redelivered.
- */
-export async function lockStoredEventsMentioning(tx: Tx, tenantId: string, userId: string): Promise<StoredEvent[]> {
-  await tx.$executeRawUnsafe(`SET LOCAL lock_timeout = '10s'`);
-  await tx.$queryRaw`SELECT pg_advisory_xact_lock(${OUTBOX_RELAY_LOCK})::text`;
-  const rows = await tx.$queryRaw<StoredEvent[]>`
-    SELECT id, envelope FROM "OutboxEvent"
-    WHERE "tenantId" = ${tenantId} AND "eventType" LIKE 'catalog.%' AND strpos(envelope::text, ${userId}) > 0
-    ORDER BY id FOR UPDATE`;
-  await tx.$executeRawUnsafe(`SET LOCAL lock_timeout TO DEFAULT`);
-  return rows;
-}
-
-export async function replaceStoredEnvelope(tx: Tx, id: bigint, envelope: Prisma.InputJsonValue): Promise<void> {
-  await tx.outboxEvent.update({ where: { id }, data: { envelope } });
 }

@@ -11,9 +11,8 @@ import {
   forgetErasedId,
   type ErasedVersion,
   lockIncompleteErasures,
-  lockStoredEventsMentioning,
-  replaceStoredEnvelope,
 } from './gdpr.repo.js';
+import { lockStoredEventsMentioning, replaceStoredEnvelope } from '../../shared/gdpr/stored-events.repo.js';
 import { redactStoredCopy, retentionPermitsZeroing, userIdsIn } from './redaction.logic.js';
 
 /** The data subject of a request: a user of one tenant. */
@@ -59,7 +58,7 @@ export async function redactSubjectCopies(
       taxonomyVersions = await eraseTaxonomyAuthor(tx, subject);
   }
   const storedEvents = await redactCopies(
-    await lockStoredEventsMentioning(tx, subject.tenantId, subject.userId),
+    await lockStoredEventsMentioning(tx, subject, ['catalog.']),
     (row) => ({ value: row.envelope, retentionClass: row.envelope.retentionClass ?? '' }),
     (row, envelope) => replaceStoredEnvelope(tx, row.id, envelope as Prisma.InputJsonValue),
     subject,

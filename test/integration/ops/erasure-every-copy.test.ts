@@ -8,7 +8,6 @@ import type { RunningGateway } from '../../../gateway/gateway.js';
 import { followCatalogEvents, type CatalogEventFollower } from '../../../gateway/response-cache/catalog-events.js';
 import { ResponseCache } from '../../../gateway/response-cache/response-cache.js';
 import { mintToken } from '../../../platform/auth/dev-keys.js';
-import { Prisma } from '../../../platform/db/database.js';
 import { ERASED_USER_ID, newId, newUlid } from '../../../platform/ids.js';
 import { createLogger } from '../../../platform/logger.js';
 import { createMetrics, type Metrics } from '../../../platform/metrics.js';
@@ -16,6 +15,7 @@ import { connectRedis } from '../../../platform/redis.js';
 import { catalogEventFeed } from '../../../processes/parts.js';
 import type { System } from '../../../processes/system.js';
 import { startFixtureGateway } from '../../support/catalog-fixture.js';
+import { rowsHolding } from '../../support/database-scan.js';
 import { eventually } from '../../support/eventually.js';
 import { startTestSystem, type TestSystem } from '../../support/in-process-system.js';
 import { builtPayload, consumedEnvelope, CONSUMED_TRACEPARENT, gdprPayload } from '../catalog/harness.js';
@@ -169,24 +169,10 @@ async function liveL2Copies(needle: string): Promise<number> {
  */
 const KEPT_FOR_RETRIES = ['IdempotentEffect', 'IdempotencyRecord'];
 
-/** The rows of every table of the database holding one of `needles`, as `table` and the row's JSON. */
+/** The rows of every table of the database holding one of `needles`, as `database <table>` and the row's JSON. */
 async function databaseCopies(needles: readonly string[]): Promise<Array<[string, string]>> {
-  const prisma = system.platform.database.prisma;
-  const tables = await prisma.$queryRaw<Array<{ name: string }>>`
-    SELECT table_name AS name FROM information_schema.tables
-     WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'
-       AND table_name NOT IN (${Prisma.join(KEPT_FOR_RETRIES)})`;
-  const found: Array<[string, string]> = [];
-  for (const { name } of tables) {
-    const rows = await prisma.$queryRaw<Array<{ row: string }>>`
-      SELECT row_to_json(t)::text AS row FROM ${Prisma.raw(`"${name.replaceAll('"', '""')}"`)} AS t
-       WHERE ${Prisma.join(
-         needles.map((needle) => Prisma.sql`strpos(row_to_json(t)::text, ${needle}) > 0`),
-         ' OR ',
-       )}`;
-    for (const { row } of rows) found.push([`database ${name}`, row]);
-  }
-  return found;
+  const rows = await rowsHolding(system.platform.database.prisma, needles, KEPT_FOR_RETRIES);
+  return rows.map(([table, row]) => [`database ${table}`, row]);
 }
 
 /** What a replay of the tenant's archive would publish, captured instead of sent. */

@@ -1,0 +1,244 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { subjectFor, type EventEnvelope } from '../../../events/envelope.js';
+import { mintToken } from '../../../platform/auth/dev-keys.js';
+import type { Prisma } from '../../../platform/db/database.js';
+import { ERASED_USER_ID, newId, newUlid } from '../../../platform/ids.js';
+import type { System } from '../../../processes/system.js';
+import { rowsHolding } from '../../support/database-scan.js';
+import { eventually } from '../../support/eventually.js';
+import { startTestSystem, type TestSystem } from '../../support/in-process-system.js';
+import { consumedEnvelope, CONSUMED_TRACEPARENT, gdprPayload } from '../catalog/harness.js';
+
+/**
+ * Issue #33, item 2, the AI side: a GDPR erasure reaches every copy of the subject's id the AI
+ * subgraph keeps, within 10 s of the request. A one-process system (its event worker runs the
+ * catalog's and the AI's consumers, as in production) holds, in two tenants, the same user as
+ * reviewer (claimed, decided, steered, queue member, reject reason), as the caller of assist
+ * requests (provenance actor, review facts) and as an admin of the configuration (a routing rule
+ * created through the API, with its audit event in the outbox, flags, a HITL policy, a template, an
+ * assessment). After tenant A's erasure request, the scan of every table of the database (not a list
+ * of known columns, so a new column or table holding the id fails it) finds exactly tenant B's rows,
+ * unchanged.
+ */
+const TENANT_A = newId('tenant');
+const TENANT_B = newId('tenant');
+/** A tenant whose retention class (`legal_hold`) does not permit zeroing ids (GDPR_ZEROING_RETENTION_CLASSES). */
+const TENANT_HELD = newId('tenant');
+const SUBJECT = newId('user');
+const OTHER = newId('user');
+const ERASURE_DEADLINE_MS = 10_000;
+
+/**
+ * The records kept for Idempotency-Key retries name their caller and live IDEMPOTENCY_TTL_SECONDS:
+ * the documented exception (docs/catalog-and-events.md, GDPR, "What it does not reach").
+ */
+const KEPT_FOR_RETRIES = ['IdempotentEffect', 'IdempotencyRecord'];
+
+let running: TestSystem;
+let system: System;
+
+/** Per table of the database, the rows (as JSON) holding `needle`. */
+async function databaseCopies(needle: string): Promise<Map<string, string[]>> {
+  const found = new Map<string, string[]>();
+  for (const [table, row] of await rowsHolding(system.platform.database.prisma, [needle], KEPT_FOR_RETRIES))
+    found.set(table, [...(found.get(table) ?? []), row]);
+  return found;
+}
+
+const counts = (copies: Map<string, string[]>) =>
+  Object.fromEntries(
+    [...copies].map(([table, rows]) => [table, rows.length]).sort(([a], [b]) => String(a).localeCompare(String(b))),
+  );
+
+/** The subject, as the tenant's AI admin, creates a routing rule: its version's author and the audit event's actor. */
+async function createRoutingRuleAs(tenantId: string, userId: string): Promise<string> {
+  const admin = await mintToken(running.keys.privateJwk, { sub: userId, tid: tenantId, scope: 'ai.admin' });
+  const response = await fetch(system.aiUrl, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${admin}`,
+      'x-tenant-id': tenantId,
+      'content-type': 'application/json',
+      'idempotency-key': newUlid(),
+    },
+    body: JSON.stringify({
+      query:
+        'mutation { createRoutingRule(input: { featureKey: "erasure.feature", primary: { provider: "mock", model: "m" }, fallbacks: [] }) { ruleId } }',
+    }),
+  });
+  const body = (await response.json()) as { data?: { createRoutingRule: { ruleId: string } } };
+  expect(body.data?.createRoutingRule.ruleId, JSON.stringify(body)).toMatch(/^rtr_/);
+  return body.data!.createRoutingRule.ruleId;
+}
+
+/** The subject in every AI role, in one tenant; returns the ids of the rows an erasure must change. */
+async function seedTenant(tenantId: string) {
+  const prisma = system.platform.database.prisma;
+  const ruleId = await createRoutingRuleAs(tenantId, SUBJECT);
+  const queueId = newId('reviewQueue');
+  await prisma.reviewQueue.create({ data: { id: queueId, tenantId, name: 'cardiology', members: [SUBJECT, OTHER] } });
+  const provenance = (actorId: string, extra: Partial<Prisma.AIProvenanceUncheckedCreateInput> = {}) => ({
+    id: newId('provenance'),
+    tenantId,
+    actorType: 'user',
+    actorId,
+    featureKey: 'patient_chart.note_summary',
+    status: 'pending_review',
+    ...extra,
+  });
+  const asked = provenance(SUBJECT, { subjectRef: SUBJECT });
+  const decided = provenance(OTHER, { status: 'ok', review: { decision: 'rejected', decidedBy: SUBJECT, taskId: 'rvt_x' } });
+  const claimed = provenance(OTHER);
+  await prisma.aIProvenance.createMany({ data: [asked, decided, claimed] });
+  const task = (provenanceId: string, extra: Partial<Prisma.ReviewTaskUncheckedCreateInput>) => ({
+    id: newId('reviewTask'),
+    tenantId,
+    provenanceId,
+    queueId,
+    featureKey: 'patient_chart.note_summary',
+    ...extra,
+  });
+  const claimedTask = task(claimed.id, { state: 'claimed', claimedBy: SUBJECT, claimExpiresAt: new Date(Date.now() + 60_000) });
+  const decidedTask = task(decided.id, {
+    state: 'decided',
+    decidedBy: SUBJECT,
+    decidedAt: new Date(),
+    decision: 'rejected',
+    reason: `escalated by ${SUBJECT}`,
+  });
+  const steeredTask = task(asked.id, { steeredBy: [SUBJECT, OTHER] });
+  await prisma.reviewTask.createMany({ data: [claimedTask, decidedTask, steeredTask] });
+  await prisma.featureFlag.create({
+    data: { tenantId, featureKey: '*', flag: 'hitl.enabled', enabled: true, updatedBy: SUBJECT },
+  });
+  await prisma.featureFlagChange.create({
+    data: { tenantId, featureKey: '*', flag: 'hitl.enabled', enabled: true, changedBy: SUBJECT, reason: 'drill' },
+  });
+  await prisma.hITLPolicy.create({
+    data: { id: newId('hitlPolicy'), tenantId, featureKey: 'erasure.feature', mode: 'required', updatedBy: SUBJECT },
+  });
+  await prisma.promptTemplate.create({
+    data: {
+      id: newId('promptTemplate'),
+      tenantId,
+      featureKey: 'erasure.feature',
+      version: 1,
+      body: 'Summarise {{note}}',
+      variables: ['note'],
+      hash: 'sha256:' + '0'.repeat(64),
+      publishedBy: SUBJECT,
+    },
+  });
+  await prisma.dataProtectionAssessment.create({
+    data: {
+      id: newId('assessment'),
+      tenantId,
+      residency: 'AF',
+      signedBy: SUBJECT,
+      signedAt: new Date(),
+      documentHash: 'sha256:' + '1'.repeat(64),
+    },
+  });
+  return { ruleId, queueId, claimedTask, decidedTask, steeredTask, asked, decided };
+}
+
+async function send(envelope: EventEnvelope) {
+  await system.bus.publish(subjectFor(envelope.eventType, envelope.eventVersion), Buffer.from(JSON.stringify(envelope)), {
+    msgId: envelope.eventId,
+    headers: { traceparent: CONSUMED_TRACEPARENT, 'Content-Type': 'application/json' },
+  });
+}
+
+beforeAll(async () => {
+  running = await startTestSystem('ai-gdpr-erasure');
+  system = running.system;
+}, 120_000);
+
+afterAll(async () => {
+  await running?.stop();
+});
+
+describe('a GDPR erasure reaches every copy the AI subgraph keeps', () => {
+  it("zeroes the subject's id in every row of the request's tenant within 10 s, and leaves the other tenant's", async () => {
+    const prisma = system.platform.database.prisma;
+    await seedTenant(TENANT_B);
+    const tenantBOnly = counts(await databaseCopies(SUBJECT));
+    const a = await seedTenant(TENANT_A);
+    const before = counts(await databaseCopies(SUBJECT));
+    // Every AI table the subject's id is in holds tenant A's copies too: the scan finds them while they are there.
+    for (const table of [
+      'AIProvenance',
+      'ReviewTask',
+      'ReviewQueue',
+      'ProviderRoutingRuleVersion',
+      'FeatureFlag',
+      'FeatureFlagChange',
+      'HITLPolicy',
+      'PromptTemplate',
+      'DataProtectionAssessment',
+      'OutboxEvent',
+    ]) {
+      expect(before[table], table).toBeGreaterThan(tenantBOnly[table] ?? 0);
+    }
+
+    const erasedAt = Date.now();
+    await send(consumedEnvelope('gdpr', gdprPayload(TENANT_A, SUBJECT, 'erasure')));
+    await eventually(
+      async () => {
+        const after = await databaseCopies(SUBJECT);
+        // Exactly tenant B's copies are left, whatever table or column they sit in.
+        expect(counts(after)).toEqual(tenantBOnly);
+        const leftInA = [...after].flatMap(([table, rows]) =>
+          rows.filter((row) => row.includes(TENANT_A) || row.includes(a.ruleId)).map((row) => `${table} ${row}`),
+        );
+        expect(leftInA).toEqual([]);
+      },
+      'no row of tenant A holding the erased id',
+      { timeoutMs: ERASURE_DEADLINE_MS - (Date.now() - erasedAt) },
+    );
+    expect(Date.now() - erasedAt, 'within 10 s of the request').toBeLessThanOrEqual(ERASURE_DEADLINE_MS);
+
+    // The zero id stands where the subject was; the queue keeps its other member, the task its other steerer.
+    const tasks = await prisma.reviewTask.findMany({
+      where: { id: { in: [a.claimedTask.id, a.decidedTask.id, a.steeredTask.id] } },
+    });
+    const byId = new Map(tasks.map((task) => [task.id, task]));
+    expect(byId.get(a.claimedTask.id)?.claimedBy).toBe(ERASED_USER_ID);
+    expect(byId.get(a.decidedTask.id)).toMatchObject({ decidedBy: ERASED_USER_ID, reason: `escalated by ${ERASED_USER_ID}` });
+    expect(byId.get(a.steeredTask.id)?.steeredBy).toEqual([ERASED_USER_ID, OTHER]);
+    expect((await prisma.reviewQueue.findUnique({ where: { id: a.queueId } }))?.members).toEqual([OTHER]);
+    const provenance = await prisma.aIProvenance.findMany({ where: { id: { in: [a.asked.id, a.decided.id] } } });
+    expect(
+      provenance.map((row) => [row.actorId, (row.review as { decidedBy?: string } | null)?.decidedBy ?? null]).sort(),
+    ).toEqual(
+      [
+        [ERASED_USER_ID, null],
+        [OTHER, ERASED_USER_ID],
+      ].sort(),
+    );
+    // Tenant B's reviewer still holds its claim: its rows are not the request's.
+    const stillClaimed = await prisma.reviewTask.count({ where: { tenantId: TENANT_B, claimedBy: SUBJECT } });
+    expect(stillClaimed).toBe(1);
+  });
+
+  it("keeps the ids where the tenant's retention class does not permit zeroing them", async () => {
+    const prisma = system.platform.database.prisma;
+    await prisma.tenantSettings.create({ data: { tenantId: TENANT_HELD, retentionClass: 'legal_hold' } });
+    await seedTenant(TENANT_HELD);
+    const before = counts(await databaseCopies(SUBJECT));
+    const request = consumedEnvelope('gdpr', gdprPayload(TENANT_HELD, SUBJECT, 'erasure'));
+    await send(request);
+    // Handled (its inbox row commits with whatever it changed), and nothing changed.
+    await eventually(
+      async () =>
+        expect(
+          await prisma.inboxEvent.count({
+            where: { consumer: 'ai-svc-gdpr-subject-request', tenantId: TENANT_HELD, eventId: request.eventId },
+          }),
+        ).toBe(1),
+      'the AI consumer handled the request',
+    );
+    expect(counts(await databaseCopies(SUBJECT))).toEqual(before);
+    expect(await prisma.reviewTask.count({ where: { tenantId: TENANT_HELD, claimedBy: SUBJECT } })).toBe(1);
+  });
+});

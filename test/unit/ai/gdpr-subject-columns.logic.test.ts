@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { ERASED_USER_ID, newId } from '../../../platform/ids.js';
+import { AI_SUBJECT_TABLES, decideAiGdprRequest, erasureStatement } from '../../../subgraphs/ai/gdpr/subject-columns.logic.js';
+
+const USER = newId('user');
+const TENANT = newId('tenant');
+
+describe('decideAiGdprRequest', () => {
+  it('erases only on an erasure of a user id', () => {
+    expect(decideAiGdprRequest({ requestType: 'erasure', subjectType: 'user', subjectId: USER })).toEqual({ kind: 'erase' });
+  });
+
+  it.each([
+    [{ requestType: 'access', subjectType: 'user', subjectId: USER }, 'not_an_erasure'],
+    [{ requestType: 'rectification', subjectType: 'user', subjectId: USER }, 'not_an_erasure'],
+    [{ requestType: 'restriction', subjectType: 'user', subjectId: USER }, 'not_an_erasure'],
+    [{ requestType: 'erasure', subjectType: 'learner', subjectId: USER }, 'subject_type_not_held'],
+    [{ requestType: 'erasure', subjectType: 'user', subjectId: 'jane@example.org' }, 'subject_not_a_user_id'],
+  ])('acknowledges %o without changing anything: %s', (request, reason) => {
+    expect(decideAiGdprRequest(request)).toEqual({ kind: 'not_applied', reason });
+  });
+});
+
+describe('erasureStatement', () => {
+  const statementOf = (table: string) =>
+    erasureStatement(
+      AI_SUBJECT_TABLES.find((t) => t.table === table)!,
+      { tenantId: TENANT, userId: USER },
+    );
+
+  it("updates only the request's tenant's rows, by their own tenantId or their parent's", () => {
+    const task = statementOf('ReviewTask');
+    expect(task.text).toMatch(/^UPDATE "ReviewTask" SET .* WHERE "tenantId" = \$\d+ AND \(/s);
+    expect(task.values).toContain(TENANT);
+    const version = statementOf('ProviderRoutingRuleVersion');
+    expect(version.text).toMatch(/WHERE "ruleId" IN \(SELECT "id" FROM "ProviderRoutingRule" WHERE "tenantId" = \$\d+\)/);
+    expect(version.values).toContain(TENANT);
+  });
+
+  it('replaces the id by the erased id, and removes it from queue members', () => {
+    const task = statementOf('ReviewTask');
+    expect(task.values).toEqual(expect.arrayContaining([USER, ERASED_USER_ID]));
+    expect(task.text).toContain('array_replace("steeredBy"');
+    const queue = statementOf('ReviewQueue');
+    expect(queue.text).toMatch(/array_remove\("members", \$\d+\)/);
+    expect(queue.values).not.toContain(ERASED_USER_ID);
+  });
+
+  it('lists every table once, each with a tenant and at least one column', () => {
+    const names = AI_SUBJECT_TABLES.map((t) => t.table);
+    expect(new Set(names).size).toBe(names.length);
+    for (const table of AI_SUBJECT_TABLES) expect(table.columns.length, table.table).toBeGreaterThan(0);
+  });
+});
