@@ -13,6 +13,7 @@ import {
   type JsMsg,
 } from '@nats-io/jetstream';
 import { natsServers } from '../../platform/config/config.js';
+import { NATS_LIVENESS } from '../../platform/config/link-liveness.js';
 import type { Logger } from '../../platform/logger.js';
 import {
   collectPages,
@@ -54,12 +55,24 @@ export async function connectJetStreamBus(natsUrl: string, options: JetStreamBus
     servers: natsServers(natsUrl),
     name: 'catalog-events',
     maxReconnectAttempts: -1,
+    // A frozen or partitioned server keeps the socket open: only unanswered pings reveal it
+    // (platform/config/link-liveness.ts), and the client then moves to another server.
+    pingInterval: NATS_LIVENESS.pingIntervalMs,
+    maxPingOut: NATS_LIVENESS.maxPingOut,
+    reconnectTimeWait: NATS_LIVENESS.reconnectTimeWaitMs,
+    timeout: NATS_LIVENESS.requestTimeoutMs,
     // Without this the client builds an Error (a stack trace) for every publish and request in
     // case it later times out: 5 % of the event worker's CPU at 2,000 events/s (bench/README.md,
     // events). A timeout still rejects, with the client's own stack.
     noAsyncTraces: true,
   });
-  return createJetStreamBus(nc, { ...options, ownsConnection: true });
+  try {
+    return await createJetStreamBus(nc, { ...options, ownsConnection: true });
+  } catch (error) {
+    // Connected but JetStream did not answer (a leader election): the caller may try again.
+    await nc.close().catch(() => undefined);
+    throw error;
+  }
 }
 
 export async function createJetStreamBus(
@@ -67,8 +80,9 @@ export async function createJetStreamBus(
   options: JetStreamBusOptions & { ownsConnection?: boolean },
 ): Promise<EventBus> {
   const logger = options.logger;
-  const jsm: JetStreamManager = await jetstreamManager(nc);
-  const js: JetStreamClient = jetstream(nc);
+  const jsOptions = { timeout: NATS_LIVENESS.requestTimeoutMs };
+  const jsm: JetStreamManager = await jetstreamManager(nc, jsOptions);
+  const js: JetStreamClient = jetstream(nc, jsOptions);
   const [major = 0, minor = 0] = (nc.info?.version ?? '0.0').split('.').map(Number);
   const pulls: PullContext = {
     js,
@@ -298,7 +312,12 @@ async function consume(pulls: PullContext, spec: DurableConsumerSpec, handler: M
   const loop = (async () => {
     while (!stopping) {
       try {
-        messages = await consumer.consume({ max_messages: Math.max(prefetch, 2 * concurrency), expires: pullExpiresMs });
+        messages = await consumer.consume({
+          max_messages: Math.max(prefetch, 2 * concurrency),
+          expires: pullExpiresMs,
+          // Two missed heartbeats (a frozen server) end the pull and it is made again.
+          idle_heartbeat: Math.min(NATS_LIVENESS.consumerIdleHeartbeatMs, pullExpiresMs / 2),
+        });
         if (stopping) await messages.close();
         for await (const m of messages) {
           // Prefetched messages go straight back so another replica (or the restarted
