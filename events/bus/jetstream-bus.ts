@@ -81,6 +81,7 @@ export async function createJetStreamBus(
 ): Promise<EventBus> {
   const logger = options.logger;
   const jsOptions = { timeout: NATS_LIVENESS.requestTimeoutMs };
+  const reconnects = new Reconnects(nc, logger);
   const jsm: JetStreamManager = await jetstreamManager(nc, jsOptions);
   const js: JetStreamClient = jetstream(nc, jsOptions);
   const [major = 0, minor = 0] = (nc.info?.version ?? '0.0').split('.').map(Number);
@@ -89,13 +90,13 @@ export async function createJetStreamBus(
     jsm,
     logger,
     prefetch: options.prefetch ?? 10,
-    pullExpiresMs: options.pullExpiresMs ?? 30_000,
+    pullExpiresMs: options.pullExpiresMs ?? NATS_LIVENESS.pullExpiresMs,
     retryDelayMs: options.retryDelayMs ?? 1_000,
     termTakesReason: major > 2 || (major === 2 && minor >= 11),
     subscriptions: new Set<Subscription>(),
+    reconnects,
   };
   const advisories = new MaxDeliveriesAdvisories(nc, logger);
-  const reconnects = new Reconnects(nc);
   const messaging: MessageBus = {
     kind: 'jetstream',
     async publish(subject, data, opts = {}) {
@@ -236,6 +237,7 @@ interface PullContext {
   /** Before 2.11 the server does not read `+TERM <reason>` as a term and redelivers. */
   termTakesReason: boolean;
   subscriptions: Set<Subscription>;
+  reconnects: Reconnects;
 }
 
 /**
@@ -309,6 +311,9 @@ async function consume(pulls: PullContext, spec: DurableConsumerSpec, handler: M
   let stopping = false;
   let messages: ConsumerMessages | undefined;
   let wakeRetry: (() => void) | undefined;
+  // After a reconnect (a stale server left) the pull is made again at once on the new server,
+  // rather than when the old one's pull would have expired or two heartbeats gone missing.
+  const stopRepull = pulls.reconnects.listen(() => void messages?.close());
   const loop = (async () => {
     while (!stopping) {
       try {
@@ -352,6 +357,7 @@ async function consume(pulls: PullContext, spec: DurableConsumerSpec, handler: M
   const subscription: Subscription = {
     stop: async () => {
       stopping = true;
+      stopRepull();
       wakeRetry?.();
       await messages?.close();
       await loop;
@@ -371,20 +377,23 @@ async function consume(pulls: PullContext, spec: DurableConsumerSpec, handler: M
  */
 class Reconnects {
   private readonly listeners = new Set<() => void>();
-  private reading = false;
 
-  constructor(private readonly nc: NatsConnection) {}
+  constructor(nc: NatsConnection, logger: Logger) {
+    // Read from the start: the link's changes are logged, so an operator sees a stale server left.
+    void (async () => {
+      for await (const status of nc.status()) {
+        if (status.type === 'staleConnection') logger.warn('nats: the server stopped answering pings; reconnecting');
+        else if (status.type === 'disconnect') logger.warn({ server: status.server }, 'nats: disconnected');
+        else if (status.type === 'reconnect') {
+          logger.info({ server: status.server }, 'nats: reconnected');
+          for (const l of this.listeners) l();
+        }
+      }
+    })();
+  }
 
   listen(listener: () => void): () => void {
     this.listeners.add(listener);
-    if (!this.reading) {
-      this.reading = true;
-      void (async () => {
-        for await (const status of this.nc.status()) {
-          if (status.type === 'reconnect') for (const l of this.listeners) l();
-        }
-      })();
-    }
     return () => {
       this.listeners.delete(listener);
     };

@@ -10,10 +10,10 @@ export const LINK_DEADLINE_MS = 30_000;
 export const NATS_LIVENESS = {
   /**
    * The client pings the server this often, and treats the link as stale once `maxPingOut` pings
-   * are unanswered: a frozen node is left after at most (maxPingOut + 1) × interval = 15 s, then
-   * the client reconnects to another server of the cluster (the default is 2 min × 2).
+   * are unanswered: a frozen node is left (maxPingOut + 1) × interval = 9 s after its last answer,
+   * then the client reconnects to another server of the cluster (the default is 2 min × 2).
    */
-  pingIntervalMs: 5_000,
+  pingIntervalMs: 3_000,
   maxPingOut: 2,
   /** Between reconnect attempts to the same server (the client tries the others first). */
   reconnectTimeWaitMs: 500,
@@ -22,7 +22,17 @@ export const NATS_LIVENESS = {
    * missed ones end the pull and it is made again (on the new connection): 2 × 5 s = 10 s.
    */
   consumerIdleHeartbeatMs: 5_000,
-  /** A JetStream publish or API request unanswered this long fails (the relay's batch then waits). */
+  /**
+   * How long one pull request stays open on the server. A pull made through a server that then
+   * freezes keeps attracting messages until it expires (they come back after the consumer's ack
+   * wait, CONSUMER_ACK_WAIT_SECONDS, 15 s); the client makes its pulls again at once on reconnect.
+   */
+  pullExpiresMs: 10_000,
+  /**
+   * A JetStream publish or API request unanswered this long fails (the relay's batch then waits);
+   * also the bound on opening a connection, so a reconnect that meets the frozen server first
+   * moves on to the next after this long.
+   */
   requestTimeoutMs: 5_000,
 } as const;
 

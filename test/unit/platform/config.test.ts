@@ -30,7 +30,7 @@ describe('configuration', () => {
       catalogStream: 'CATALOG',
       dlqStream: 'CATALOG_DLQ',
       maxDeliver: 6,
-      ackWaitSeconds: 30,
+      ackWaitSeconds: 15,
       relayPollIntervalMs: 100,
       relayListen: true,
     });
