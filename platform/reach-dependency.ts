@@ -107,6 +107,8 @@ export interface RetryOptions {
   /** Bound on one attempt. */
   attemptMs?: number;
   logger: Pick<Logger, 'warn'>;
+  /** What the progress lines call the service (e.g. NATS): the variable is named only by the final error. */
+  service: string;
   /** Undoes an attempt that succeeds after its bound. */
   discardLate?: (late: unknown) => unknown;
 }
@@ -147,9 +149,10 @@ export async function reachDependencyRetrying<T>(
           `${failure.reason}; tried ${attempt} times in ${Math.round(elapsed / 1000)} s`,
         );
       }
+      // Progress, not the verdict: the one line naming the variable is the error, if it comes to that.
       options.logger.warn(
-        { variable, attempt, reason: failure.reason, retryInMs: delayMs },
-        `${variable}: not reachable yet; trying again`,
+        { service: options.service, address: failure.address, attempt, reason: failure.reason, retryInMs: delayMs },
+        `${options.service} not reachable yet; trying again`,
       );
       await new Promise((resolve) => setTimeout(resolve, delayMs));
     }

@@ -25,6 +25,7 @@ export function connectNats(url: string, logger: Logger, retryForMs: number = ST
     firstDelayMs: STARTUP_RETRY.firstDelayMs,
     maxDelayMs: STARTUP_RETRY.maxDelayMs,
     logger,
+    service: 'NATS',
     discardLate: (bus) => (bus as EventBus).close(),
   });
 }
