@@ -83,6 +83,8 @@ export function loadEventsSlice(env: Env, platform: Pick<PlatformConfig, 'natsUr
       relayPollIntervalMs: envInt(env, 'OUTBOX_POLL_INTERVAL_MS', 100, 10, 60_000),
       relayListen: envBool(env, 'OUTBOX_LISTEN', true),
       maxDeliver: envInt(env, 'CONSUMER_MAX_DELIVER', 6, 1, 100),
+      // The spec's 30 s. A message handed to a pull on a frozen server comes back this long after,
+      // which bounds how soon consumption resumes there (docs/reliability.md, "Half-open links").
       ackWaitSeconds: envInt(env, 'CONSUMER_ACK_WAIT_SECONDS', 30, 1, 3600),
       consumerConcurrency: envInt(env, 'CONSUMER_CONCURRENCY', 1, 1, 64),
       consumerBatchSize: envInt(env, 'CONSUMER_BATCH_SIZE', 100, 1, 500),

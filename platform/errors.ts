@@ -3,6 +3,7 @@
  * once: GraphQL puts `code` in `extensions.code`, REST in a problem+json `code` member with `status`.
  * Anything that is not an AppError is an internal error and its message never leaves the process.
  */
+import { databaseUnreachable } from './db/unreachable.js';
 import { ERROR_CODES, type ErrorDetailMember, type KnownErrorCode } from './error-codes.js';
 
 export type { KnownErrorCode } from './error-codes.js';
@@ -61,6 +62,17 @@ export const dependencyUnavailable = (what: string) =>
 
 export function isAppError(error: unknown): error is AppError {
   return error instanceof AppError;
+}
+
+/**
+ * The AppError a door answers for `error`: itself, or 503 `dependency.unavailable` (Retry-After)
+ * for a database that cannot be reached or a session that died under the request
+ * (platform/db/unreachable.ts); undefined for anything else (an internal error, 500).
+ */
+export function answerableError(error: unknown): AppError | undefined {
+  if (isAppError(error)) return error;
+  if (databaseUnreachable(error)) return dependencyUnavailable('the database');
+  return undefined;
 }
 
 /** Whether `code` is one of the registry's (platform/error-codes.ts). */

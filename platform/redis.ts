@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { REDIS_LIVENESS } from './config/link-liveness.js';
 import type { Logger } from './logger.js';
 import { DependencyMisconfiguredError, reachDependency, redactUrl } from './reach-dependency.js';
 
@@ -11,8 +12,10 @@ export function createRedis(url: string, logger: Logger, options: { quietUntilRe
   const redis = new Redis(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
-    connectTimeout: 2_000,
-    commandTimeout: 2_000,
+    // A half-open link fails commands within seconds and is replaced (platform/config/link-liveness.ts).
+    keepAlive: REDIS_LIVENESS.keepAliveMs,
+    connectTimeout: REDIS_LIVENESS.connectTimeoutMs,
+    commandTimeout: REDIS_LIVENESS.commandTimeoutMs,
     retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
     lazyConnect: false,
   });

@@ -15,6 +15,8 @@ export interface System {
   gatewayUrl: string;
   catalogUrl: string;
   aiUrl: string;
+  /** The ops port's base URL when METRICS_PORT is set: /metrics answers there, not on the gateway's door. */
+  opsUrl?: string;
   /** The event bus of this process: JetStream with NATS_URL, else the in-process bus (tests publish on it). */
   bus: EventBus;
   /** The parts, for the signal handler (drain, then stop in reverse). */
@@ -72,8 +74,10 @@ export async function startSystem(config: SystemConfig, onStack?: PartStack): Pr
       // The catalog's events on this process's bus, through the port a gateway process follows NATS by.
       catalogEvents: catalogEventFeed(bus),
     });
-    await opsServerPart(stack, { config, logger, metrics, service: 'main' });
-    return { platform, bus, gatewayUrl: gateway.url, catalogUrl: catalog.url, aiUrl: ai.url };
+    const ops = await opsServerPart(stack, { config, logger, metrics, service: 'main' });
+    // With METRICS_PORT, /metrics answers there and no longer on the gateway's door.
+    const opsUrl = ops ? `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${ops.port}` : undefined;
+    return { platform, bus, gatewayUrl: gateway.url, catalogUrl: catalog.url, aiUrl: ai.url, opsUrl };
   });
   return { ...system, stack, stop: () => stack.stop() };
 }

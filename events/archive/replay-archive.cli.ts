@@ -82,7 +82,8 @@ const { database, bus } = await startOrExit(async () => ({
     logger: silentLogger,
     preparedStatements: config.dbPreparedStatements,
   }),
-  bus: await connectNats(config.natsUrl!, silentLogger),
+  // An operator at a terminal: a server that does not answer is said at once, not retried.
+  bus: await connectNats(config.natsUrl!, silentLogger, 0),
 }));
 let exitCode = 0;
 try {

@@ -13,6 +13,7 @@ import {
   type JsMsg,
 } from '@nats-io/jetstream';
 import { natsServers } from '../../platform/config/config.js';
+import { NATS_LIVENESS } from '../../platform/config/link-liveness.js';
 import type { Logger } from '../../platform/logger.js';
 import {
   collectPages,
@@ -56,12 +57,24 @@ export async function connectJetStreamBus(natsUrl: string, options: JetStreamBus
     servers: natsServers(natsUrl),
     name: 'catalog-events',
     maxReconnectAttempts: -1,
+    // A frozen or partitioned server keeps the socket open: only unanswered pings reveal it
+    // (platform/config/link-liveness.ts), and the client then moves to another server.
+    pingInterval: NATS_LIVENESS.pingIntervalMs,
+    maxPingOut: NATS_LIVENESS.maxPingOut,
+    reconnectTimeWait: NATS_LIVENESS.reconnectTimeWaitMs,
+    timeout: NATS_LIVENESS.requestTimeoutMs,
     // Without this the client builds an Error (a stack trace) for every publish and request in
     // case it later times out: 5 % of the event worker's CPU at 2,000 events/s (bench/README.md,
     // events). A timeout still rejects, with the client's own stack.
     noAsyncTraces: true,
   });
-  return createJetStreamBus(nc, { ...options, ownsConnection: true });
+  try {
+    return await createJetStreamBus(nc, { ...options, ownsConnection: true });
+  } catch (error) {
+    // Connected but JetStream did not answer (a leader election): the caller may try again.
+    await nc.close().catch(() => undefined);
+    throw error;
+  }
 }
 
 export async function createJetStreamBus(
@@ -69,18 +82,21 @@ export async function createJetStreamBus(
   options: JetStreamBusOptions & { ownsConnection?: boolean },
 ): Promise<EventBus> {
   const logger = options.logger;
-  const jsm: JetStreamManager = await jetstreamManager(nc);
-  const js: JetStreamClient = jetstream(nc);
+  const jsOptions = { timeout: NATS_LIVENESS.requestTimeoutMs };
+  const reconnects = new Reconnects(nc, logger);
+  const jsm: JetStreamManager = await jetstreamManager(nc, jsOptions);
+  const js: JetStreamClient = jetstream(nc, jsOptions);
   const [major = 0, minor = 0] = (nc.info?.version ?? '0.0').split('.').map(Number);
   const pulls: PullContext = {
     js,
     jsm,
     logger,
     prefetch: options.prefetch ?? 10,
-    pullExpiresMs: options.pullExpiresMs ?? 30_000,
+    pullExpiresMs: options.pullExpiresMs ?? NATS_LIVENESS.pullExpiresMs,
     retryDelayMs: options.retryDelayMs ?? 1_000,
     termTakesReason: major > 2 || (major === 2 && minor >= 11),
     subscriptions: new Set<Subscription>(),
+    reconnects,
   };
   const advisories = new MaxDeliveriesAdvisories(nc, logger);
   const link = new FollowedLink(nc, options.linkProbe ?? DEFAULT_LINK_PROBE);
@@ -224,6 +240,7 @@ interface PullContext {
   /** Before 2.11 the server does not read `+TERM <reason>` as a term and redelivers. */
   termTakesReason: boolean;
   subscriptions: Set<Subscription>;
+  reconnects: Reconnects;
 }
 
 /**
@@ -297,10 +314,18 @@ async function consume(pulls: PullContext, spec: DurableConsumerSpec, handler: M
   let stopping = false;
   let messages: ConsumerMessages | undefined;
   let wakeRetry: (() => void) | undefined;
+  // After a reconnect (a stale server left) the pull is made again at once on the new server,
+  // rather than when the old one's pull would have expired or two heartbeats gone missing.
+  const stopRepull = pulls.reconnects.listen(() => void messages?.close());
   const loop = (async () => {
     while (!stopping) {
       try {
-        messages = await consumer.consume({ max_messages: Math.max(prefetch, 2 * concurrency), expires: pullExpiresMs });
+        messages = await consumer.consume({
+          max_messages: Math.max(prefetch, 2 * concurrency),
+          expires: pullExpiresMs,
+          // Two missed heartbeats (a frozen server) end the pull and it is made again.
+          idle_heartbeat: Math.min(NATS_LIVENESS.consumerIdleHeartbeatMs, pullExpiresMs / 2),
+        });
         if (stopping) await messages.close();
         for await (const m of messages) {
           // Prefetched messages go straight back so another replica (or the restarted
@@ -335,6 +360,7 @@ async function consume(pulls: PullContext, spec: DurableConsumerSpec, handler: M
   const subscription: Subscription = {
     stop: async () => {
       stopping = true;
+      stopRepull();
       wakeRetry?.();
       await messages?.close();
       await loop;
@@ -433,6 +459,35 @@ class FollowedLink {
     if (!this.lost && !always) return;
     this.lost = false;
     for (const l of this.listeners) l.onBack();
+  }
+}
+
+/**
+ * The connection's reconnects, fanned out to the pull consumers (each pulls again at once), and the
+ * link's changes logged, so an operator sees a stale server left.
+ */
+class Reconnects {
+  private readonly listeners = new Set<() => void>();
+
+  constructor(nc: NatsConnection, logger: Logger) {
+    // Read from the start: the link's changes are logged, so an operator sees a stale server left.
+    void (async () => {
+      for await (const status of nc.status()) {
+        if (status.type === 'staleConnection') logger.warn('nats: the server stopped answering pings; reconnecting');
+        else if (status.type === 'disconnect') logger.warn({ server: status.server }, 'nats: disconnected');
+        else if (status.type === 'reconnect') {
+          logger.info({ server: status.server }, 'nats: reconnected');
+          for (const l of this.listeners) l();
+        }
+      }
+    })();
+  }
+
+  listen(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
   }
 }
 

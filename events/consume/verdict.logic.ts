@@ -1,4 +1,7 @@
+import { databaseUnreachable, sqlStateOf } from '../../platform/db/unreachable.js';
 import { AppError, isAppError } from '../../platform/errors.js';
+
+export { databaseUnreachable, sqlStateOf };
 
 /**
  * What the consumer runner does with a message after one attempt at it. Pure: it looks at the
@@ -30,10 +33,6 @@ export function permanentFailure(message: string, details?: Record<string, unkno
 
 const PERMANENT_CODES = new Set(['events.permanent_failure', 'schema.invalid_event', 'schema.unknown_event']);
 
-/** Prisma's codes for a database it cannot reach (P1xxx) or no connection to be had (P2024). */
-const UNREACHABLE_PRISMA_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
-/** SQLSTATEs of a server that is down, restarting or refusing connections: 08xxx, 57P01-03, 53300. */
-const UNREACHABLE_SQLSTATE = /^(08|57P0[123]$|53300$)/;
 /**
  * Data exceptions (class 22: a NUL in text, a value too long, a bad number) and integrity
  * constraint violations (class 23): the same statement with the same data fails the same way.
@@ -42,41 +41,12 @@ const PERMANENT_SQLSTATE = /^(22|23)[0-9A-Z]{3}$/;
 /** Prisma's own codes for those classes when it maps the SQLSTATE away (value too long, unique, foreign key, null, range). */
 const PERMANENT_PRISMA_CODES = new Set(['P2000', 'P2002', 'P2003', 'P2004', 'P2011', 'P2020', 'P2023']);
 
-interface ErrorShape {
-  code?: unknown;
-  message?: unknown;
-  meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } };
-}
-
-/** The Postgres SQLSTATE behind an error: Prisma's driver-adapter error, or node-postgres' own. */
-export function sqlStateOf(error: unknown): string | undefined {
-  const e = error as ErrorShape | null;
-  const adapter = e?.meta?.driverAdapterError?.cause?.originalCode;
-  if (typeof adapter === 'string') return adapter;
-  // Prisma's own codes (P1000-P3999) have the same shape; Postgres' P class is only P0xxx.
-  return typeof e?.code === 'string' && /^(?!P[1-9])[0-9A-Z]{5}$/.test(e.code) ? e.code : undefined;
-}
-
-/**
- * Whether a handler failed because the database cannot be reached (down, restarting, failing
- * over, out of connections).
- */
-export function databaseUnreachable(error: unknown): boolean {
-  const e = error as ErrorShape | null;
-  if (typeof e?.code === 'string' && UNREACHABLE_PRISMA_CODES.has(e.code)) return true;
-  const sqlState = sqlStateOf(error);
-  if (sqlState && UNREACHABLE_SQLSTATE.test(sqlState)) return true;
-  return (
-    typeof e?.message === 'string' && /ECONNREFUSED|ECONNRESET|Connection terminated|Can't reach database server/.test(e.message)
-  );
-}
-
 /** Whether retrying cannot change the outcome: an invalid event, a rule of ours, or data the database refuses. */
 export function isPermanent(error: unknown): boolean {
   if (isAppError(error)) return PERMANENT_CODES.has(error.code);
   const sqlState = sqlStateOf(error);
   if (sqlState) return PERMANENT_SQLSTATE.test(sqlState);
-  const code = (error as ErrorShape | null)?.code;
+  const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && PERMANENT_PRISMA_CODES.has(code);
 }
 

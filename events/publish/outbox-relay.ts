@@ -35,6 +35,8 @@ export interface OutboxRelayOptions {
    * after this long, and another replica takes over.
    */
   leaseMs?: number;
+  /** How long the leader keeps the lease while none of its batches publishes (default leaseMs). */
+  progressWindowMs?: number;
   /** Names this relay in the lease row (SERVICE_INSTANCE); default host:pid. */
   instance?: string;
   /** Monotonic ms for the lease's local deadline (tests move it by hand); default performance.now(). */
@@ -104,6 +106,7 @@ class RelayLoop {
       ttlMs: this.leaseMs,
       instance: options.instance ?? `${os.hostname()}:${process.pid}`,
       monotonicMs: options.monotonicMs,
+      progressWindowMs: options.progressWindowMs,
     });
   }
 
@@ -132,11 +135,13 @@ class RelayLoop {
     );
     this.state.lastRunAt = this.clock.now().toISOString();
     this.state.publishedTotal += result.published;
+    // What it read went out (or there was nothing to send): the lease is doing its job.
+    if (!result.failed && !result.leaseLost) this.lease.progressed();
     if (result.failed)
       logger.warn({ eventId: result.failed.eventId, err: result.failed.error }, 'outbox publish failed; the batch waits');
     if (result.leaseLost) {
       this.lease.lost();
-      logger.warn({ token: String(token) }, 'outbox relay lease lapsed mid-batch; its rows wait for the next holder');
+      logger.warn({ fencingToken: String(token) }, 'outbox relay lease lapsed mid-batch; its rows wait for the next holder');
     }
     return result;
   }

@@ -1,3 +1,4 @@
+import { POSTGRES_LINK } from '../../platform/config/link-liveness.js';
 import pg from 'pg';
 import type { Logger } from '../../platform/logger.js';
 import { oneLine } from '../error-text.logic.js';
@@ -60,6 +61,8 @@ export function listenForOutboxCommits(options: ListenFeedOptions): OutboxCommit
     const next = new pg.Client({
       connectionString: options.databaseUrl,
       application_name: options.applicationName ?? 'outbox-listen',
+      // An idle LISTEN connection learns of a vanished server only through keepalive probes.
+      ...POSTGRES_LINK,
     });
     client = next;
     // A connection ended by the server (restart, pg_terminate_backend) reports here.

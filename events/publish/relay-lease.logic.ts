@@ -33,3 +33,11 @@ export function renewalDue(lease: HeldLease, now: number, ttlMs: number): boolea
 export function heartbeatIntervalMs(ttlMs: number): number {
   return Math.max(100, Math.floor(ttlMs / 3));
 }
+
+/**
+ * The holder has made no publishing progress for longer than the window: its database link
+ * renews the lease, but it cannot do what the lease is for.
+ */
+export function progressStalled(lastProgress: number, now: number, windowMs: number): boolean {
+  return now - lastProgress > windowMs;
+}

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Prisma, type Db } from '../../platform/db/database.js';
 import type { Logger } from '../../platform/logger.js';
-import { heartbeatIntervalMs, heldLease, leaseValid, renewalDue, type HeldLease } from './relay-lease.logic.js';
+import { heartbeatIntervalMs, heldLease, leaseValid, progressStalled, renewalDue, type HeldLease } from './relay-lease.logic.js';
 
 /** The lease row of the outbox relay. */
 export const RELAY_LEASE_NAME = 'outbox-relay';
@@ -18,6 +18,11 @@ export interface RelayLeaseOptions {
   instance: string;
   /** A monotonic clock in ms (default performance.now()): it keeps counting through a pause. */
   monotonicMs?: () => number;
+  /**
+   * How long the holder keeps the lease without publishing progress (default ttlMs): a leader
+   * whose broker link is dead but whose database is fine lets the lease go after this long.
+   */
+  progressWindowMs?: number;
 }
 
 /**
@@ -27,16 +32,32 @@ export interface RelayLeaseOptions {
  * it has not expired. A paused holder therefore loses it within ttlMs, another replica takes it with
  * a higher token, and the paused one, when it resumes, finds its local deadline passed (see
  * relay-lease.logic.ts) and must take the lease again before it publishes.
+ *
+ * Renewing proves only that the holder reaches the database. The relay also reports progress
+ * (progressed(): a batch that published what it read, or found nothing to publish); a holder
+ * without progress for progressWindowMs (its publishes time out: a half-open NATS link) gives the
+ * lease up and stands aside for one period, so a replica that can publish takes over.
  */
 export class RelayLease {
   readonly holder: string;
   private held: HeldLease | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly now: () => number;
+  private readonly progressWindowMs: number;
+  /** Monotonic ms of the last publishing progress under the lease held. */
+  private lastProgress = 0;
+  /** Monotonic ms before which this relay does not take the lease (it gave it up for want of progress). */
+  private standAsideUntil = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly options: RelayLeaseOptions) {
     this.holder = `${options.instance}/${randomBytes(4).toString('hex')}`;
     this.now = options.monotonicMs ?? (() => performance.now());
+    this.progressWindowMs = options.progressWindowMs ?? options.ttlMs;
+  }
+
+  /** The relay published what it read (or found nothing to publish) under the lease. */
+  progressed(): void {
+    this.lastProgress = this.now();
   }
 
   /** The token, while this relay may count on the lease; undefined otherwise. */
@@ -47,6 +68,8 @@ export class RelayLease {
   /** Holds the lease for at least a renewal period more, taking it if free; false when another holds it. */
   async ensure(): Promise<boolean> {
     const now = this.now();
+    if (await this.giveUpWithoutProgress(now)) return false;
+    if (now < this.standAsideUntil) return false;
     if (leaseValid(this.held, now) && !renewalDue(this.held, now, this.options.ttlMs)) return true;
     if (leaseValid(this.held, now) && (await this.renew())) return true;
     return this.acquire();
@@ -57,9 +80,11 @@ export class RelayLease {
     if (this.timer) return;
     this.timer = setInterval(() => {
       if (!leaseValid(this.held, this.now())) return;
-      this.renew().catch((error: unknown) =>
-        this.options.logger.warn({ err: (error as Error).message }, 'outbox relay lease renewal failed'),
-      );
+      this.giveUpWithoutProgress(this.now())
+        .then((gaveUp) => (gaveUp ? false : this.renew()))
+        .catch((error: unknown) =>
+          this.options.logger.warn({ err: (error as Error).message }, 'outbox relay lease renewal failed'),
+        );
     }, heartbeatIntervalMs(this.options.ttlMs));
     this.timer.unref?.();
   }
@@ -79,6 +104,22 @@ export class RelayLease {
       WHERE name = ${RELAY_LEASE_NAME} AND holder = ${this.holder} AND token = ${held.token}`;
   }
 
+  /**
+   * Releases the lease held when the relay has made no publishing progress under it for the
+   * window, and stands aside for one period; true when it did.
+   */
+  private async giveUpWithoutProgress(now: number): Promise<boolean> {
+    const held = this.held;
+    if (!leaseValid(held, now) || !progressStalled(this.lastProgress, now, this.progressWindowMs)) return false;
+    this.standAsideUntil = now + this.options.ttlMs;
+    this.options.logger.warn(
+      { holder: this.holder, fencingToken: String(held.token), stalledMs: Math.round(now - this.lastProgress) },
+      'outbox relay lease given up: no publishing progress; another replica may lead',
+    );
+    await this.release();
+    return true;
+  }
+
   /** Forgets the lease (it was found fenced): the next ensure() takes it again, with a new token. */
   lost(): void {
     this.held = undefined;
@@ -96,7 +137,9 @@ export class RelayLease {
     const previous = this.held;
     this.held = rows.length ? heldLease(rows[0].token, sentAt, this.options.ttlMs) : undefined;
     if (this.held && this.held.token !== previous?.token) {
-      this.options.logger.info({ holder: this.holder, token: String(this.held.token) }, 'outbox relay lease taken');
+      // A new token gets a whole window to show progress.
+      this.lastProgress = sentAt;
+      this.options.logger.info({ holder: this.holder, fencingToken: String(this.held.token) }, 'outbox relay lease taken');
     }
     return this.held !== undefined;
   }
@@ -112,7 +155,7 @@ export class RelayLease {
     // Another renewal or a loss may have happened meanwhile: only the lease renewed is updated.
     if (this.held?.token !== held.token) return renewed > 0;
     this.held = renewed > 0 ? heldLease(held.token, sentAt, this.options.ttlMs) : undefined;
-    if (!renewed) this.options.logger.warn({ holder: this.holder, token: String(held.token) }, 'outbox relay lease lost');
+    if (!renewed) this.options.logger.warn({ holder: this.holder, fencingToken: String(held.token) }, 'outbox relay lease lost');
     return renewed > 0;
   }
 }

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { PrismaClient } from '../../prisma/generated/client.js';
+import { POSTGRES_LINK } from '../config/link-liveness.js';
 import type { Logger } from '../logger.js';
 import { reachDependency, STARTUP_REACH_MS } from '../reach-dependency.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
@@ -33,7 +34,12 @@ export function createPrismaClient(
   // The adapter types its generator as always naming; undefined (unnamed) is what it sends without one.
   const statementNameGenerator = (query: { sql: string }): string => statementName(query.sql) as string;
   // application_name tells the parts apart in pg_stat_activity (a URL's own ?application_name wins).
-  const pool = { connectionString, max, ...(options.applicationName ? { application_name: options.applicationName } : {}) };
+  const pool = {
+    connectionString,
+    max,
+    ...POSTGRES_LINK,
+    ...(options.applicationName ? { application_name: options.applicationName } : {}),
+  };
   return new PrismaClient({
     adapter: new PrismaPg(pool, options.preparedStatements === false ? {} : { statementNameGenerator }),
   });

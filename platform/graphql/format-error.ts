@@ -1,9 +1,8 @@
 import type { GraphQLFormattedError } from 'graphql';
 import { GraphQLError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
-import { databaseUnreachable } from '../db/unreachable.js';
 import { ERROR_DETAIL_MEMBERS } from '../error-codes.js';
-import { dependencyUnavailable, isAppError, isKnownErrorCode, type AppError } from '../errors.js';
+import { answerableError, isAppError, isKnownErrorCode, type AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { isTokenLimitError, limitError } from './query-limits.js';
 
@@ -52,9 +51,10 @@ export function formatGraphQLError(logger: Logger) {
         extensions: { code: 'BAD_USER_INPUT' },
       };
     }
-    if (databaseUnreachable(original)) {
+    const unreachable = answerableError(original);
+    if (unreachable) {
       logger.warn({ err: (original as Error).message }, 'database unreachable');
-      return appErrorFormatted(dependencyUnavailable('the database'), formatted);
+      return appErrorFormatted(unreachable, formatted);
     }
     if (isUnstorableText(original)) {
       return {

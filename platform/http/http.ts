@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AppError, isAppError } from '../errors.js';
+import { AppError, answerableError, isAppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 
 export type Headers = Record<string, string>;
@@ -126,17 +126,19 @@ export interface Problem {
 
 /** RFC 9457 problem details; internal errors never expose their message or stack. */
 export function toProblem(error: unknown, logger?: Logger): { problem: Problem; headers: Headers } {
-  if (isAppError(error)) {
+  const known = answerableError(error);
+  if (known && !isAppError(error)) logger?.warn({ err: (error as Error).message }, 'database unreachable');
+  if (known) {
     return {
       problem: {
-        type: `urn:problem:${error.code}`,
-        title: titleFor(error.status),
-        status: error.status,
-        detail: error.message,
-        code: error.code,
-        ...(error.details ?? {}),
+        type: `urn:problem:${known.code}`,
+        title: titleFor(known.status),
+        status: known.status,
+        detail: known.message,
+        code: known.code,
+        ...(known.details ?? {}),
       },
-      headers: error.headers ?? {},
+      headers: known.headers ?? {},
     };
   }
   logger?.error({ err: error }, 'unhandled error');

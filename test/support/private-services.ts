@@ -118,6 +118,10 @@ function restartable(name: string, binary: string, args: string[], ready: () => 
     running: () => child?.running ?? false,
     output: () => child?.output() ?? '',
     stop: async (signal: 'SIGKILL' | 'SIGTERM' = 'SIGKILL') => child?.kill(signal),
+    /** SIGSTOP freezes the server with its sockets open (a half-open peer); SIGCONT resumes it. */
+    signal: (signal: 'SIGSTOP' | 'SIGCONT') => {
+      if (child?.running) child.process.kill(signal);
+    },
     async start() {
       if (child?.running) return;
       const current = new Child(spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] }));
@@ -143,6 +147,8 @@ export interface PrivateNats {
   running(): boolean;
   /** SIGKILL (a crash) or SIGTERM (a clean stop); the store directory stays. */
   stop(signal?: 'SIGKILL' | 'SIGTERM'): Promise<void>;
+  /** SIGSTOP freezes the server with its sockets open (a half-open peer); SIGCONT resumes it. */
+  signal(signal: 'SIGSTOP' | 'SIGCONT'): void;
   /** Starts again on the same port and store, and waits until JetStream is ready. */
   start(): Promise<void>;
   /** Stops and removes the store. */

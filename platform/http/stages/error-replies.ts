@@ -1,5 +1,5 @@
 import Negotiator from 'negotiator';
-import { isAppError } from '../../errors.js';
+import { answerableError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import { toProblem } from '../http.js';
 import { jsonReply, reply, type ErrorFormat, type Reply, type Stage } from '../pipeline.js';
@@ -12,7 +12,7 @@ import { jsonReply, reply, type ErrorFormat, type Reply, type Stage } from '../p
 export function errorReply(error: unknown, format: ErrorFormat, logger?: Logger, accept?: string): Reply {
   const { problem, headers } = toProblem(error, logger);
   if (format === 'graphql') {
-    const details = isAppError(error) ? (error.details ?? {}) : {};
+    const details = answerableError(error)?.details ?? {};
     const body = {
       errors: [{ message: problem.detail, extensions: { code: problem.code, status: problem.status, ...details } }],
     };

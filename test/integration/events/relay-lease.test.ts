@@ -1,7 +1,8 @@
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { manualClock } from '../../../platform/clock.js';
 import { newId } from '../../../platform/ids.js';
-import { silentLogger } from '../../../platform/logger.js';
+import { createLogger, silentLogger } from '../../../platform/logger.js';
 import { loadSystemConfig } from '../../../processes/config.js';
 import type { EventBus } from '../../../events/bus/event-bus.js';
 import { createInProcessBus } from '../../../events/bus/in-process-bus.js';
@@ -125,6 +126,61 @@ describe.each(databaseKinds())('outbox relay lease on %s', (kind) => {
     expect(onStream.filter((id) => ids.p.includes(id))).toEqual(ids.p);
     expect(new Set(onStream).size).toBe(onStream.length);
     expect(await db.prisma.outboxEvent.count({ where: { publishedAt: null } })).toBe(0);
+  });
+
+  /** A logger whose JSON lines the test reads. */
+  function capturedLogger() {
+    const lines: Array<Record<string, unknown>> = [];
+    const destination = new Writable({
+      write(chunk, _encoding, done) {
+        for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+        done();
+      },
+    });
+    return { logger: createLogger({ destination }), lines };
+  }
+
+  it('a leader that reaches the database but cannot publish lets the lease go within the progress window; another takes it and publishes', async () => {
+    const bus = await openBus();
+    const ids = await writeRows(2);
+    let monotonic = 0;
+    const log = capturedLogger();
+    const cutOff: EventBus = {
+      ...bus,
+      publish: () => Promise.reject(new Error('TIMEOUT: the broker does not answer')),
+    };
+    const stuck = createOutboxRelay({
+      db: db.prisma,
+      bus: cutOff,
+      logger: log.logger,
+      leaseMs: LEASE_MS,
+      monotonicMs: () => monotonic,
+    });
+    expect(await stuck.runOnce()).toMatchObject({ locked: true, published: 0, failed: {} });
+    const token = stuck.status().leaseToken!;
+    // Within the window it still renews (the database answers): it is only slow so far.
+    monotonic = LEASE_MS * 0.6;
+    expect(await stuck.runOnce()).toMatchObject({ locked: true, failed: {} });
+    expect(stuck.status().leaseToken).toBe(token);
+    // Past the window without one publish: it gives the lease up and stands aside.
+    monotonic = LEASE_MS * 1.2;
+    expect(await stuck.runOnce()).toEqual({ locked: false, published: 0 });
+    expect(stuck.status().leader).toBe(false);
+
+    const successor = createOutboxRelay({ db: db.prisma, bus, logger: silentLogger, leaseMs: LEASE_MS });
+    expect(await successor.runOnce()).toMatchObject({ locked: true, published: ids.p.length + 1 });
+    expect(BigInt(successor.status().leaseToken!)).toBe(BigInt(token) + 1n);
+    expect(await streamIds(bus)).toEqual(expect.arrayContaining([...ids.p, ids.q]));
+    // The stuck relay does not take it straight back while it stands aside.
+    expect(await stuck.runOnce()).toEqual({ locked: false, published: 0 });
+
+    // An operator follows leadership by the fencing token in the logs (not "[redacted]").
+    const taken = log.lines.find((line) => line.msg === 'outbox relay lease taken');
+    expect(taken).toMatchObject({ fencingToken: token });
+    expect(log.lines.find((line) => String(line.msg).startsWith('outbox relay lease given up'))).toMatchObject({
+      fencingToken: token,
+    });
+    expect(JSON.stringify(log.lines)).not.toContain('[redacted]');
   });
 
   it('stop() gives the lease back: another relay leads at once', async () => {

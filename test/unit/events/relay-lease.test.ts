@@ -4,6 +4,7 @@ import {
   heldLease,
   leaseMarginMs,
   leaseValid,
+  progressStalled,
   renewalDue,
 } from '../../../events/publish/relay-lease.logic.js';
 
@@ -36,5 +37,10 @@ describe('relay lease, as this process counts on it', () => {
   it('keeps a margin of a twentieth, at most a second', () => {
     expect(leaseMarginMs(2_000)).toBe(100);
     expect(leaseMarginMs(600_000)).toBe(1_000);
+  });
+
+  it('is stalled once the window has passed without publishing progress, not before', () => {
+    expect(progressStalled(1_000, 1_000 + ttl, ttl)).toBe(false);
+    expect(progressStalled(1_000, 1_001 + ttl, ttl)).toBe(true);
   });
 });

@@ -86,6 +86,17 @@ describe('the error-code changelog guard', () => {
     expect(mentions('- a.gone removed; `a.gone_too`', 'a.gone')).toBe(false);
   });
 
+  it('announces the 2026-11-24 renames listed in docs/rest-compat.md: every old spelling and its new code', () => {
+    const doc = read('docs/rest-compat.md');
+    const start = doc.indexOf('**Renamed codes (2026-11-24).**');
+    expect(start, 'docs/rest-compat.md lists the 2026-11-24 renames').toBeGreaterThan(0);
+    const table = doc.slice(start, doc.indexOf('\n\n', doc.indexOf('| before', start)));
+    // Every code the table names (`request.` alone is its "request. + the lower-case name" prefix).
+    const named = [...table.matchAll(/`([A-Za-z_.]+)`/g)].map(([, code]) => code).filter((code) => !code.endsWith('.'));
+    expect(named).toEqual(expect.arrayContaining(['ILLEGAL_TRANSITION', 'lifecycle.illegal_transition', 'not_implemented']));
+    expect(named.filter((code) => !mentions(changelog, code))).toEqual([]);
+  });
+
   it('takes the codes added recently as announced (CHANGELOG.md [Unreleased] names them)', () => {
     expect(unreleasedSection('# Changelog\n\n## [Unreleased]\n\n- `a.new`\n\n## [1.0.0]\n\n- `a.old`\n')).not.toContain('a.old');
     for (const code of ['review.self_review_forbidden', 'query.string_too_long', 'request.unsupported_content_encoding']) {
