@@ -1,5 +1,4 @@
-import { createHmac } from 'node:crypto';
-import { canonicalHash, canonicalJson, sha256Hex } from '../../../../platform/canonical-json.js';
+import { canonicalHash, canonicalJson, hmacSha256Hex, sha256Hex } from '../../../../platform/canonical-json.js';
 
 /**
  * A receipt is a JWS (EdDSA) over the RFC 8785 canonical JSON of these claims: what an auditor
@@ -87,7 +86,7 @@ export function receiptHash(jws: string): string {
  * (the key holder, the data-protection officer, can confirm a given person).
  */
 export function pseudonymousReviewer(subject: string, key: string): string {
-  return `hmac-sha256:${createHmac('sha256', key).update(subject, 'utf8').digest('hex')}`;
+  return `hmac-sha256:${hmacSha256Hex(key, subject)}`;
 }
 
 /** A summary an auditor reads without the moderation detail, plus the hash of that detail. */
