@@ -150,6 +150,11 @@ export const ERROR_CODES = {
   // Provenance receipts (docs/ai-gateway.md, "Receipts"). The break codes are the verifier's
   // findings (npm run provenance:verify, the auditor's standalone script): 422, the export is
   // readable but does not prove what it claims.
+  'receipt.signing_unavailable': {
+    status: 503,
+    meaning:
+      'The receipt signing key cannot be read from the vault or signing failed: the answer is not recorded, as for any recording failure; `Retry-After`',
+  },
   'receipt.malformed': { status: 422, meaning: 'Verifier: a receipt or export line that is not what a receipt export holds' },
   'receipt.unknown_kid': { status: 422, meaning: 'Verifier: a receipt signed with a key the JWKS does not hold' },
   'receipt.signature_invalid': {
