@@ -79,6 +79,8 @@ export interface AiServices {
   breakers: Breakers;
   /** Receipt signing keys (vault) and their JWKS (database); rotated by platform.admin. */
   receiptKeys: ReceiptKeys;
+  /** The audit sink, for a change made outside the use cases above (a key rotation). */
+  audit: AuditSink;
   /** Purges output text held for review past its retention (expiring unreviewed tasks); returns the number of rows. */
   purgeHeldText(): Promise<number>;
 }
@@ -179,6 +181,7 @@ export function createAiServices(deps: AiServiceDeps): AiServices {
     registry,
     breakers: parts.breakers,
     receiptKeys: parts.receiptKeys,
+    audit,
     assistPipeline: createAssistPipeline({
       db,
       receipts: parts.receipts,

@@ -1,5 +1,8 @@
 import canonicalize from 'canonicalize';
-import { describe, expect, it } from 'vitest';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
 import {
   receiptClaims,
   receiptHash,
@@ -9,7 +12,7 @@ import {
   nextLink,
 } from '../../../subgraphs/ai/provenance/receipts/receipt.logic.js';
 import { signCanonical } from '../../../subgraphs/ai/provenance/receipts/receipt.sign.js';
-import { BREAK_CODES, verifyExport, type Break } from '../../../subgraphs/ai/provenance/receipts/verify-receipts.js';
+import { BREAK_CODES, main, verifyExport, type Break } from '../../../subgraphs/ai/provenance/receipts/verify-receipts.js';
 import { exportOf, signedChain, subject, testKey } from '../../support/receipt-chain.js';
 
 const context = { signedAt: new Date('2026-11-01T00:10:00Z'), reviewerKey: 'pseudonym-key' };
@@ -193,5 +196,38 @@ describe('verifyExport', () => {
     const lines = await exportOf(key, receipts, rows);
     expect((await verifyExport(lines)).ok).toBe(true);
     expect(await verifyExport(lines.slice(1))).toMatchObject({ ok: false, code: BREAK_CODES.unknownKid });
+  });
+});
+
+describe('the verifier command line', () => {
+  async function files(lines: string[], jwks: object): Promise<{ exportFile: string; jwksFile: string; dir: string }> {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'receipts-cli-'));
+    const exportFile = path.join(dir, 'export.jsonl');
+    const jwksFile = path.join(dir, 'jwks.json');
+    await fs.writeFile(exportFile, `${lines.join('\n')}\n`);
+    await fs.writeFile(jwksFile, JSON.stringify(jwks));
+    return { exportFile, jwksFile, dir };
+  }
+
+  it('exits 0 on a sound export, 1 naming the first broken link, 2 on a usage error', async () => {
+    const key = await testKey();
+    const { receipts, rows } = await signedChain(key, 3);
+    const lines = await exportOf(key, receipts, rows);
+    const sound = await files(lines, { keys: [key.publicJwk] });
+    const cut = await files(lines.slice(0, -1), { keys: [key.publicJwk] });
+    const errors: string[] = [];
+    const spy = vi.spyOn(console, 'error').mockImplementation((message: string) => void errors.push(message));
+    vi.spyOn(console, 'log').mockImplementation(() => {});
+    try {
+      expect(await main([sound.exportFile, '--jwks', sound.jwksFile])).toBe(0);
+      expect(await main([cut.exportFile, '--jwks', cut.jwksFile])).toBe(1);
+      expect(errors.at(-1)).toMatch(/^receipt\.export_truncated at line 4/);
+      expect(await main([])).toBe(2);
+    } finally {
+      spy.mockRestore();
+      vi.restoreAllMocks();
+      await fs.rm(sound.dir, { recursive: true });
+      await fs.rm(cut.dir, { recursive: true });
+    }
   });
 });

@@ -271,7 +271,7 @@ export async function verifyExport(
       checkRow(current);
       checkOutput(current, options.outputs ?? {}, checked);
     }
-    await checkSeal(seal, receipts, keySet, lines.length);
+    await checkSeal(seal, receipts, keySet, receipts.at(-1)?.line ?? lines.length);
     const last = receipts.at(-1);
     return {
       ok: true,
