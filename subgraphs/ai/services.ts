@@ -55,6 +55,8 @@ export interface AiServiceDeps {
   sleep?: (ms: number) => Promise<void>;
   /** Provider, quota and HITL pass-through metrics (metrics.ts). */
   metrics?: Metrics;
+  /** Defaults to signing receipts with the vault's key; bench/receipts.ts measures without them. */
+  receipts?: ReceiptWriter;
 }
 
 export interface AiServices {
@@ -142,7 +144,7 @@ function sharedParts(deps: AiServiceDeps, clock: Clock): SharedParts {
   const receiptKeys = createReceiptKeys({ db: deps.db, store, secrets, clock });
   return {
     receiptKeys,
-    receipts: receiptWriter(receiptKeys, clock),
+    receipts: deps.receipts ?? receiptWriter(receiptKeys, clock),
     clock,
     secrets,
     registry,

@@ -66,16 +66,16 @@ export function receiptWriter(keys: ReceiptKeys, clock: Clock): ReceiptWriter {
 }
 
 /**
- * Creates the heads a tenant lacks, then locks them, in tenant order: two transactions locking
- * the same tenants lock them in the same order, so they queue rather than deadlock.
+ * Locks the tenants' chain heads, creating those a tenant lacks, in one statement: the no-op
+ * update of an existing head takes its row lock and returns it. Heads are locked in tenant order,
+ * so two transactions locking the same tenants queue rather than deadlock.
  */
 async function lockHeads(tx: Tx, tenantIds: readonly string[]): Promise<Map<string, ChainHead>> {
-  const sorted = [...tenantIds].sort();
-  const values = Prisma.join(sorted.map((id) => Prisma.sql`(${id}, 0, NULL)`));
-  await tx.$executeRaw`INSERT INTO "ReceiptChainHead" ("tenantId", "seq", "hash") VALUES ${values} ON CONFLICT DO NOTHING`;
+  const values = Prisma.join([...tenantIds].sort().map((id) => Prisma.sql`(${id}, 0, NULL)`));
   const rows = await tx.$queryRaw<Array<{ tenantId: string; seq: number; hash: string | null }>>`
-    SELECT "tenantId", "seq", "hash" FROM "ReceiptChainHead"
-    WHERE "tenantId" IN (${Prisma.join(sorted)}) ORDER BY "tenantId" FOR UPDATE`;
+    INSERT INTO "ReceiptChainHead" ("tenantId", "seq", "hash") VALUES ${values}
+    ON CONFLICT ("tenantId") DO UPDATE SET "seq" = "ReceiptChainHead"."seq"
+    RETURNING "tenantId", "seq", "hash"`;
   return new Map(rows.map((row) => [row.tenantId, { seq: row.seq, hash: row.hash }]));
 }
 
