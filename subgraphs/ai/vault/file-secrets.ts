@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { SecretStoreError, type SecretStore } from './secrets.js';
@@ -23,7 +24,8 @@ export function createFileSecretStore(dataDir: string): SecretStore {
       const all = await readAll(file);
       all[secretPath] = data;
       // Written aside and renamed: a reader sees the old file or the new one, never half of one.
-      const aside = `${file}.${process.pid}.tmp`;
+      // A name of its own per write: two writers (two service instances of one process) never share one.
+      const aside = `${file}.${process.pid}.${randomUUID()}.tmp`;
       try {
         await fs.mkdir(path.dirname(file), { recursive: true });
         await fs.writeFile(aside, JSON.stringify(all, null, 2), { mode: 0o600 });

@@ -150,6 +150,27 @@ describe.each(databaseKinds())('provenance receipts on %s', (kind) => {
     expect(await verdict(tenant)).toMatchObject({ ok: true, count: 4 });
   });
 
+  it('chains shadow answers and backfilled records with the live ones, each naming its event', async () => {
+    const tenant = newId('tenant');
+    await assists(tenant, 1);
+    const shadow = await replicas[1].assistPipeline.run(caller(tenant), { ...input, mode: 'shadow' });
+    const admin = { tenantId: tenant, subject: 'usr_admin', requestId: newUlid(), traceparent: caller(tenant).traceparent };
+    const legacy = (legacyId: string) => ({
+      legacyId,
+      featureKey: 'patient_chart.note_summary',
+      createdAt: new Date('2025-06-01T10:00:00Z'),
+      actorId: 'chart-service',
+      outputHash: `sha256:${'1'.repeat(64)}`,
+      facilityId: 'fac-1',
+      specialty: 'general',
+    });
+    expect((await replicas[0].backfill.backfill(admin, [legacy('L-1'), legacy('L-2')])).created).toBe(2);
+    const receipts = await db.prisma.provenanceReceipt.findMany({ where: { tenantId: tenant }, orderBy: { seq: 'asc' } });
+    expect(receipts.map((receipt) => receipt.event)).toEqual(['assist', 'shadow', 'backfill', 'backfill']);
+    expect(receipts[1].provenanceId).toBe(shadow.provenanceId);
+    expect(await verdict(tenant)).toMatchObject({ ok: true, count: 4 });
+  });
+
   it('records no answer when its receipt cannot be signed', async () => {
     const broken: SecretStore = {
       kind: 'vault',

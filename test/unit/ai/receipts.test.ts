@@ -11,7 +11,8 @@ import {
   moderationVerdict,
   nextLink,
 } from '../../../subgraphs/ai/provenance/receipts/receipt.logic.js';
-import { signCanonical } from '../../../subgraphs/ai/provenance/receipts/receipt.sign.js';
+import { newKid, parseSigningSecret, withActiveKey } from '../../../subgraphs/ai/provenance/receipts/receipt-keys.logic.js';
+import { newSigningKey, signCanonical } from '../../../subgraphs/ai/provenance/receipts/receipt.sign.js';
 import { BREAK_CODES, main, verifyExport, type Break } from '../../../subgraphs/ai/provenance/receipts/verify-receipts.js';
 import { exportOf, signedChain, subject, testKey } from '../../support/receipt-chain.js';
 
@@ -229,5 +230,30 @@ describe('the verifier command line', () => {
       await fs.rm(sound.dir, { recursive: true });
       await fs.rm(cut.dir, { recursive: true });
     }
+  });
+});
+
+describe('the signing secret in the vault', () => {
+  it('is absent until provisioned, then names its active key; a rotation keeps earlier keys and the pseudonym key', async () => {
+    expect(parseSigningSecret(undefined)).toBeUndefined();
+    const first = (await newSigningKey('r-1')).privateJwk;
+    const once = withActiveKey(undefined, first, 'pseudo-1');
+    expect(parseSigningSecret(once)).toMatchObject({ activeKid: 'r-1', pseudonymKey: 'pseudo-1', activeJwk: { kid: 'r-1' } });
+    const second = (await newSigningKey('r-2')).privateJwk;
+    const twice = withActiveKey(once, second, 'pseudo-2');
+    expect(parseSigningSecret(twice)).toMatchObject({ activeKid: 'r-2', pseudonymKey: 'pseudo-1' });
+    expect(Object.keys(twice).filter((field) => field.startsWith('key:'))).toEqual(['key:r-1', 'key:r-2']);
+  });
+
+  it('refuses a secret naming a key it does not hold', () => {
+    expect(() => parseSigningSecret({ active: 'r-9', pseudonym_key: 'p' })).toThrow(/r-9/);
+  });
+
+  it('names keys by day and randomness, and never publishes the private part', async () => {
+    expect(newKid(new Date('2026-11-28T04:00:00Z'), '0a1b2c3d')).toBe('r-20261128-0a1b2c3d');
+    const { privateJwk, publicJwk } = await newSigningKey('r-3');
+    expect(privateJwk.d).toEqual(expect.any(String));
+    expect(publicJwk).not.toHaveProperty('d');
+    expect(publicJwk).toMatchObject({ kty: 'OKP', crv: 'Ed25519', kid: 'r-3', alg: 'EdDSA' });
   });
 });

@@ -45,6 +45,7 @@ function unavailable(cause: unknown): AppError {
 export function createReceiptKeys(deps: ReceiptKeyDeps): ReceiptKeys {
   const imported = new Map<string, Promise<SigningKey>>();
   const registered = new Map<string, Promise<void>>();
+  let provisioning: Promise<string> | null = null;
 
   const register = (key: SigningKey) => {
     let done = registered.get(key.kid);
@@ -81,7 +82,10 @@ export function createReceiptKeys(deps: ReceiptKeyDeps): ReceiptKeys {
     try {
       let secret = parseSigningSecret(await deps.secrets.read(RECEIPT_KEYS_PATH));
       if (!secret) {
-        await addKey();
+        // One provisioning per process at a time; another process's may win the vault, whose key is
+        // then the one read back (its public half registered before it was written).
+        provisioning ??= addKey().finally(() => (provisioning = null));
+        await provisioning;
         secret = parseSigningSecret(await deps.secrets.read(RECEIPT_KEYS_PATH))!;
       }
       const key = await keyOf(secret.activeJwk);
