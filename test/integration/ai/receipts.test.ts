@@ -171,6 +171,32 @@ describe.each(databaseKinds())('provenance receipts on %s', (kind) => {
     expect(await verdict(tenant)).toMatchObject({ ok: true, count: 4 });
   });
 
+  it('gives a review decision a receipt of its own, naming the reviewer by pseudonym only', async () => {
+    const tenant = newId('tenant');
+    const admin = { tenantId: tenant, subject: 'usr_admin', requestId: newUlid(), traceparent: caller(tenant).traceparent };
+    const reviewer = { ...admin, subject: 'usr_dr_jones', canAdminister: false };
+    const review = replicas[0].review;
+    await review.setPolicy(admin, 'portal.triage', 'required');
+    await review.createQueue(admin, { name: 'triage', facilityId: 'fac-1', specialty: 'general', members: [reviewer.subject] });
+    const held = await replicas[1].assistPipeline.run(caller(tenant), input);
+    expect(held.status).toBe('pending_review');
+    await review.claim(reviewer, held.reviewTaskId!);
+    await review.approve(reviewer, held.reviewTaskId!);
+    const receipts = await db.prisma.provenanceReceipt.findMany({ where: { tenantId: tenant }, orderBy: { seq: 'asc' } });
+    expect(receipts.map((receipt) => [receipt.event, receipt.provenanceId])).toEqual([
+      ['assist', held.provenanceId],
+      ['review', held.provenanceId],
+    ]);
+    const claims = JSON.parse(Buffer.from(receipts[1].jws.split('.')[1], 'base64url').toString());
+    expect(claims.review).toMatchObject({
+      state: 'approved',
+      decision: 'approved',
+      reviewer: expect.stringMatching(/^hmac-sha256:/),
+    });
+    expect(JSON.stringify(claims)).not.toContain('usr_dr_jones');
+    expect(await verdict(tenant)).toMatchObject({ ok: true, count: 2 });
+  });
+
   it('records no answer when its receipt cannot be signed', async () => {
     const broken: SecretStore = {
       kind: 'vault',
