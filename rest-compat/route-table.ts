@@ -156,7 +156,7 @@ export const ROUTES: Route[] = [
     method: 'GET',
     path: '/v1/ai/provenance/{provenanceId}',
     summary: 'The provenance record of an AI-assisted output',
-    scopes: ['ai.assist', 'ai.review', 'ai.admin'],
+    scopes: ['ai.assist', 'ai.review', 'ai.admin', 'ai.audit'],
     params: schema.provenanceIdParams,
     responses: { 200: { description: 'The provenance record', schema: schema.provenance } },
     errors: { 404: ['request.not_found'] },

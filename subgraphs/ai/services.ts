@@ -227,6 +227,6 @@ export function createAiServices(deps: AiServiceDeps): AiServices {
       logger,
     }),
     backfill: createBackfillService({ ...store, logger }),
-    purgeHeldText: () => purgeExpiredHeldText(db, clock.now()),
+    purgeHeldText: () => purgeExpiredHeldText(db, parts.receipts, clock.now()),
   };
 }

@@ -37,7 +37,7 @@ import { eventually } from '../support/eventually.js';
 const A = newId('tenant');
 const B = newId('tenant');
 const MARK = `SECRET-OF-B-${newUlid()}`;
-const SCOPES = 'catalog.read catalog.admin ai.assist ai.admin ai.review';
+const SCOPES = 'catalog.read catalog.admin ai.assist ai.admin ai.review ai.audit';
 /** B's caller: every row B writes carries it (updatedBy, createdBy, changedBy, members, ...). */
 const B_SUBJECT = `svc:${MARK.toLowerCase()}`;
 const B_SERVICE = `b-${MARK.toLowerCase()

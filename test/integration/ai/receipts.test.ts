@@ -197,6 +197,20 @@ describe.each(databaseKinds())('provenance receipts on %s', (kind) => {
     expect(await verdict(tenant)).toMatchObject({ ok: true, count: 2 });
   });
 
+  it('gives an output that expires unreviewed a review receipt', async () => {
+    const tenant = newId('tenant');
+    const admin = { tenantId: tenant, subject: 'usr_admin', requestId: newUlid(), traceparent: caller(tenant).traceparent };
+    await replicas[0].review.setPolicy(admin, 'portal.triage', 'required');
+    const held = await replicas[0].assistPipeline.run(caller(tenant), input);
+    await db.prisma.aIProvenance.update({ where: { id: held.provenanceId }, data: { heldTextExpiresAt: new Date(0) } });
+    expect(await replicas[0].purgeHeldText()).toBeGreaterThanOrEqual(1);
+    const receipts = await db.prisma.provenanceReceipt.findMany({ where: { tenantId: tenant }, orderBy: { seq: 'asc' } });
+    expect(receipts.map((receipt) => receipt.event)).toEqual(['assist', 'review']);
+    const claims = JSON.parse(Buffer.from(receipts[1].jws.split('.')[1], 'base64url').toString());
+    expect(claims).toMatchObject({ status: 'rejected', review: { state: 'expired', decision: null, reviewer: null } });
+    expect(await verdict(tenant)).toMatchObject({ ok: true, count: 2 });
+  });
+
   it('records no answer when its receipt cannot be signed', async () => {
     const broken: SecretStore = {
       kind: 'vault',
