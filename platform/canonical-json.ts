@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import canonicalize from 'canonicalize';
 
 /**
@@ -15,6 +15,11 @@ export function canonicalJson(value: unknown): string {
 
 export function sha256Hex(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+/** Lowercase hex HMAC-SHA-256 of `text` under `key` (a pseudonym: stable per key, opaque without it). */
+export function hmacSha256Hex(key: string, text: string): string {
+  return createHmac('sha256', key).update(text, 'utf8').digest('hex');
 }
 
 /** Lowercase hex SHA-256 of the canonical form: equal values get equal hashes whatever their layout. */

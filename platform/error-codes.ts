@@ -147,6 +147,39 @@ export const ERROR_CODES = {
   'quota.exceeded': { status: 429, meaning: "Over the tenant's quota; `Retry-After`" },
   'quota.unavailable': { status: 503, meaning: 'The quota store cannot decide right now; `Retry-After`' },
 
+  // Provenance receipts (docs/ai-gateway.md, "Receipts"). The break codes are the verifier's
+  // findings (npm run provenance:verify, the auditor's standalone script): 422, the export is
+  // readable but does not prove what it claims.
+  'receipt.signing_unavailable': {
+    status: 503,
+    meaning:
+      'The receipt signing key cannot be read from the vault or signing failed: the answer is not recorded, as for any recording failure; `Retry-After`',
+  },
+  'receipt.malformed': { status: 422, meaning: 'Verifier: a receipt or export line that is not what a receipt export holds' },
+  'receipt.unknown_kid': { status: 422, meaning: 'Verifier: a receipt signed with a key the JWKS does not hold' },
+  'receipt.signature_invalid': {
+    status: 422,
+    meaning: 'Verifier: a receipt (or the export seal) whose signature does not verify',
+  },
+  'receipt.chain_gap': { status: 422, meaning: "Verifier: sequence numbers skip: a receipt of the tenant's chain is missing" },
+  'receipt.chain_reordered': { status: 422, meaning: 'Verifier: receipts out of sequence order' },
+  'receipt.chain_fork': {
+    status: 422,
+    meaning: 'Verifier: two receipts with one sequence number, or a receipt naming another predecessor than the one before it',
+  },
+  'receipt.export_truncated': {
+    status: 422,
+    meaning: 'Verifier: the export was cut: no seal, a cut line, or receipts the seal does not count',
+  },
+  'receipt.record_mismatch': {
+    status: 422,
+    meaning: "Verifier: an exported provenance row differs from its receipt's signed claims",
+  },
+  'receipt.output_hash_mismatch': {
+    status: 422,
+    meaning: "Verifier: a supplied output text does not hash to the receipt's output hash",
+  },
+
   // Human review.
   'review.not_a_member': { status: 403, meaning: 'Only members of the queue review its tasks' },
   'review.self_review_forbidden': {

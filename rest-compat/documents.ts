@@ -33,6 +33,17 @@ export const PROVENANCE = `query RestProvenance($provenanceId: ID!) {
   }
 }`;
 
+export const PROVENANCE_RECEIPT = `query RestProvenanceReceipt($provenanceId: ID!) {
+  provenance(provenanceId: $provenanceId) {
+    provenanceId
+    receipt { seq event kid hash signedAt jws }
+  }
+}`;
+
+export const RECEIPT_EXPORT = `query RestReceiptExport($from: DateTimeISO!, $to: DateTimeISO!) {
+  provenanceReceiptExport(from: $from, to: $to)
+}`;
+
 export const CREATE_ROUTING_RULE = `mutation RestCreateRoutingRule($input: CreateRoutingRuleInput!) {
   createRoutingRule(input: $input) {
     ruleId tenantId featureKey residency activeVersion

@@ -296,7 +296,7 @@ function responsesOf(route: Route): JsonObject {
       const answer = answers[status];
       const codes = errors[status] ?? [];
       const content: JsonObject = {};
-      if (answer?.schema) content['application/json'] = { schema: answer.schema };
+      if (answer?.schema) content[answer.mediaType ?? 'application/json'] = { schema: answer.schema };
       if (codes.length) content['application/problem+json'] = { schema: problemFor(status, codes) };
       const description =
         answer?.description ?? `${STATUS_TEXT[status] ?? 'Refused'}: ${codes.map((c) => `\`${c}\``).join(', ')}`;

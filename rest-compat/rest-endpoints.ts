@@ -217,6 +217,13 @@ function parseRequest(exchange: Exchange, route: Route, validators: Validators):
 
 function toReply(result: RestResult): Reply {
   if (result.status === 304) return { status: 304, headers: result.headers ?? {}, body: '' };
+  if (result.text) {
+    return {
+      status: result.status,
+      headers: { 'content-type': result.text.mediaType, ...(result.headers ?? {}) },
+      body: result.text.content,
+    };
+  }
   return {
     status: result.status,
     headers: { 'content-type': 'application/json; charset=utf-8', ...(result.headers ?? {}) },

@@ -15,6 +15,8 @@ export interface RouteRequest {
 export interface RestResult {
   status: number;
   body: unknown;
+  /** Sent as it is under `mediaType` instead of `body` as JSON (a JSON Lines export). */
+  text?: { mediaType: string; content: string };
   headers?: Record<string, string>;
 }
 
@@ -41,6 +43,8 @@ export interface RouteResponse {
   description: string;
   /** The JSON body; absent for an answer without one (304). */
   schema?: JsonSchema;
+  /** A body that is not one JSON document (a JSON Lines export): its media type, instead of application/json. */
+  mediaType?: string;
   /** The headers this answer carries: `true` always, `false` when it depends on the answer. */
   headers?: Partial<Record<RouteResponseHeader, boolean>>;
 }

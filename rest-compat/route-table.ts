@@ -1,4 +1,4 @@
-import { notFound } from '../platform/errors.js';
+import { AppError, notFound } from '../platform/errors.js';
 import { mergePatchCourse } from './course-merge-patch.js';
 import {
   ASSIST,
@@ -6,7 +6,9 @@ import {
   COURSES,
   CREATE_ROUTING_RULE,
   PROVENANCE,
+  PROVENANCE_RECEIPT,
   QUOTA_SETTINGS,
+  RECEIPT_EXPORT,
   REPLAY_DEAD_LETTERS,
   ROUTING_RULE,
   SET_QUOTA_SETTINGS,
@@ -45,6 +47,7 @@ async function coursesConnection(ctx: RouteContext, limit: number, cursor: strin
 const CATALOG_READ = ['catalog.read', 'catalog.admin'] as const;
 const CATALOG_ADMIN = ['catalog.admin'] as const;
 const AI_ADMIN = ['ai.admin'] as const;
+const AI_AUDIT = ['ai.audit'] as const;
 
 const courseAnswer = (description: string) => ({
   description,
@@ -153,7 +156,7 @@ export const ROUTES: Route[] = [
     method: 'GET',
     path: '/v1/ai/provenance/{provenanceId}',
     summary: 'The provenance record of an AI-assisted output',
-    scopes: ['ai.assist', 'ai.review', 'ai.admin'],
+    scopes: ['ai.assist', 'ai.review', 'ai.admin', 'ai.audit'],
     params: schema.provenanceIdParams,
     responses: { 200: { description: 'The provenance record', schema: schema.provenance } },
     errors: { 404: ['request.not_found'] },
@@ -161,6 +164,75 @@ export const ROUTES: Route[] = [
       const data = await ctx.graphql(PROVENANCE, { provenanceId: params.provenanceId });
       if (!data.provenance) throw notFound('Provenance record');
       return { status: 200, body: data.provenance };
+    },
+  },
+  {
+    id: 'ai.provenance.receipt',
+    method: 'GET',
+    path: '/v1/ai/provenance/{provenanceId}/receipt',
+    summary: "The signed receipt of a provenance record (its latest: after a review, the decision's)",
+    description: 'Verify it against `/v1/ai/receipts/jwks.json`; docs/ai-gateway.md, "Receipts".',
+    scopes: AI_AUDIT,
+    params: schema.provenanceIdParams,
+    responses: { 200: { description: 'The receipt', schema: schema.provenanceReceipt } },
+    errors: { 404: ['request.not_found'] },
+    async run({ params }, ctx) {
+      const data = await ctx.graphql(PROVENANCE_RECEIPT, { provenanceId: params.provenanceId });
+      const found = data.provenance as { provenanceId: string; receipt: Record<string, unknown> | null } | null;
+      if (!found?.receipt) throw notFound('Provenance receipt');
+      return { status: 200, body: { provenanceId: found.provenanceId, ...found.receipt } };
+    },
+  },
+  {
+    id: 'ai.receipts.export',
+    method: 'GET',
+    path: '/v1/ai/receipts/export',
+    summary: "The tenant's receipt chain for [from, to) as JSON Lines",
+    description:
+      'The JWKS, each receipt with its provenance row as it is now (null once erased), then a signed seal. At most 31 days per export. Verify offline with `npm run provenance:verify -- FILE --jwks JWKS`.',
+    scopes: AI_AUDIT,
+    query: schema.receiptExportQuery,
+    responses: {
+      200: {
+        description: 'The export',
+        schema: schema.receiptExportLines,
+        mediaType: 'application/jsonl',
+        headers: { 'cache-control': true },
+      },
+    },
+    async run({ query }, ctx) {
+      const data = await ctx.graphql(RECEIPT_EXPORT, { from: query.from, to: query.to });
+      const lines = data.provenanceReceiptExport as string[];
+      return {
+        status: 200,
+        body: undefined,
+        text: { mediaType: 'application/jsonl; charset=utf-8', content: `${lines.join('\n')}\n` },
+        headers: { 'cache-control': 'no-store' },
+      };
+    },
+  },
+  {
+    id: 'ai.receipts.jwks',
+    method: 'GET',
+    path: '/v1/ai/receipts/jwks.json',
+    summary: 'The public keys of every receipt signing key, current and rotated out',
+    public: true,
+    responses: {
+      200: {
+        description: 'The JWKS (Ed25519 keys, `kid` as receipts name them)',
+        schema: schema.jwks,
+        headers: { 'cache-control': true },
+      },
+    },
+    errors: { 503: ['service.unavailable'] },
+    async run(_request, ctx) {
+      // The AI subgraph serves its keys from its database; this relays them.
+      const response = await ctx.aiHttp('/v1/ai/receipts/jwks.json');
+      if (!response.ok)
+        throw new AppError('service.unavailable', 'The AI gateway cannot list its receipt keys', {
+          headers: { 'retry-after': '1' },
+        });
+      return { status: 200, body: await response.json(), headers: { 'cache-control': 'max-age=300' } };
     },
   },
   {

@@ -283,6 +283,28 @@ export const quotaSettings = record({
 export const deadLetterReplay = record({ matched: { type: 'integer', minimum: 0 }, replayed: { type: 'integer', minimum: 0 } });
 
 /** Relayed from the AI gateway; `unknown` when its answer could not be read. */
+/** One signed receipt of a provenance record (docs/ai-gateway.md, "Receipts"). */
+export const provenanceReceipt = record({
+  provenanceId: id('provenance'),
+  seq: integer,
+  event: { enum: ['assist', 'shadow', 'backfill', 'review'] },
+  kid: string,
+  hash: string,
+  signedAt: string,
+  jws: string,
+});
+
+const instant: JsonSchema = { type: 'string', minLength: 10, maxLength: 40, description: 'ISO 8601 date-time' };
+export const receiptExportQuery = closed({ from: instant, to: instant }, ['from', 'to']);
+
+/** JSON Lines: one JSON document per line (the keys, each receipt, the seal). */
+export const receiptExportLines: JsonSchema = {
+  type: 'string',
+  description: 'JSON Lines, verified by `npm run provenance:verify`',
+};
+
+export const jwks = closed({ keys: { type: 'array', items: { type: 'object', additionalProperties: true } } }, ['keys']);
+
 export const aiHealth = closed(
   {
     status: { enum: ['ok', 'degraded', 'down', 'unknown'] },

@@ -16,6 +16,7 @@ import {
   ProvenanceResolver,
   resolveProvenanceReference,
 } from './provenance/provenance.resolver.js';
+import { ProvenanceReceiptResolver, ReceiptResolver } from './provenance/receipts/receipt.resolver.js';
 import { HitlPolicyResolver, resolveHitlPolicyReference } from './review/hitl-policy.resolver.js';
 import { GlobalRoutingRuleResolver } from './routing/global-rule.resolver.js';
 import { resolveRoutingRuleReference, RoutingRuleResolver } from './routing/routing-rule.resolver.js';
@@ -28,6 +29,8 @@ export const aiResolvers = [
   PromptTemplateResolver,
   ProvenanceResolver,
   CourseProvenanceResolver,
+  ProvenanceReceiptResolver,
+  ReceiptResolver,
   HitlPolicyResolver,
   ReviewResolver,
   FeatureFlagResolver,

@@ -16,6 +16,12 @@ export const AI_ADMIN = ['ai.admin'] as const;
 export const PLATFORM_ADMIN = ['platform.admin'] as const;
 export const AI_ASSIST = ['ai.assist'] as const;
 export const AI_REVIEW = ['ai.review'] as const;
-export const PROVENANCE_READ = ['ai.assist', 'ai.review', 'ai.admin'] as const;
+/**
+ * Auditors (a data-protection or clinical safety officer, an external auditor): the signed receipts
+ * of the tenant's provenance records and their export (docs/ai-gateway.md, "Receipts"), and the
+ * records themselves (hashes, never text: releasedText stays ai.assist's).
+ */
+export const AI_AUDIT = ['ai.audit'] as const;
+export const PROVENANCE_READ = ['ai.assist', 'ai.review', 'ai.admin', 'ai.audit'] as const;
 export const REVIEW_READ = ['ai.review', 'ai.admin'] as const;
 export const SHADOW_PARITY_READ = ['ai.assist', 'ai.admin'] as const;

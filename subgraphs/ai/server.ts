@@ -38,6 +38,26 @@ function healthEndpoints(deps: AiDeps, services: AiServices): EndpointTable {
     },
   };
 }
+/** The public keys of every receipt signing key ever used: public, an auditor fetches them without a token. */
+export const RECEIPT_JWKS_PATH = '/v1/ai/receipts/jwks.json';
+
+function jwksEndpoints(services: AiServices): EndpointTable {
+  const endpoint: Endpoint = {
+    route: RECEIPT_JWKS_PATH,
+    access: 'public',
+    errors: 'problem',
+    async handle() {
+      return jsonReply(200, await services.receiptKeys.jwks(), { 'cache-control': 'max-age=300' });
+    },
+  };
+  return {
+    resolve(exchange) {
+      if (exchange.url.pathname !== RECEIPT_JWKS_PATH) return { kind: 'not_found' };
+      if (exchange.method !== 'GET' && exchange.method !== 'HEAD') return { kind: 'method_not_allowed', allow: ['GET', 'HEAD'] };
+      return { kind: 'found', endpoint, params: {} };
+    },
+  };
+}
 const PURGE_INTERVAL_MS = 10 * 60_000;
 
 export async function startAiSubgraph(
@@ -62,7 +82,7 @@ export async function startAiSubgraph(
       clock: services.clock,
       services,
     }),
-    endpoints: [healthEndpoints(deps, services)],
+    endpoints: [healthEndpoints(deps, services), jwksEndpoints(services)],
     readiness: deps.readiness,
   });
   // Held review text has a retention limit; every replica may purge (the update is idempotent).

@@ -24,6 +24,8 @@ import { createRedisReplicaCensus, noReplicaCensus, type ReplicaCensus } from '.
 import { createQuotaSettingsAdmin, type QuotaSettingsAdmin } from './quota/quota-settings.admin.js';
 import { createQuotaService, type QuotaService } from './quota/quota.service.js';
 import { createMemoryQuotaStore, type QuotaStore } from './quota/quota.store.js';
+import { createReceiptKeys, type ReceiptKeys } from './provenance/receipts/receipt-keys.js';
+import { receiptWriter, type ReceiptWriter } from './provenance/receipts/receipt.repo.js';
 import { createReviewService, type ReviewService } from './review/review.service.js';
 import { createRoutingAdmin, type RoutingAdmin } from './routing/routing-rule.admin.js';
 import { createShadowService, type ShadowService } from './shadow/shadow.service.js';
@@ -53,6 +55,8 @@ export interface AiServiceDeps {
   sleep?: (ms: number) => Promise<void>;
   /** Provider, quota and HITL pass-through metrics (metrics.ts). */
   metrics?: Metrics;
+  /** Defaults to signing receipts with the vault's key; bench/receipts.ts measures without them. */
+  receipts?: ReceiptWriter;
 }
 
 export interface AiServices {
@@ -75,6 +79,10 @@ export interface AiServices {
   secrets: CachedSecrets;
   registry: ProviderRegistry;
   breakers: Breakers;
+  /** Receipt signing keys (vault) and their JWKS (database); rotated by platform.admin. */
+  receiptKeys: ReceiptKeys;
+  /** The audit sink, for a change made outside the use cases above (a key rotation). */
+  audit: AuditSink;
   /** Purges output text held for review past its retention (expiring unreviewed tasks); returns the number of rows. */
   purgeHeldText(): Promise<number>;
 }
@@ -98,11 +106,14 @@ interface SharedParts {
   events: EventProducer;
   audit: AuditSink;
   snapshots: SnapshotCache;
+  receiptKeys: ReceiptKeys;
+  receipts: ReceiptWriter;
 }
 
 function sharedParts(deps: AiServiceDeps, clock: Clock): SharedParts {
   const { config, logger } = deps;
-  const secrets = cacheSecrets(deps.secretStore ?? secretStoreFromConfig(config), {
+  const store = deps.secretStore ?? secretStoreFromConfig(config);
+  const secrets = cacheSecrets(store, {
     ttlMs: config.ai.vaultCacheSeconds * 1000,
     clock,
   });
@@ -130,7 +141,10 @@ function sharedParts(deps: AiServiceDeps, clock: Clock): SharedParts {
       dualPublishDays: config.events.dualPublishDays,
     });
   const audit = deps.audit ?? outboxAuditSink(events);
+  const receiptKeys = createReceiptKeys({ db: deps.db, store, secrets, clock });
   return {
+    receiptKeys,
+    receipts: deps.receipts ?? receiptWriter(receiptKeys, clock),
     clock,
     secrets,
     registry,
@@ -159,7 +173,7 @@ export function createAiServices(deps: AiServiceDeps): AiServices {
   const clock = deps.clock ?? systemClock;
   const parts = sharedParts(deps, clock);
   const { registry, audit, snapshots } = parts;
-  const store = { db, audit, clock };
+  const store = { db, audit, clock, receipts: parts.receipts };
   const onChange = () => snapshots.clear();
   return {
     clock,
@@ -168,8 +182,11 @@ export function createAiServices(deps: AiServiceDeps): AiServices {
     secrets: parts.secrets,
     registry,
     breakers: parts.breakers,
+    receiptKeys: parts.receiptKeys,
+    audit,
     assistPipeline: createAssistPipeline({
       db,
+      receipts: parts.receipts,
       quota: parts.quota,
       registry,
       callPolicy: callPolicy(deps, parts.breakers),
@@ -210,6 +227,6 @@ export function createAiServices(deps: AiServiceDeps): AiServices {
       logger,
     }),
     backfill: createBackfillService({ ...store, logger }),
-    purgeHeldText: () => purgeExpiredHeldText(db, clock.now()),
+    purgeHeldText: () => purgeExpiredHeldText(db, parts.receipts, clock.now()),
   };
 }

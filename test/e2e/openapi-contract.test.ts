@@ -21,7 +21,7 @@ import { startSystemWithDatabase, type SystemProcess } from '../support/system-p
  */
 const tenant = newId('tenant');
 const otherTenant = newId('tenant');
-const ALL_SCOPES = 'catalog.read catalog.admin ai.assist ai.admin';
+const ALL_SCOPES = 'catalog.read catalog.admin ai.assist ai.admin ai.audit';
 
 let system: SystemProcess;
 let db: TestDatabase;
@@ -299,6 +299,32 @@ const CASES: Record<string, () => Case[]> = {
     { label: 'an absent record', status: 404, send: () => request(`/v1/ai/provenance/${newId('provenance')}`) },
     { label: 'a malformed id', status: 400, send: () => request('/v1/ai/provenance/prv_nope') },
     ...requestRuleCases(`/v1/ai/provenance/${newId('provenance')}`),
+  ],
+  'ai.provenance.receipt': () => [
+    { label: 'a receipt', status: 200, send: () => request(`/v1/ai/provenance/${fixture.provenanceId}/receipt`) },
+    { label: 'an absent record', status: 404, send: () => request(`/v1/ai/provenance/${newId('provenance')}/receipt`) },
+    { label: 'a malformed id', status: 400, send: () => request('/v1/ai/provenance/prv_nope/receipt') },
+    ...requestRuleCases(`/v1/ai/provenance/${newId('provenance')}/receipt`),
+  ],
+  'ai.receipts.export': () => {
+    const path = `/v1/ai/receipts/export?from=${new Date(Date.now() - 3_600_000).toISOString()}&to=${new Date(Date.now() + 3_600_000).toISOString()}`;
+    return [
+      { label: 'an export', status: 200, send: () => request(path) },
+      { label: 'no range', status: 400, send: () => request('/v1/ai/receipts/export') },
+      ...requestRuleCases(path),
+    ];
+  },
+  'ai.receipts.jwks': () => [
+    {
+      label: 'without credentials',
+      status: 200,
+      send: () => request('/v1/ai/receipts/jwks.json', { authorization: null, tenantId: null }),
+    },
+    {
+      label: 'an unknown parameter',
+      status: 400,
+      send: () => request('/v1/ai/receipts/jwks.json?all=1', { authorization: null, tenantId: null }),
+    },
   ],
   'ai.quota.get': () => [
     { label: 'the settings', status: 200, send: () => request(QUOTA_PATH) },

@@ -37,7 +37,7 @@ import { eventually } from '../support/eventually.js';
 const A = newId('tenant');
 const B = newId('tenant');
 const MARK = `SECRET-OF-B-${newUlid()}`;
-const SCOPES = 'catalog.read catalog.admin ai.assist ai.admin ai.review';
+const SCOPES = 'catalog.read catalog.admin ai.assist ai.admin ai.review ai.audit';
 /** B's caller: every row B writes carries it (updatedBy, createdBy, changedBy, members, ...). */
 const B_SUBJECT = `svc:${MARK.toLowerCase()}`;
 const B_SERVICE = `b-${MARK.toLowerCase()
@@ -235,6 +235,26 @@ const OPERATIONS: Record<string, () => Case> = {
         as,
       ),
     check: absent('provenance'),
+  }),
+  'Query.provenanceReceiptExport': () => ({
+    run: (as) =>
+      gql(
+        'query($from: DateTimeISO!, $to: DateTimeISO!) { provenanceReceiptExport(from: $from, to: $to) }',
+        { from: new Date(Date.now() - 86_400_000).toISOString(), to: new Date(Date.now() + 86_400_000).toISOString() },
+        as,
+      ),
+    check: (answer, what) => {
+      noLeak(answer, what);
+      expect(answer.text, what).not.toContain(fx.b.provenanceId);
+    },
+  }),
+  'Mutation.rotateReceiptSigningKey': () => ({
+    // Keys are the platform's, not a tenant's: A rotates with platform.admin and learns nothing of B.
+    run: async (as) => gql('mutation { rotateReceiptSigningKey }', {}, as ?? (await platformA())),
+    check: (answer, what) => {
+      noLeak(answer, what);
+      expect(answer.json.data?.rotateReceiptSigningKey, answer.text).toEqual(expect.any(String));
+    },
   }),
   'Query.hitlPolicies': () => ({
     run: (as) => gql('{ hitlPolicies { policyId tenantId featureKey updatedBy } }', {}, as),
@@ -777,6 +797,31 @@ const REST: Record<string, () => Case> = {
     run: (as) => rest('GET', `/v1/ai/provenance/${fx.b.provenanceId}`, undefined, as),
     check: restNotFound,
   }),
+  'ai.provenance.receipt': () => ({
+    run: (as) => rest('GET', `/v1/ai/provenance/${fx.b.provenanceId}/receipt`, undefined, as),
+    check: restNotFound,
+  }),
+  'ai.receipts.export': () => ({
+    run: (as) => {
+      const from = new Date(Date.now() - 86_400_000).toISOString();
+      const to = new Date(Date.now() + 86_400_000).toISOString();
+      return rest('GET', `/v1/ai/receipts/export?from=${from}&to=${to}`, undefined, as);
+    },
+    check: (answer, what) => {
+      noLeak(answer, what);
+      expect(answer.status, answer.text).toBe(200);
+      expect(answer.text, what).not.toContain(fx.b.provenanceId);
+    },
+  }),
+  'ai.receipts.jwks': () => ({
+    // Public: public keys only, no tenant's data.
+    run: () => counted(exchange(`${running.system.baseUrl}/v1/ai/receipts/jwks.json`)),
+    check: (answer, what) => {
+      noLeak(answer, what);
+      expect(answer.status).toBe(200);
+      expect(answer.text, what).not.toContain('"d":');
+    },
+  }),
   'ai.quota.get': () => ({
     run: (as) => rest('GET', '/v1/admin/quota', undefined, as),
     check: (answer, what) => {
@@ -938,14 +983,15 @@ const CONSUMERS: Record<string, () => Promise<void>> = {
 
 // ------------------------------------------------------------------------------ the scope matrix
 
-const ALL_SCOPES = ['catalog.read', 'catalog.admin', 'ai.assist', 'ai.review', 'ai.admin', 'platform.admin'];
+const ALL_SCOPES = ['catalog.read', 'catalog.admin', 'ai.assist', 'ai.review', 'ai.admin', 'ai.audit', 'platform.admin'];
 const CATALOG_READ = ['catalog.read', 'catalog.admin'];
 const CATALOG_ADMIN = ['catalog.admin'];
 const AI_ADMIN = ['ai.admin'];
 const AI_ASSIST = ['ai.assist'];
 const AI_REVIEW = ['ai.review'];
 const REVIEW_READ = ['ai.review', 'ai.admin'];
-const PROVENANCE_READ = ['ai.assist', 'ai.review', 'ai.admin'];
+const PROVENANCE_READ = ['ai.assist', 'ai.review', 'ai.admin', 'ai.audit'];
+const AI_AUDIT = ['ai.audit'];
 const PLATFORM_ADMIN = ['platform.admin'];
 
 /**
@@ -973,6 +1019,8 @@ const OPERATION_SCOPES: Record<string, string[]> = {
   'Query.reviewTasks': REVIEW_READ,
   'Query.reviewTask': REVIEW_READ,
   'Query.shadowParity': ['ai.assist', 'ai.admin'],
+  'Query.provenanceReceiptExport': AI_AUDIT,
+  'Mutation.rotateReceiptSigningKey': PLATFORM_ADMIN,
   'Mutation.updateCourseMetadata': CATALOG_ADMIN,
   'Mutation.changeCourseVisibility': CATALOG_ADMIN,
   'Mutation.archiveCourse': CATALOG_ADMIN,
@@ -1017,6 +1065,9 @@ const REST_SCOPES: Record<string, string[] | 'public'> = {
   'courses.update': CATALOG_ADMIN,
   'ai.assist': AI_ASSIST,
   'ai.provenance.get': PROVENANCE_READ,
+  'ai.provenance.receipt': AI_AUDIT,
+  'ai.receipts.export': AI_AUDIT,
+  'ai.receipts.jwks': 'public',
   'ai.routing-rules.create': AI_ADMIN,
   'ai.routing-rules.get': AI_ADMIN,
   'ai.quota.get': AI_ADMIN,

@@ -32,6 +32,7 @@ export const CODE_TABLES = [
   { file: 'platform/graphql/format-error.ts', name: 'CLIENT_CODES' },
   { file: 'platform/graphql/query-limits.ts', name: 'LIMIT_CODES' },
   { file: 'events/consume/verdict.logic.ts', name: 'PERMANENT_CODES' },
+  { file: 'subgraphs/ai/provenance/receipts/verify-receipts.ts', name: 'BREAK_CODES' },
 ] as const;
 
 /** Comparisons with codes that are not ours to emit: a provider's, Node's, Prisma's. */

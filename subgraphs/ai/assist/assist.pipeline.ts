@@ -28,7 +28,7 @@ export interface AssistPipeline {
  */
 export function createAssistPipeline(deps: AssistDeps): AssistPipeline {
   // Concurrent answers' records share their commits (assist.record.ts).
-  const finishing = { ...deps, records: assistRecords(deps.db) };
+  const finishing = { ...deps, records: assistRecords(deps.db, deps.receipts) };
   return {
     async run(caller, input) {
       const admission = await admit(deps, caller, input);

@@ -13,11 +13,17 @@ import type { AuditEvent } from '../audit/audit.sink.js';
 import { onClock } from '../audit/audited-change.js';
 import { provenanceAuditDetails, type ProvenanceRecord } from '../provenance/provenance.logic.js';
 import { gatedProvenanceInsertSql, insertProvenance } from '../provenance/provenance.repo.js';
+import type { ReceiptDraft, ReceiptWriter } from '../provenance/receipts/receipt.repo.js';
 import { openReviewTask } from '../review/review.repo.js';
 import type { AssistOutput, SafetyControl } from './assist.logic.js';
 import type { AssistDeps, AssistRequest, RecordedAssist } from './assist.request.js';
 
-type RecordDeps = Pick<AssistDeps, 'db' | 'audit' | 'clock'> & { records: AssistRecords };
+type RecordDeps = Pick<AssistDeps, 'db' | 'audit' | 'clock' | 'receipts'> & { records: AssistRecords };
+
+/** The receipt of a record as assist writes it: an answer of a live or a shadow call. */
+function receiptDraft(record: ProvenanceRecord): ReceiptDraft {
+  return { subject: { ...record, review: null }, event: record.mode === 'shadow' ? 'shadow' : 'assist' };
+}
 
 /** What the record stage writes besides the provenance row and its audit event. */
 export interface RecordPlan {
@@ -113,9 +119,9 @@ export type AssistRecords = GroupCommit<RecordEntry, boolean>;
  * at once. Two answers under one key never share a statement. Each answer is released only after
  * the commit that holds its rows.
  */
-export function assistRecords(db: Db): AssistRecords {
+export function assistRecords(db: Db, receipts: ReceiptWriter): AssistRecords {
   return new GroupCommit<RecordEntry, boolean>({
-    write: (entries) => writeRecords(db, entries),
+    write: (entries) => writeRecords(db, receipts, entries),
     keyOf: (entry) => entry.effect?.claim.key,
     maxBatch: RECORD_BATCH_MAX,
     maxInFlight: RECORD_COMMITS_IN_FLIGHT,
@@ -137,9 +143,24 @@ const RECORD_COMMITS_IN_FLIGHT = 1;
 /**
  * The rows of several answers in ONE statement: each keyed answer's effect row, then every
  * answer's provenance and audit outbox rows, those of a keyed answer only if its effect row was
- * written.
+ * written; then, in the same transaction, the receipts of the records written (receipt.repo.ts:
+ * a receipt needs its tenant's chain head locked, and the records roll back if signing fails).
  */
-async function writeRecords(db: Db, entries: readonly RecordEntry[]): Promise<boolean[]> {
+function writeRecords(db: Db, receipts: ReceiptWriter, entries: readonly RecordEntry[]): Promise<boolean[]> {
+  return db.$transaction(
+    async (tx) => {
+      const written = await writeRecordRows(tx, entries);
+      await receipts.append(
+        tx,
+        entries.filter((_, i) => written[i]).map((entry) => receiptDraft(entry.record)),
+      );
+      return written;
+    },
+    { maxWait: 10_000, timeout: 10_000 },
+  );
+}
+
+async function writeRecordRows(db: Tx, entries: readonly RecordEntry[]): Promise<boolean[]> {
   const gate = (entry: RecordEntry) => entry.effect?.claim.key ?? null;
   const effects = entries.flatMap((entry) => (entry.effect ? [entry.effect] : []));
   const provenance = entries.map((entry) => ({ row: entry.record, gate: gate(entry) }));
@@ -172,6 +193,7 @@ function recordInTransaction(
     claim,
     async (tx) => {
       await insertProvenance(tx, record);
+      await deps.receipts.append(tx, [receiptDraft(record)]);
       const audit = (action: string, details: Record<string, unknown>) =>
         deps.audit.record(tx, auditOf(request, record, action, details));
       await audit('assist', provenanceAuditDetails(record));

@@ -10,6 +10,7 @@ import type { Moderator } from '../moderation/moderator.js';
 import type { CallEngineDeps } from '../providers/call-engine.js';
 import type { ProviderRegistry } from '../providers/registry.js';
 import type { ProvenanceRecord } from '../provenance/provenance.logic.js';
+import type { ReceiptWriter } from '../provenance/receipts/receipt.repo.js';
 import type { QuotaReservation, QuotaService } from '../quota/quota.service.js';
 import type { Target } from '../routing/routing.logic.js';
 import type { AssistEnd, AssistOutput, ParsedAssist } from './assist.logic.js';
@@ -34,6 +35,8 @@ export interface AssistDeps {
   moderator?: Moderator;
   clock: Clock;
   metrics?: Pick<AiMetrics, 'hitlPassthrough'>;
+  /** Signs each record's receipt in the transaction that writes it. */
+  receipts: ReceiptWriter;
 }
 
 /** Who asks, from the request context. */

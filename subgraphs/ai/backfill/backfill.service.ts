@@ -1,5 +1,6 @@
 import { newId } from '../../../platform/ids.js';
 import type { Logger } from '../../../platform/logger.js';
+import type { ReceiptWriter } from '../provenance/receipts/receipt.repo.js';
 import { auditedChange, type ChangeStore } from '../audit/audited-change.js';
 import type { AdminCaller } from '../admin-caller.js';
 import { partitionBatch, type LegacyRowInput, type RowError } from './backfill.logic.js';
@@ -21,7 +22,7 @@ export interface BackfillService {
  * by (tenantId, legacyId): the unique index and ON CONFLICT DO NOTHING decide, not a read before
  * the write, so two concurrent runs of the same export cannot both insert a row.
  */
-export function createBackfillService(deps: ChangeStore & { logger: Logger }): BackfillService {
+export function createBackfillService(deps: ChangeStore & { logger: Logger; receipts: ReceiptWriter }): BackfillService {
   return {
     async backfill(caller, rows) {
       const { valid, errors } = partitionBatch(rows, deps.clock.now());
@@ -50,8 +51,12 @@ export function createBackfillService(deps: ChangeStore & { logger: Logger }): B
               completedAt: record.createdAt,
             })),
             skipDuplicates: true,
-            select: { legacyId: true },
           });
+          // Each imported record gets its receipt, in the order the rows were created.
+          await deps.receipts.append(
+            tx,
+            created.map((row) => ({ subject: row, event: 'backfill' as const })),
+          );
           return created.map((row) => row.legacyId!);
         },
         target: () => ({ type: 'tenant', id: caller.tenantId }),

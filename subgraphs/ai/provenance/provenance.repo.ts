@@ -4,6 +4,7 @@ import { diffSummary, type DiffOp } from '../../../platform/text-diff.logic.js';
 import type { AIProvenance as ProvenanceRow } from '../../../prisma/generated/client.js';
 import type { ProvenanceRecord } from './provenance.logic.js';
 import type { AIProvenance, ProviderAttempt } from './provenance.type.js';
+import type { ReceiptWriter } from './receipts/receipt.repo.js';
 
 export function findProvenance(db: Db, tenantId: string, id: string): Promise<ProvenanceRow | null> {
   return db.aIProvenance.findFirst({ where: { id, tenantId } });
@@ -109,7 +110,7 @@ export async function insertProvenance(tx: Tx, record: ProvenanceRecord): Promis
  * edit's diff (which quotes the output) keeps only its size. Works in batches, each in one
  * transaction. Returns how many rows were purged.
  */
-export async function purgeExpiredHeldText(db: Db, now: Date, batch = 500): Promise<number> {
+export async function purgeExpiredHeldText(db: Db, receipts: ReceiptWriter, now: Date, batch = 500): Promise<number> {
   let total = 0;
   for (;;) {
     const purged = await db.$transaction(async (tx) => {
@@ -127,10 +128,15 @@ export async function purgeExpiredHeldText(db: Db, now: Date, batch = 500): Prom
         select: { id: true },
       });
       const ids = purgedRows.map((r) => r.id);
-      await tx.aIProvenance.updateMany({
+      const expired = await tx.aIProvenance.updateManyAndReturn({
         where: { id: { in: ids }, reviewState: 'pending' },
         data: { status: 'rejected', reviewState: 'expired', errorCode: 'review.expired' },
       });
+      // An output no one reviewed in time is rejected: a change of its record, with its receipt.
+      await receipts.append(
+        tx,
+        expired.map((row) => ({ subject: row, event: 'review' as const })),
+      );
       await tx.reviewTask.updateMany({
         where: { provenanceId: { in: ids }, state: { in: ['open', 'claimed'] } },
         data: { state: 'expired', claimedBy: null, claimExpiresAt: null, version: { increment: 1 } },

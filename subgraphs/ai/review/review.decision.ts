@@ -54,7 +54,8 @@ export async function decide(
         decidedAt: subject.decidedAt,
         retentionHours: deps.retentionHours,
       });
-      await tx.aIProvenance.update({ where: { id: subject.provenance.id }, data: provenance });
+      const recorded = await tx.aIProvenance.update({ where: { id: subject.provenance.id }, data: provenance });
+      await deps.receipts.append(tx, [{ subject: recorded, event: 'review' }]);
       await announce(deps, tx, subject, provenance.review.releasedTextHash);
       return {
         task: await currentTask(tx, subject.task.id),

@@ -1,4 +1,5 @@
 import type { EventProducer } from '../../../events/publish/outbox.js';
+import type { ReceiptWriter } from '../provenance/receipts/receipt.repo.js';
 import type { Logger } from '../../../platform/logger.js';
 import type { ReviewTask as TaskRow } from '../../../prisma/generated/client.js';
 import type { ChangeStore } from '../audit/audited-change.js';
@@ -15,6 +16,8 @@ export interface ReviewDeps extends ChangeStore {
   /** Drops the assist snapshot cache (a HITL policy changed). */
   onChange: () => void;
   logger: Logger;
+  /** A decision changes its provenance record: the change gets a receipt of its own. */
+  receipts: ReceiptWriter;
 }
 
 /** A reviewer acting on tasks; `canAdminister` (scope ai.admin) sees every queue of the tenant. */

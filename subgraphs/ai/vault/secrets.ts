@@ -8,6 +8,11 @@ export interface SecretStore {
   readonly kind: 'vault' | 'file';
   /** The key/value pairs stored at `path`, or undefined when there is no secret there. */
   read(path: string): Promise<Record<string, string> | undefined>;
+  /**
+   * Replaces the secret at `path` (a new version in Vault KV v2). Only the gateway's own secrets
+   * are written, never a provider's: the receipt signing keys (provenance/receipts/receipt-keys.ts).
+   */
+  write?(path: string, data: Record<string, string>): Promise<void>;
 }
 
 /** A store failure that names no secret value, path content or token. */
@@ -34,6 +39,8 @@ export interface CachedSecrets {
   /** One field of a secret, e.g. api_key. */
   field(path: string, name: string): Promise<string | undefined>;
   status(): SecretCacheStatus;
+  /** Forgets a cached path, so this replica reads a secret it has just written at once. */
+  invalidate(path: string): void;
 }
 
 /**
@@ -89,5 +96,6 @@ export function cacheSecrets(store: SecretStore, options: { ttlMs: number; clock
       return (await read(path))?.[name];
     },
     status: () => status,
+    invalidate: (path) => void cache.delete(path),
   };
 }

@@ -53,6 +53,23 @@ export function createVaultKvStore(options: VaultKvOptions): SecretStore {
         Object.entries(data as Record<string, unknown>).filter(([, v]) => typeof v === 'string'),
       ) as Record<string, string>;
     },
+    async write(path, data) {
+      const url = `${base}/v1/${mount}/data/${encodePath(path)}`;
+      let response: Response;
+      try {
+        response = await doFetch(url, {
+          method: 'POST',
+          headers: { 'x-vault-token': options.token, 'content-type': 'application/json' },
+          body: JSON.stringify({ data }),
+          signal: AbortSignal.timeout(options.timeoutMs ?? 3_000),
+          redirect: 'error',
+        });
+      } catch {
+        throw new SecretStoreError('vault unreachable');
+      }
+      await response.body?.cancel();
+      if (!response.ok) throw new SecretStoreError(`vault answered HTTP ${response.status}`, response.status);
+    },
   };
 }
 

@@ -129,11 +129,20 @@ describe.each(databaseKinds())('assist records of concurrent answers share their
   });
 });
 
-/** The client, counting assist's record statements and failing the next `failNext` of them. */
+/**
+ * The client, counting assist's record statements and failing the next `failNext` of them; the
+ * client of a transaction it opens counts too (the record statement runs in one with its receipts).
+ */
 function countingDb(prisma: Db, statements: { count: number; failNext: number }): Db {
   return new Proxy(prisma, {
     get(target, property) {
       const value = Reflect.get(target, property, target) as unknown;
+      if (property === '$transaction' && typeof value === 'function') {
+        return (work: unknown, ...rest: unknown[]) =>
+          typeof work === 'function'
+            ? (value as (...args: unknown[]) => unknown).call(target, (tx: Db) => work(countingDb(tx, statements)), ...rest)
+            : (value as (...args: unknown[]) => unknown).call(target, work, ...rest);
+      }
       if (property !== '$queryRaw' || typeof value !== 'function') {
         return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
       }

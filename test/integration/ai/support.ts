@@ -103,20 +103,29 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
   };
 }
 
-/** A local server speaking HashiCorp Vault's KV v2 read API. */
+/**
+ * A local server speaking HashiCorp Vault's KV v2 API: reads, and the writes of the gateway's own
+ * secrets (the receipt signing keys, provisioned on first use); `reads` counts the reads only.
+ */
 export async function startFakeVault(
   token: string,
   secrets: Record<string, Record<string, string>>,
   mount = 'secret',
 ): Promise<Listening & { reads: number }> {
   const state = { reads: 0 };
-  const server = await listen((req, res) => {
-    state.reads++;
+  const server = await listen(async (req, res) => {
     const prefix = `/v1/${mount}/data/`;
     const send = (status: number, value: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(value));
     };
+    if (req.method === 'POST' && req.headers['x-vault-token'] === token && req.url?.startsWith(prefix)) {
+      secrets[decodeURIComponent(req.url.slice(prefix.length))] = (
+        JSON.parse(await body(req)) as { data: Record<string, string> }
+      ).data;
+      return send(200, { data: { version: 1 } });
+    }
+    state.reads++;
     if (req.headers['x-vault-token'] !== token) return send(403, { errors: ['permission denied'] });
     if (req.method !== 'GET' || !req.url?.startsWith(prefix)) return send(404, { errors: [] });
     const secretPath = decodeURIComponent(req.url.slice(prefix.length));

@@ -89,6 +89,7 @@ function setup(options: { hitlMode?: string | null; moderator?: Moderator; laten
   const deps: AssistDeps = {
     // The stages below read no table (no residency needs an assessment); the record stage is not run here.
     db: {} as Db,
+    receipts: { append: async () => {} },
     quota,
     registry: providerRegistry([model]),
     callPolicy: {

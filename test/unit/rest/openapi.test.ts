@@ -49,7 +49,10 @@ describe('the OpenAPI document of the REST table', () => {
       const op = operationOf(route);
       expect(op?.operationId, route.id).toBe(route.id);
       const success = Object.keys(route.responses).filter((status) => status.startsWith('2'));
-      for (const status of success) expect(op.responses[status].content['application/json'].schema, route.id).toBeDefined();
+      for (const status of success) {
+        const mediaType = route.responses[Number(status)].mediaType ?? 'application/json';
+        expect(op.responses[status].content[mediaType].schema, route.id).toBeDefined();
+      }
       if (route.public) expect(op.security, route.id).toEqual([]);
       else expect(op.security, route.id).toEqual(route.scopes!.map((scope) => ({ bearerAuth: [scope], tenantId: [] })));
       for (const [status, codes] of Object.entries(routeErrors(route))) {
