@@ -927,5 +927,7 @@ describe('fuzz: malformed requests', () => {
     expect([...labels.values()].reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(2000);
     expect(labels.size).toBeGreaterThanOrEqual(15);
     expect(await snapshot()).toEqual(before);
-  });
+    // 2,000 requests one after another took more than the project's 120 s on a
+    // loaded 2-core machine (seen beside a CPU hog). The bound only turns a hang into a failure.
+  }, 600_000);
 });

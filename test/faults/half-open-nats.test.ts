@@ -240,7 +240,13 @@ describe.runIf(runs)('a frozen NATS node under a worker', () => {
     // Published: every outbox row on the stream once, each partition in the order it was written.
     const outbox = await db.outboxEvent.findMany({ select: { eventId: true, id: true } });
     const idOf = new Map(outbox.map((r) => [r.eventId, r.id]));
-    const stream = (await inspector.readStream(config.events.catalogStream)).map(
+    // The frozen node may have led the stream: a read times out until the other two elect a leader.
+    const reader = inspector;
+    const stored = await eventually(() => reader.readStream(config.events.catalogStream), 'the CATALOG stream to be read', {
+      timeoutMs: 2 * LINK_DEADLINE_MS,
+      intervalMs: 200,
+    });
+    const stream = stored.map(
       (m) => JSON.parse(Buffer.from(m.data).toString('utf8')) as { eventId: string; partitionKey: string },
     );
     const seen = new Map<string, number>();

@@ -52,7 +52,9 @@ describe.each(databaseKinds())('assist pipeline on %s', (kind) => {
     vault = await startFakeVault(VAULT_TOKEN, { 'ai/providers/openai-compatible': { api_key: PROVIDER_KEY } });
     ai = await startAiHarness(kind, {
       OPENAI_BASE_URL: openai.baseUrl,
-      OPENAI_TIMEOUT_MS: '300',
+      // Long enough for a loaded 2-core machine (300 ms timed out a healthy answer under load); the
+      // 'hang' replies still time out, at twice this per case.
+      OPENAI_TIMEOUT_MS: '2000',
       OPENAI_RESIDENCIES: 'EU,AF',
       MOCK_RESIDENCIES: 'EU',
       MOCK_FAULT_INJECTION: 'true',
