@@ -1,23 +1,4 @@
-import 'reflect-metadata';
-import { startupBanner } from './processes/banner.logic.js';
-import { loadSystemConfig } from './processes/config.js';
-import { runProcess } from './processes/run-process.js';
-import { startSystem } from './processes/system.js';
-import { DEMO_TENANT_ID } from './subgraphs/catalog/demo/demo-catalog.data.js';
-
-// `npm start`: every part in one process (processes/system.ts), drained and stopped on SIGTERM/SIGINT.
-await runProcess('main', loadSystemConfig, async (stack, config) => {
-  const system = await startSystem(config, stack);
-  console.log(
-    startupBanner({
-      gatewayUrl: system.gatewayUrl,
-      catalogUrl: system.catalogUrl,
-      aiUrl: system.aiUrl,
-      opsUrl: system.opsUrl,
-      database: config.databaseUrl ? 'DATABASE_URL' : `embedded Postgres under ${config.dataDir}/postgres`,
-      runtime: `Node ${process.version}, pid ${process.pid}`,
-      demoTenant: config.demoData ? DEMO_TENANT_ID : undefined,
-      usesDevKey: !config.auth.jwksUrl && !config.auth.publicKey,
-    }),
-  );
-});
+// `npm start` and `node dist/main.js`: every part in one process (processes/system.main.ts). The
+// entry stays at the top of the repository, where a newcomer looks for it; the image's
+// `run-part all` starts the same module.
+import './processes/system.main.js';

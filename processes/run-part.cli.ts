@@ -31,7 +31,7 @@ const PARTS: Record<string, Command> = {
     config: async () => checkedPlatformConfig('schema-ready'),
     start: () => import('../prisma/schema-ready.cli.js'),
   },
-  all: { config: async () => (await import('./config.js')).loadSystemConfig, start: () => import('../main.js') },
+  all: { config: async () => (await import('./config.js')).loadSystemConfig, start: () => import('./system.main.js') },
 };
 
 const part = process.argv[2];
