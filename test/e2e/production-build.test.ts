@@ -29,7 +29,8 @@ const QUERY = '{ courses(first: 1) { edges { node { courseId } } } routingRules 
 /** Bare module specifiers (packages) a compiled file imports, statically or dynamically. */
 function importedPackages(source: string): string[] {
   const specifiers = [
-    ...source.matchAll(/^\s*(?:import|export)\b[^;]*?\bfrom\s*['"]([^'"\n]+)['"]/gm),
+    // `from` after a space or a brace: a string 'from' in a list (['from', 'to']) is not an import.
+    ...source.matchAll(/^\s*(?:import|export)\b[^;]*?[\s}]from\s*['"]([^'"\n]+)['"]/gm),
     ...source.matchAll(/^\s*import\s*['"]([^'"\n]+)['"]/gm),
     ...source.matchAll(/\bimport\(\s*['"]([^'"\n]+)['"]\s*\)/g),
     ...source.matchAll(/\brequire(?:\.resolve)?\(\s*['"]([^'"\n]+)['"]\s*\)/g),

@@ -18,6 +18,7 @@ import { SUPERGRAPH_PATH } from '../../gateway/supergraph.js';
 import { newId, newUlid } from '../../platform/ids.js';
 import { silentLogger } from '../../platform/logger.js';
 import { ROUTES } from '../../rest-compat/route-table.js';
+import { AI_DURABLES } from '../../subgraphs/ai/consumers.js';
 import { CATALOG_DURABLES } from '../../subgraphs/catalog/consumers.js';
 import { builtPayload, consumedEnvelope, draftPayload, gdprPayload, type ConsumedKind } from '../integration/catalog/harness.js';
 import {
@@ -529,6 +530,10 @@ describe.runIf(runs)('hostile input', () => {
       gdpr: CATALOG_DURABLES.gdprSubjectRequest,
     };
     expect(Object.values(CATALOG_DURABLES).sort()).toEqual(Object.values(durableOf).sort());
+    // Every durable on a subject gives each message a verdict of its own: GDPR requests reach the
+    // AI subgraph's consumer too.
+    const consumersOf = (kind: ConsumedKind): string[] =>
+      kind === 'gdpr' ? [durableOf.gdpr, AI_DURABLES.gdprSubjectRequest] : [durableOf[kind]];
     const subjects: Record<ConsumedKind, string> = {
       built: subjectFor('content.play_package.built', 1),
       draft: subjectFor('authoring.course_draft.published', 1),
@@ -639,7 +644,7 @@ describe.runIf(runs)('hostile input', () => {
       const dead = new Map<string, number>();
       const reasons = new Map<string, string>();
       for (const l of letters) {
-        const key = `${l.headers['x-original-subject']}#${l.headers['x-original-seq']}`;
+        const key = `${l.headers['x-consumer']}|${l.headers['x-original-subject']}#${l.headers['x-original-seq']}`;
         dead.set(key, (dead.get(key) ?? 0) + 1);
         reasons.set(key, l.headers['x-error'] ?? '');
       }
@@ -648,11 +653,13 @@ describe.runIf(runs)('hostile input', () => {
         where: { eventId: { in: ids } },
         select: { eventId: true, consumer: true },
       });
-      return shots.map((s) => {
-        const processed = inbox.filter((r) => r.eventId === s.eventId && r.consumer === durableOf[s.kind]).length;
-        const letters = dead.get(`${subjects[s.kind]}#${s.seq}`) ?? 0;
-        return { ...s, processed, letters, reason: reasons.get(`${subjects[s.kind]}#${s.seq}`) };
-      });
+      return shots.flatMap((s) =>
+        consumersOf(s.kind).map((consumer) => {
+          const processed = inbox.filter((r) => r.eventId === s.eventId && r.consumer === consumer).length;
+          const key = `${consumer}|${subjects[s.kind]}#${s.seq}`;
+          return { ...s, consumer, processed, letters: dead.get(key) ?? 0, reason: reasons.get(key) };
+        }),
+      );
     };
     const deadline = Date.now() + 120_000;
     let result = await verdicts();
@@ -668,7 +675,10 @@ describe.runIf(runs)('hostile input', () => {
     const show = (list: typeof result) =>
       list
         .slice(0, 5)
-        .map((v) => `${v.kind} ${v.label}: processed ${v.processed}, letters ${v.letters} ${v.reason?.slice(0, 200) ?? ''}`)
+        .map(
+          (v) =>
+            `${v.kind} (${v.consumer}) ${v.label}: processed ${v.processed}, letters ${v.letters} ${v.reason?.slice(0, 200) ?? ''}`,
+        )
         .join('\n');
     expect(noVerdict, show(noVerdict)).toEqual([]);
     expect(twoVerdicts, show(twoVerdicts)).toEqual([]);
