@@ -50,6 +50,7 @@ export async function handleAiGdprRequest(tx: Tx, envelope: ConsumedEnvelope, de
   }
   const log = deps.logger.child({ requestId: p.requestId, tenantId: p.tenantId });
   const decision = decideAiGdprRequest(p);
+  if (decision.kind === 'invalid') throw permanentFailure(decision.message, { requestId: p.requestId, field: 'requestType' });
   if (decision.kind === 'not_applied') {
     log.info(
       { reason: decision.reason, requestType: String(p.requestType).slice(0, 64) },

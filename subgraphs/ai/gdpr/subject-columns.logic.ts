@@ -1,5 +1,6 @@
 import { Prisma } from '../../../platform/db/database.js';
 import { ERASED_USER_ID, isId } from '../../../platform/ids.js';
+import { readEnumValue } from '../../shared/enum-value.logic.js';
 
 /*
  * Where the AI subgraph keeps a person's user id, and what an erasure does to each place. The
@@ -64,14 +65,19 @@ export const AI_SUBJECT_TABLES: readonly SubjectTable[] = [
 /** Why a GDPR request changes nothing in the AI subgraph: a closed set (a log field). */
 export type NotAppliedReason = 'not_an_erasure' | 'subject_type_not_held' | 'subject_not_a_user_id';
 
-export type AiGdprDecision = { kind: 'erase' } | { kind: 'not_applied'; reason: NotAppliedReason };
+export type AiGdprDecision =
+  { kind: 'erase' } | { kind: 'not_applied'; reason: NotAppliedReason } | { kind: 'invalid'; message: string };
 
 /**
  * The AI subgraph keeps user ids, never names: only an erasure of a user changes anything (and
  * then only where retention classes permit zeroing ids). Access and rectification have nothing to
- * rewrite here (an id is not rectified), and request types added later are acknowledged.
+ * rewrite here (an id is not rectified), and request types added later are acknowledged. A request
+ * type that is no possible enum value at all is invalid, as the catalog reads it: dead-lettered.
  */
 export function decideAiGdprRequest(request: { requestType: unknown; subjectType: string; subjectId: string }): AiGdprDecision {
+  if (readEnumValue(request.requestType, ['erasure']) === 'invalid') {
+    return { kind: 'invalid', message: `GDPR request type ${JSON.stringify(request.requestType)} is not an enum value` };
+  }
   if (request.subjectType !== 'user') return { kind: 'not_applied', reason: 'subject_type_not_held' };
   if (request.requestType !== 'erasure') return { kind: 'not_applied', reason: 'not_an_erasure' };
   if (!isId('user', request.subjectId)) return { kind: 'not_applied', reason: 'subject_not_a_user_id' };

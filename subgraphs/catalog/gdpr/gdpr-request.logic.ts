@@ -1,4 +1,4 @@
-import { readEnumValue } from '../use-cases/consumed-payload.logic.js';
+import { readEnumValue } from '../../shared/enum-value.logic.js';
 
 /** The request types the catalog applies (the spec's HandleGdprRequest). */
 export const GDPR_REQUEST_TYPES = ['access', 'rectification', 'erasure'] as const;

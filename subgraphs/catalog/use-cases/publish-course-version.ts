@@ -12,7 +12,8 @@ import type { CourseRow } from '../course/course.repo.js';
 import { courseEvent } from './course-payloads.logic.js';
 import { LockedCourses, type CourseSource } from './course-writes.js';
 import { requireSameTenant, requireValidLocales, consumedEventStamp, type ConsumedEventDeps } from './consumed-event-rules.js';
-import { builtLocaleFields, readEnumValue, resolvePublishedBy } from './consumed-payload.logic.js';
+import { readEnumValue } from '../../shared/enum-value.logic.js';
+import { builtLocaleFields, resolvePublishedBy } from './consumed-payload.logic.js';
 import { holdUnknownFormats } from './hold-play-packages.js';
 import { PLAY_PACKAGE_FORMATS } from '../course-version/play-package.logic.js';
 

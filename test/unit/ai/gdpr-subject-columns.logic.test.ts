@@ -19,6 +19,15 @@ describe('decideAiGdprRequest', () => {
   ])('acknowledges %o without changing anything: %s', (request, reason) => {
     expect(decideAiGdprRequest(request)).toEqual({ kind: 'not_applied', reason });
   });
+
+  // Found by the hostile-input suite: the catalog dead-letters these, the AI consumer acknowledged them.
+  it.each(['', 42, null, 'no spaces allowed'])(
+    'refuses a request type %o that is no enum value at all, as the catalog does',
+    (requestType) => {
+      expect(decideAiGdprRequest({ requestType, subjectType: 'user', subjectId: USER })).toMatchObject({ kind: 'invalid' });
+      expect(decideAiGdprRequest({ requestType, subjectType: 'learner', subjectId: USER })).toMatchObject({ kind: 'invalid' });
+    },
+  );
 });
 
 describe('erasureStatement', () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { loadSchemaRegistry } from '../../../events/schemas/registry.js';
 import { PLAY_PACKAGE_FORMATS } from '../../../subgraphs/catalog/course-version/play-package.logic.js';
 import { decideGdprRequest, NOT_APPLIED_REASONS } from '../../../subgraphs/catalog/gdpr/gdpr-request.logic.js';
-import { readEnumValue } from '../../../subgraphs/catalog/use-cases/consumed-payload.logic.js';
+import { readEnumValue } from '../../../subgraphs/shared/enum-value.logic.js';
 
 describe('reading a consumed enum value (enum widening is minor: unknown values are tolerated)', () => {
   it('tells a known value, an unknown one and one that cannot be an enum value apart', () => {
