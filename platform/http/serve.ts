@@ -1,12 +1,9 @@
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import type { ConnectionLimits, PlatformConfig } from '../config/config.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { header } from './http.js';
 import { errorReply } from './stages/error-replies.js';
-import { acceptedRequestId } from './stages/request-id.js';
 import { endpointOf, type Exchange, type Handler, type Reply } from './pipeline.js';
 
 /** A server's connection lifecycle: requests in flight, and the graceful drain on shutdown. */
@@ -21,11 +18,10 @@ export interface ServedServer {
    */
   closeConnectionsAfterReply(): void;
   /**
-   * Stops taking requests and waits for those in flight: the listener closes, every response still
-   * to be written says `Connection: close`, a request that still arrives on an open connection gets
-   * 503 (logged like any request), and idle keep-alive connections end at the keep-alive timeout
-   * rather than being cut under a request on its way. Resolves when the last connection has closed.
-   * After `forceAfterMs` the remaining connections are cut.
+   * Stops taking requests and waits for those in flight: the listener closes, idle keep-alive
+   * connections are dropped, every response still to be written says `Connection: close`, and a
+   * request that still arrives on an open connection gets 503. Resolves when the last response has
+   * been written and the server has closed. After `forceAfterMs` the remaining connections are cut.
    */
   drain(forceAfterMs?: number): Promise<void>;
 }
@@ -80,7 +76,7 @@ export function serve(
 
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     const exchange = newExchange(req, res);
-    if (state.draining) return refuseWhileDraining(exchange, logger);
+    if (state.draining) return refuseWhileDraining(exchange);
     track(server, state, res);
     void answer(exchange, handler, state, logger);
   });
@@ -108,32 +104,13 @@ interface ServeState {
   onIdle: (() => void) | undefined;
 }
 
-/**
- * A request that arrives on an open connection while the server drains: 503, go elsewhere. It
- * never reaches the pipeline, so its access log line (the same shape as accessLog's) is written
- * here: an operator counting a drain's refusals finds them in the log.
- */
-function refuseWhileDraining(exchange: Exchange, logger: Logger): void {
+/** A request that arrives on an open connection while the server drains: 503, go elsewhere. */
+function refuseWhileDraining(exchange: Exchange): void {
   const refusal = new AppError('service.unavailable', 'The server is shutting down; retry on another replica', {
     headers: { 'retry-after': '1', connection: 'close' },
   });
   const format = exchange.url.pathname === '/graphql' ? 'graphql' : 'problem';
-  const requestId = acceptedRequestId(header(exchange.req, 'x-request-id'));
-  const refused = errorReply(refusal, format, undefined, exchange.req.headers.accept);
-  write(exchange.res, { ...refused, headers: { ...refused.headers, 'x-request-id': requestId } });
-  logger.info(
-    {
-      requestId,
-      tenantId: header(exchange.req, 'x-tenant-id'),
-      method: exchange.method,
-      route: 'unmatched',
-      status: 503,
-      code: refusal.code,
-      durationMs: 0,
-      draining: true,
-    },
-    'request',
-  );
+  write(exchange.res, errorReply(refusal, format, undefined, exchange.req.headers.accept));
 }
 
 /** Counts a request in flight until its response closes; the last one lets a drain go on. */
@@ -141,7 +118,9 @@ function track(server: http.Server, state: ServeState, res: http.ServerResponse)
   state.active.add(res);
   res.once('close', () => {
     state.active.delete(res);
-    if (state.draining && state.active.size === 0) state.onIdle?.();
+    if (!state.draining) return;
+    server.closeIdleConnections();
+    if (state.active.size === 0) state.onIdle?.();
   });
 }
 
@@ -166,11 +145,8 @@ async function drainServer(server: http.Server, state: ServeState, logger: Logge
   const lastOnSocket = new Map<unknown, http.ServerResponse>();
   for (const res of state.active) lastOnSocket.set(res.req.socket, res);
   for (const res of lastOnSocket.values()) if (!res.headersSent) res.setHeader('connection', 'close');
-  // The listener stops; idle keep-alive connections are NOT cut (http.Server#close would): a
-  // client may be writing a request on one at that instant and would see a reset. A request that
-  // still comes on one is answered 503 with `Connection: close`; the others end at the server's
-  // keep-alive timeout, which clients are told (`Keep-Alive: timeout=…`) and do not race.
-  const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()));
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
   const idle = state.active.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (state.onIdle = resolve));
   const force = setTimeout(() => {
     logger.warn({ inFlight: state.active.size }, 'drain bound reached; closing remaining connections');
@@ -179,6 +155,7 @@ async function drainServer(server: http.Server, state: ServeState, logger: Logge
   force.unref();
   try {
     await idle;
+    server.closeIdleConnections();
     await closed;
   } finally {
     clearTimeout(force);
