@@ -35,7 +35,7 @@ const MAX_WRITES_IN_FLIGHT = 20;
 const OBJECTIVE_SECONDS = 0.25;
 /**
  * The external samples run in tenants of their own, one per kind of write: a mutation through a
- * gateway drops its whole tenant (docs/operations.md, "Response cache"), and the cache Redis
+ * gateway drops its course and the tenant's lists (docs/operations.md, "Response cache"), and the cache Redis
  * refuses to store an answer whose tag changed less than a second before its read (its margin
  * against clock steps), so in a tenant written through a gateway within the last second nothing
  * sampled would be cached when written.
@@ -489,7 +489,7 @@ function report(r: RunFigures): void {
     `cache-staleness: two gateway replicas with the response cache (L1 + cache Redis), ${CONNECTIONS} read connections split over both, ${SECONDS} s per phase`,
   );
   console.log(
-    `Phases: **writes**: ${WRITES_PER_SECOND} updateCourseMetadata/s through A (each commits an outbox row the worker's relay publishes); **direct**: as many events of the same shape published by the bench straight to NATS (no outbox, no relay). Reads: course(courseId) over ${HOT} cached courses of the writer's tenant (a write through A drops the whole tenant).\n`,
+    `Phases: **writes**: ${WRITES_PER_SECOND} updateCourseMetadata/s through A (each commits an outbox row the worker's relay publishes); **direct**: as many events of the same shape published by the bench straight to NATS (no outbox, no relay). Reads: course(courseId) over ${HOT} cached courses of the writer's tenant (a write through A drops its course and the tenant's lists).\n`,
   );
   console.log(
     table(

@@ -64,8 +64,14 @@ export function answerDependencies(input: {
 }): AnswerDependencies {
   const { schema, operation } = input;
   const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], input.variables ?? {});
-  const root = operation.operation === 'query' ? schema.getQueryType() : undefined;
-  // Variables the executor would have refused, or no query type: nothing can be named safely.
+  // A mutation's answer names what the mutation changed (mutationTags).
+  const root =
+    operation.operation === 'query'
+      ? schema.getQueryType()
+      : operation.operation === 'mutation'
+        ? schema.getMutationType()
+        : undefined;
+  // Variables the executor would have refused, or no root type: nothing can be named safely.
   if (coerced.errors || !root) return { ids: [], complete: false };
   const walk: Walk = {
     schema,

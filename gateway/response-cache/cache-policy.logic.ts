@@ -99,7 +99,7 @@ export function normaliseAcceptLanguage(value: string | undefined): string {
 
 /**
  * The tags an answer depends on. Every entry depends on the global tag and its tenant's tag (a
- * catalog mutation drops the whole tenant). A list answer, an answer with a null root field (the
+ * taxonomy change, or a catalog mutation that cannot name what it changed, drops the whole tenant). A list answer, an answer with a null root field (the
  * entity may be registered next), or one whose entities cannot all be named by the ids it holds
  * (`found`, read from the answer after @skip/@include: answer-dependencies.ts) also depends
  * on the tenant's list tag, which every catalog event of the tenant drops.
@@ -120,9 +120,44 @@ export function entryTags(
   return [...tags];
 }
 
-/** The tags a catalog mutation drops: everything its tenant has cached. */
-export function mutationTags(tenantId: string): string[] {
-  return [tenantTag(tenantId)];
+/**
+ * Catalog mutations that change one entity, and the argument that names it. Such a write drops what
+ * its event will drop (eventTags): its course, its version and the tenant's lists, which may hold
+ * them; not the tenant's whole cache. A version's answer and its course's (latestVersionLabel)
+ * change together, so a version mutation is narrow only when its answer names the version's course.
+ */
+const SINGLE_ENTITY_MUTATIONS: ReadonlyMap<string, IdField> = new Map([
+  ['updateCourseMetadata', 'courseId'],
+  ['changeCourseVisibility', 'courseId'],
+  ['archiveCourse', 'courseId'],
+  ['deprecateCourseVersion', 'courseVersionId'],
+  ['withdrawCourseVersion', 'courseVersionId'],
+]);
+
+/**
+ * The tags a catalog mutation that took effect drops, before its answer is sent (the writer reads
+ * its own write; the event follows on every replica). `answerIds` are the ids its answer carries
+ * (answer-dependencies.ts). Any other mutation (a taxonomy, a dead-letter replay, several root
+ * fields of which one is not listed above), or one whose entities cannot be named, drops its
+ * tenant's whole cache.
+ */
+export function mutationTags(
+  tenantId: string,
+  shape: Pick<OperationShape, 'rootFields' | 'argumentIds'>,
+  answerIds: ReadonlyArray<{ field: IdField; id: string }>,
+): string[] {
+  const whole = [tenantTag(tenantId)];
+  const named = [...shape.argumentIds, ...answerIds];
+  const kinds = shape.rootFields.map((field) => SINGLE_ENTITY_MUTATIONS.get(field));
+  if (kinds.length === 0 || kinds.some((kind) => kind === undefined)) return whole;
+  for (const kind of kinds) if (!named.some((id) => id.field === kind)) return whole;
+  const changesVersion = kinds.includes('courseVersionId');
+  // The course of a version: only its answer can say which (one version per operation, so no doubt).
+  if (changesVersion && (kinds.length > 1 || !answerIds.some((id) => id.field === 'courseId'))) return whole;
+  if (named.length > MAX_ENTITY_TAGS) return whole;
+  const tags = new Set([listTag(tenantId)]);
+  for (const { field, id } of named) tags.add(entityTag(tenantId, field, id));
+  return [...tags];
 }
 
 /** The fields of a catalog event the invalidation reads (tolerant reader: nothing else). */

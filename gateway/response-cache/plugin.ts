@@ -1,7 +1,7 @@
 import { HeaderMap, type ApolloServerPlugin, type GraphQLResponse } from '@apollo/server';
 import { canonicalJson } from '../../platform/canonical-json.js';
 import type { GatewayContext } from '../forwarding.js';
-import { Kind, type FragmentDefinitionNode, type OperationDefinitionNode } from 'graphql';
+import { Kind, type DocumentNode, type FragmentDefinitionNode, type OperationDefinitionNode } from 'graphql';
 import { answerDependencies } from './answer-dependencies.js';
 import { decide, entryTags, mutationTags, type OperationShape } from './cache-policy.logic.js';
 import { operationShape } from './document.js';
@@ -12,7 +12,7 @@ import { StoredData } from './stored-answer.js';
  * The response cache in Apollo's request pipeline, so /graphql and the execute port (REST-compat)
  * share it. Its hooks run after parsing, validation, the limits and the operation rules, so a
  * cached answer is only ever served to an operation that would have been run; a catalog mutation
- * drops its tenant's entries before its answer is sent, so the writer reads its own write.
+ * drops what it changed before its answer is sent, so the writer reads its own write.
  */
 export function responseCachePlugin(cache: ResponseCache, nonCatalog: ReadonlySet<string>): ApolloServerPlugin<GatewayContext> {
   return {
@@ -30,7 +30,10 @@ export function responseCachePlugin(cache: ResponseCache, nonCatalog: ReadonlySe
             variables: request.request.variables,
             nonCatalog,
           });
-          if (shape.kind === 'mutation') return null;
+          if (shape.kind === 'mutation') {
+            read = operationRead(request.operation, request.document.definitions);
+            return null;
+          }
           if (!decide(shape).cacheable) {
             cache.count('bypass');
             return null;
@@ -58,12 +61,7 @@ export function responseCachePlugin(cache: ResponseCache, nonCatalog: ReadonlySe
           });
           if ('pending' in found) {
             pending = found.pending;
-            read = {
-              operation: request.operation,
-              fragments: request.document.definitions.filter(
-                (d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION,
-              ),
-            };
+            read = operationRead(request.operation, request.document.definitions);
             return null;
           }
           // Sent as stored (stored-answer.ts): no parse here, no serialisation at the door.
@@ -77,7 +75,15 @@ export function responseCachePlugin(cache: ResponseCache, nonCatalog: ReadonlySe
             // Only a mutation that took effect drops anything: a refused one (a token without the
             // scope, a failed precondition) would otherwise let any caller empty its tenant's cache.
             // Awaited: the writer's next read must not find what this mutation changed.
-            if (tookEffect(request.response.body)) await cache.invalidate(mutationTags(tenantId), 'mutation');
+            const body = request.response.body;
+            if (!tookEffect(body)) return;
+            // A write drops what it changed, named by its arguments and its answer (mutationTags).
+            const data = body.kind === 'single' ? body.singleResult.data : undefined;
+            const found =
+              read && data
+                ? answerDependencies({ schema: request.schema, ...read, variables: request.request.variables, data })
+                : undefined;
+            await cache.invalidate(mutationTags(tenantId, shape, found?.ids ?? []), 'mutation');
             return;
           }
           if (!pending) return;
@@ -102,6 +108,13 @@ export function responseCachePlugin(cache: ResponseCache, nonCatalog: ReadonlySe
       };
     },
   };
+}
+
+function operationRead(
+  operation: OperationDefinitionNode,
+  definitions: DocumentNode['definitions'],
+): { operation: OperationDefinitionNode; fragments: FragmentDefinitionNode[] } {
+  return { operation, fragments: definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION) };
 }
 
 /**

@@ -21,7 +21,10 @@ export const MODEL_SDL = `
     courseVersion(courseVersionId: ID!): CourseVersion
     courseVersions(courseId: ID!): [CourseVersion!]!
   }
-  type Mutation { updateCourseMetadata(courseId: ID!, title: String!): Course }
+  type Mutation {
+    updateCourseMetadata(courseId: ID!, title: String!): Course
+    deprecateCourseVersion(courseVersionId: ID!): CourseVersion
+  }
   type CourseConnection { edges: [CourseEdge!]! count: Int! }
   type CourseEdge { cursor: String! node: Course! }
   type Course {
@@ -149,6 +152,13 @@ export class CatalogModel {
         course.title = title;
         return this.courseView(courseId);
       },
+      deprecateCourseVersion: ({ courseVersionId }: { courseVersionId: string }, context: GatewayContext) => {
+        if (!context.principal.scopes.has('catalog.write')) throw new Error('auth.forbidden');
+        const version = this.versions.get(courseVersionId);
+        if (!version) throw new Error('course_version.not_found');
+        version.state = 'DEPRECATED';
+        return this.versionView(courseVersionId);
+      },
     };
   }
 
@@ -159,7 +169,12 @@ export class CatalogModel {
       ...row,
       authors: row.authors.map((a) => ({ ...a })),
       versions: () => row.versionIds.map((id) => this.versionView(id)),
-      latestVersionLabel: () => this.versions.get(row.versionIds.at(-1) ?? '')?.versionLabel ?? null,
+      // Depends on the versions' states: a version mutation changes its course's answer too.
+      latestVersionLabel: () =>
+        row.versionIds
+          .map((id) => this.versions.get(id))
+          .filter((v) => v !== undefined && v.state !== 'DEPRECATED')
+          .at(-1)?.versionLabel ?? null,
     };
   }
 
@@ -300,5 +315,70 @@ export async function checkNoStaleAnswer(
       const served = (await server.answer(read.query, read.variables)).text;
       if (served !== expected) throw new Error(`replica ${i} served ${served}, fresh is ${expected}\n${read.query}`);
     }
+  }
+}
+
+/** A write through the gateway's mutation, with one of the selections a client may make. */
+export interface Write {
+  query: string;
+  variables: Record<string, unknown>;
+}
+
+const COURSE_WRITE_SELECTIONS = ['{ courseId }', '{ title }', '{ courseId title latestVersionLabel }', '{ versions { state } }'];
+const VERSION_WRITE_SELECTIONS = ['{ courseVersionId }', '{ courseVersionId courseId }', '{ state }', '{ course { title } }'];
+
+export const writeArbitrary: fc.Arbitrary<Write> = fc.oneof(
+  fc
+    .record({
+      course: fc.constantFrom('c1', 'c2', 'c3'),
+      title: fc.string({ minLength: 1, maxLength: 5 }),
+      selection: fc.constantFrom(...COURSE_WRITE_SELECTIONS),
+    })
+    .map(({ course, title, selection }) => ({
+      query: `mutation W($id: ID!, $t: String!) { updateCourseMetadata(courseId: $id, title: $t) ${selection} }`,
+      variables: { id: course, t: title },
+    })),
+  fc
+    .record({
+      version: fc.constantFrom('v1', 'v2', 'v3'),
+      selection: fc.constantFrom(...VERSION_WRITE_SELECTIONS),
+      literal: fc.boolean(),
+    })
+    .map(({ version, selection, literal }) =>
+      literal
+        ? { query: `mutation { deprecateCourseVersion(courseVersionId: "${version}") ${selection} }`, variables: {} }
+        : {
+            query: `mutation W($v: ID!) { deprecateCourseVersion(courseVersionId: $v) ${selection} }`,
+            variables: { v: version },
+          },
+    ),
+);
+
+/**
+ * Read-your-writes, generatively: reads are cached, then the writer changes the catalog through
+ * the gateway's mutations and no event is followed (it has not arrived yet); no read may then be
+ * served an answer that differs from a fresh one. A write that dropped less than it changed fails.
+ */
+export async function checkReadsOwnWrites(
+  replica: ModelReplica,
+  fresh: () => CatalogModel,
+  reads: ReadonlyArray<{ query: string; variables: Record<string, unknown> }>,
+  writes: readonly Write[],
+): Promise<void> {
+  const model = fresh();
+  replica.cache.clearLocal();
+  for (const read of reads) {
+    const answer = (await replica.server.answer(read.query, read.variables)).text;
+    if (answer.includes('"errors"')) throw new Error(`the document was refused: ${answer}\n${read.query}`);
+  }
+  for (const write of writes) {
+    const answer = (await replica.server.answer(write.query, write.variables, ['catalog.write'])).text;
+    if (answer.includes('"errors"')) throw new Error(`the write was refused: ${answer}\n${write.query}`);
+  }
+  for (const read of reads) {
+    const expected = await freshAnswer(model, read.query, read.variables);
+    const served = (await replica.server.answer(read.query, read.variables)).text;
+    if (served !== expected)
+      throw new Error(`served ${served}, fresh is ${expected}\n${read.query}\nafter ${JSON.stringify(writes)}`);
   }
 }

@@ -353,7 +353,7 @@ describe.skipIf(!redisUrl)('response cache (set REDIS_URL to run)', () => {
     expect(served + misses.reduce((a, b) => a + b)).toBe(200);
   });
 
-  it('a catalog mutation drops its tenant entries before it answers, on every replica (the writer reads its write)', async () => {
+  it('a catalog mutation drops what it changed before it answers, on every replica (the writer reads its write)', async () => {
     const courseId = await insertCourse('Before the write');
     for (const replica of replicas) await cacheBoth(replica, courseId, 'Before the write');
     const admin = await fixture.mintToken('catalog.read catalog.admin');

@@ -47,10 +47,26 @@ describe('mutations and the response cache', () => {
     expect((await server.answer(READ, { id: 'c1' })).text).toBe(cached);
   });
 
-  it('a mutation that took effect drops its tenant before it answers', async () => {
+  it('a mutation that took effect drops what it changed before it answers', async () => {
     await cachedThenChangedUnderneath();
+    await server.answer(WRITE, { id: 'c1', title: 'x' }, ['catalog.write']);
+    expect((await server.answer(READ, { id: 'c1' })).text).toContain('"title":"x"');
+  });
+
+  it("a mutation of one course keeps the tenant's other courses cached, and drops its lists", async () => {
+    const cached = await cachedThenChangedUnderneath();
+    const list = 'query { courses { count edges { node { courseId title } } } }';
+    await server.answer(list, {});
     await server.answer(WRITE, { id: 'c2', title: 'x' }, ['catalog.write']);
-    expect((await server.answer(READ, { id: 'c1' })).text).toContain('changed underneath');
+    expect((await server.answer(READ, { id: 'c1' })).text).toBe(cached);
+    expect((await server.answer(list, {})).text).toBe(await freshAnswer(model, list, {}));
+  });
+
+  it('a version mutation whose answer does not name its course drops the whole tenant', async () => {
+    const cached = await cachedThenChangedUnderneath();
+    const deprecate = 'mutation { deprecateCourseVersion(courseVersionId: "v3") { state } }';
+    expect((await server.answer(deprecate, {}, ['catalog.write'])).text).toContain('DEPRECATED');
+    expect((await server.answer(READ, { id: 'c1' })).text).not.toBe(cached);
   });
 });
 
