@@ -298,11 +298,15 @@ async function checkAnswers(query: Query, gateways: Target[], catalog: Target, h
   }
 }
 
-/** The targets a query is timed on: the three gateways, and the catalog alone for the nested one. */
+/**
+ * The targets a query is timed on: the three gateways, and the catalog alone for the nested query
+ * (its catalog part) and the one-field query (all of it is the catalog's: the gateway's own cost).
+ */
 const targetsFor = (query: Query, gateways: Target[], catalog: Target) =>
-  query.name === 'nested' ? [...gateways, catalog] : gateways;
+  query.name === 'nested' || query.name === 'one-field' ? [...gateways, catalog] : gateways;
 
-const documentFor = (query: Query, target: Target) => (target.key === 'c' ? CATALOG_PART : query.document);
+const documentFor = (query: Query, target: Target) =>
+  target.key === 'c' && query.name === 'nested' ? CATALOG_PART : query.document;
 
 async function timeRounds(
   stack: Stack,
@@ -364,8 +368,12 @@ function report(rows: Row[], queries: Query[], connectionLevels: number[]): void
         const pick = (key: Target['key']) =>
           rows.find((r) => r.round === round && r.query === query.name && r.connections === connections && r.key === key)!;
         const [a, b, r] = [pick('a'), pick('b'), pick('r')];
-        const limit = query.name === 'nested' ? f(a.rps / pick('c').rps, 2) : '';
-        const met = a.rps >= r.rps && a.p95 <= r.p95 && a.rps >= b.rps;
+        const catalogAlone = rows.find(
+          (x) => x.round === round && x.query === query.name && x.connections === connections && x.key === 'c',
+        );
+        const limit = catalogAlone ? f(a.rps / catalogAlone.rps, 2) : '';
+        // The performance issue's rows: ≥ 1.25× Hive Gateway on the Rust planner, p95 no worse.
+        const met = a.rps >= 1.25 * r.rps && a.p95 <= r.p95;
         ratioRows.push([
           round,
           query.name,
@@ -389,7 +397,7 @@ function report(rows: Row[], queries: Query[], connectionLevels: number[]): void
         '>RPS ours/Hive Rust',
         '>p95 ours/Hive Rust',
         '>RPS ours/limit',
-        'target (RPS ≥ both, p95 ≤ Rust)',
+        'target (RPS ≥ 1.25× Rust, p95 ≤ Rust)',
       ],
       ratioRows,
     ),
