@@ -1,6 +1,6 @@
 import type { PlatformConfig } from '../platform/config/config.js';
 import { ConfigError, envBool, envInt, envList, envOneOf, envString, envUrl, type Env } from '../platform/config/env.js';
-import { SANDBOX_ORIGINS, type CorsOrigins } from '../platform/http/cors-origins.js';
+import { SANDBOX_ORIGINS, type CorsOrigins } from '../platform/config/cors-origins.js';
 import type { ResultShaping } from './result-shaping/result-shaping.js';
 
 /** The gateway's configuration slice: where it finds the subgraphs, and its front door's settings. */

@@ -6,7 +6,8 @@ import type { Metrics } from '../metrics.js';
 import { formatGraphQLError } from './format-error.js';
 import { operationObserver } from './operation-observer.js';
 import { operationRules } from './operation-rules.js';
-import { queryLimitOptions, type QueryLimits } from './query-limits.js';
+import type { QueryLimits } from '../config/config.js';
+import { queryLimitOptions } from './query-limits.js';
 
 /** What differs between the GraphQL doors; the rest is the same at every one. */
 export interface DoorServerOptions<TContext extends BaseContext> {

@@ -3,7 +3,7 @@ import type { BaseContext } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import type { GraphQLSchema } from 'graphql';
 import type { Principal, TokenVerifier } from '../auth/verifier.js';
-import type { ConnectionLimits, PlatformConfig } from '../config/config.js';
+import type { ConnectionLimits, PlatformConfig, QueryLimits } from '../config/config.js';
 import { header } from '../http/http.js';
 import { pipeline, type EndpointTable, type Exchange } from '../http/pipeline.js';
 import { probeEndpoints, type ReadinessReport } from '../http/probe-endpoints.js';
@@ -21,7 +21,6 @@ import type { Metrics } from '../metrics.js';
 import type { TraceContext } from '../trace-context.js';
 import { createDoorServer } from './apollo-server.js';
 import { graphqlEndpoints } from './graphql-endpoint.js';
-import type { QueryLimits } from './query-limits.js';
 
 export interface RunningServer {
   url: string;
