@@ -27,7 +27,7 @@ export interface GatewayConfig {
   corsOrigins: CorsOrigins;
   /** CORS_ALLOW_ANY_ORIGIN: `CORS_ORIGINS=*` is refused in production without it (warned about with it). */
   corsAllowAnyOrigin: boolean;
-  /** Automatic persisted queries (platform/persisted-queries.ts): every store bounded in bytes. */
+  /** Automatic persisted queries (platform/graphql/persisted-queries.ts): every store bounded in bytes. */
   apq: ApqSettings;
   /** Connections the gateway keeps to each subgraph at most (keep-alive); requests beyond wait for one. */
   subgraphMaxConnections: number;

@@ -1,8 +1,8 @@
 import { ApolloServer, type ApolloServerOptions, type ApolloServerPlugin, type BaseContext } from '@apollo/server';
 import type { GatewayInterface } from '@apollo/server-gateway-interface';
 import type { GraphQLSchema } from 'graphql';
-import type { Logger } from '../logger.js';
-import type { Metrics } from '../metrics.js';
+import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
 import { formatGraphQLError } from './format-error.js';
 import { operationObserver } from './operation-observer.js';
 import { operationRules } from './operation-rules.js';

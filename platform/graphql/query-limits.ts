@@ -3,9 +3,9 @@ import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives';
 import { GraphQLError, type ValidationContext, type ValidationRule } from 'graphql';
-import { AppError, type KnownErrorCode } from '../errors.js';
+import { AppError, type KnownErrorCode } from '../errors/errors.js';
 import type { QueryLimits } from '../config/config.js';
-import type { Metrics } from '../metrics.js';
+import type { Metrics } from '../observability/metrics.js';
 import { FIELD_COSTS } from './field-costs.js';
 import { operationCost, representationCount } from './query-cost.js';
 

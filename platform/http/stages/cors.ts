@@ -1,4 +1,4 @@
-import { AppError } from '../../errors.js';
+import { AppError } from '../../errors/errors.js';
 import type { CorsOrigins } from '../../config/cors-origins.js';
 import { errorReply } from './error-replies.js';
 import { header } from '../http.js';
