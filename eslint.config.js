@@ -52,7 +52,7 @@ export function floorsOf(mayImport) {
   const visiting = new Set();
   const visit = (folder, path) => {
     if (placed.includes(folder)) return;
-    if (visiting.has(folder)) throw new Error(`events/ folders import each other: ${[...path, folder].join(' -> ')}`);
+    if (visiting.has(folder)) throw new Error(`folders import each other: ${[...path, folder].join(' -> ')}`);
     visiting.add(folder);
     for (const below of mayImport[folder]) visit(below, [...path, folder]);
     visiting.delete(folder);
@@ -84,6 +84,28 @@ const GATEWAY_MAY_IMPORT = {
   'response-cache': [],
   client: [],
 };
+/**
+ * platform/ in rooms, from the ground up: the configuration (parsed once, with the shapes it
+ * parses into) and the pure text helpers (canonical JSON, locales, line diffs) stand alone;
+ * observability (logger, metrics, tracing) reads only the configuration; the database client logs
+ * and reaches its server; errors classify an unreachable database as 503 (db/unreachable.ts);
+ * auth, the HTTP pipeline, the process lifecycle (bootstrap, parts, readiness, exit), the
+ * idempotency stores and the GraphQL doors each stand on the rooms below them. The files at
+ * platform/ itself (ids, clock, project files, a free port, reaching a dependency, the Redis
+ * client) every room may use; they import no room above observability and config.
+ */
+const PLATFORM_MAY_IMPORT = {
+  config: [],
+  text: [],
+  observability: ['config'],
+  db: ['config', 'observability'],
+  errors: ['db'],
+  auth: ['config', 'errors'],
+  http: ['config', 'errors', 'observability', 'auth'],
+  lifecycle: ['config', 'observability', 'db', 'auth', 'http'],
+  idempotency: ['text', 'db', 'errors', 'observability', 'http', 'lifecycle'],
+  graphql: ['config', 'errors', 'observability', 'auth', 'http', 'idempotency'],
+};
 export const LAYER_ZONES = [
   // The Prisma client generated from prisma/schema.prisma is the database library platform/ wraps.
   {
@@ -97,6 +119,7 @@ export const LAYER_ZONES = [
     except: ['./generated'],
     message: 'platform/ is the ground floor: it imports nothing of ours.',
   },
+  ...roomZones('platform', PLATFORM_MAY_IMPORT),
   { target: './prisma', from: above('./prisma', './platform'), message: 'prisma/ holds the schema and migrations only.' },
   { target: './events', from: above('./events', './platform'), message: 'events/ may import platform/ only.' },
   ...roomZones('events', EVENTS_MAY_IMPORT),

@@ -7,7 +7,7 @@
 // process's, plus PORT).
 import 'reflect-metadata';
 import http from 'node:http';
-import { openPlatform } from '../platform/bootstrap.js';
+import { openPlatform } from '../platform/lifecycle/bootstrap.js';
 import { effectClaim } from '../platform/idempotency/effect.logic.js';
 import { connectRedis } from '../platform/redis.js';
 import { loadAiProcessConfig } from '../processes/config.js';

@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { newId, newUlid } from '../platform/ids.js';
-import { silentLogger } from '../platform/logger.js';
+import { silentLogger } from '../platform/observability/logger.js';
 import { loadSystemConfig } from '../processes/config.js';
 import type { AssistCaller } from '../subgraphs/ai/assist/assist.pipeline.js';
 import { seedBaseline } from '../subgraphs/ai/seed.js';

@@ -3,7 +3,7 @@
 // http server running the same keyset SQL with `pg` (bench/bare-rest.ts). Same database, same
 // connections, one run, order flipped every round.
 import { pathToFileURL } from 'node:url';
-import { canonicalJson } from '../platform/canonical-json.js';
+import { canonicalJson } from '../platform/text/canonical-json.js';
 import { COURSE_FIELDS } from '../rest-compat/shape.logic.js';
 import {
   DURATION,

@@ -1,5 +1,5 @@
 import type { EventsConfig, EventsSlice } from './config.js';
-import { AppError } from '../platform/errors.js';
+import { AppError } from '../platform/errors/errors.js';
 import type { StreamOutcome, StreamStore, StreamSpec } from './bus/event-bus.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;

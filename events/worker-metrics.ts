@@ -1,5 +1,5 @@
 import type { Db } from '../platform/db/database.js';
-import type { Metrics } from '../platform/metrics.js';
+import type { Metrics } from '../platform/observability/metrics.js';
 import type { EventWorker } from './worker.js';
 
 const OUTBOX_CACHE_MS = 5_000;

@@ -1,5 +1,5 @@
-import { isAppError } from '../platform/errors.js';
-import type { Logger } from '../platform/logger.js';
+import { isAppError } from '../platform/errors/errors.js';
+import type { Logger } from '../platform/observability/logger.js';
 import type { EventWorker } from './worker.js';
 
 /** The event worker of a process, running or still waiting for the producers' streams. */

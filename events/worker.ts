@@ -1,10 +1,10 @@
 import type { PlatformConfig } from '../platform/config/config.js';
 import type { EventsSlice } from './config.js';
 import type { Db } from '../platform/db/database.js';
-import type { Logger } from '../platform/logger.js';
+import type { Logger } from '../platform/observability/logger.js';
 import type { EventBus } from './bus/event-bus.js';
 import { systemClock, type Clock } from '../platform/clock.js';
-import { buildParts, PartStack } from '../platform/parts.js';
+import { buildParts, PartStack } from '../platform/lifecycle/parts.js';
 import { startConsumer } from './consume/consumer-runner.js';
 import type { ConsumerHandle, ConsumerSpec, ConsumerStats } from './consume/consumer-spec.js';
 import { createDeadLetterMonitor, sampleDeadLetters, type DeadLetterMonitor } from './dead-letters/dead-letter-monitor.js';

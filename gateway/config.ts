@@ -1,6 +1,6 @@
 import type { PlatformConfig } from '../platform/config/config.js';
 import { ConfigError, envBool, envInt, envList, envOneOf, envString, envUrl, type Env } from '../platform/config/env.js';
-import { SANDBOX_ORIGINS, type CorsOrigins } from '../platform/http/cors-origins.js';
+import { SANDBOX_ORIGINS, type CorsOrigins } from '../platform/config/cors-origins.js';
 import type { ResultShaping } from './result-shaping/result-shaping.js';
 
 /** The gateway's configuration slice: where it finds the subgraphs, and its front door's settings. */
@@ -27,7 +27,7 @@ export interface GatewayConfig {
   corsOrigins: CorsOrigins;
   /** CORS_ALLOW_ANY_ORIGIN: `CORS_ORIGINS=*` is refused in production without it (warned about with it). */
   corsAllowAnyOrigin: boolean;
-  /** Automatic persisted queries (platform/persisted-queries.ts): every store bounded in bytes. */
+  /** Automatic persisted queries (platform/graphql/persisted-queries.ts): every store bounded in bytes. */
   apq: ApqSettings;
   /** Connections the gateway keeps to each subgraph at most (keep-alive); requests beyond wait for one. */
   subgraphMaxConnections: number;

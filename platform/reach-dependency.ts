@@ -4,7 +4,7 @@
  * variable and the address — never a stack trace, never the URL's credentials — so the operator
  * sees which setting to check. Once running, a lost service degrades instead (docs/reliability.md).
  */
-import type { Logger } from './logger.js';
+import type { Logger } from './observability/logger.js';
 
 /** How long start-up waits for a service before it gives up. */
 export const STARTUP_REACH_MS = 10_000;

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { REDIS_LIVENESS } from './config/link-liveness.js';
-import type { Logger } from './logger.js';
+import type { Logger } from './observability/logger.js';
 import { DependencyMisconfiguredError, reachDependency, redactUrl } from './reach-dependency.js';
 
 /**

@@ -4,8 +4,8 @@
 import { checkedPlatformConfig } from '../platform/config/production.js';
 import { embeddedClusterDir, reachDatabase } from '../platform/db/database.js';
 import { startEmbeddedPostgres } from '../platform/db/embedded-postgres.js';
-import { configOrExit, startOrExit } from '../platform/entrypoint.js';
-import { createLogger } from '../platform/logger.js';
+import { configOrExit, startOrExit } from '../platform/lifecycle/entrypoint.js';
+import { createLogger } from '../platform/observability/logger.js';
 import { applyMigrations } from './migrate.js';
 
 const config = configOrExit(checkedPlatformConfig('migrate'));

@@ -4,8 +4,8 @@
 import { ConfigError, envInt } from '../platform/config/env.js';
 import { checkedPlatformConfig } from '../platform/config/production.js';
 import { reachDatabase } from '../platform/db/database.js';
-import { configOrExit, startOrExit } from '../platform/entrypoint.js';
-import { createLogger } from '../platform/logger.js';
+import { configOrExit, startOrExit } from '../platform/lifecycle/entrypoint.js';
+import { createLogger } from '../platform/observability/logger.js';
 import { pendingMigrations } from './migrate.js';
 
 const config = configOrExit((env) => {

@@ -1,7 +1,7 @@
 // `npm run start:ai`: the AI subgraph as its own process (stateless; quotas live in Redis, rules and
 // provenance in the database, so replicas scale out freely). The /v1/ai/health endpoint is served here.
 import 'reflect-metadata';
-import { createMetrics } from '../platform/metrics.js';
+import { createMetrics } from '../platform/observability/metrics.js';
 import { loadAiProcessConfig } from './config.js';
 import { opsServerPart, platformPart, redisPart } from './parts.js';
 import { aiPart } from './subgraph-parts.js';

@@ -1,7 +1,7 @@
 // `npm run start:catalog`: the catalog subgraph as its own process (stateless; scale out freely).
 import 'reflect-metadata';
 import { connectNats } from '../events/bus/create-bus.js';
-import { createMetrics } from '../platform/metrics.js';
+import { createMetrics } from '../platform/observability/metrics.js';
 import { loadCatalogProcessConfig } from './config.js';
 import { opsServerPart, platformPart } from './parts.js';
 import { catalogPart } from './subgraph-parts.js';

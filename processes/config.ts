@@ -11,7 +11,7 @@ export { loadGatewayProcessConfig, type GatewayProcessConfig } from './gateway.c
 
 /**
  * What each process reads from the environment: the shared platform slice plus the slices of the
- * parts it runs, each parsed once at start (a bad value names its variable, platform/entrypoint.ts),
+ * parts it runs, each parsed once at start (a bad value names its variable, platform/lifecycle/entrypoint.ts),
  * then checked against the development fallbacks production refuses (platform/config/production.logic.ts).
  */
 export type CatalogProcessConfig = PlatformConfig & EventsSlice & CatalogSlice & ProductionChecked;

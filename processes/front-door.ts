@@ -7,9 +7,9 @@ import type { GatewayProcessConfig } from './gateway.config.js';
 import type { Db } from '../platform/db/database.js';
 import type { ReadinessReport } from '../platform/http/probe-endpoints.js';
 import { createIdempotencyStore } from '../platform/idempotency/create.js';
-import type { Logger } from '../platform/logger.js';
-import type { Metrics } from '../platform/metrics.js';
-import { memoryLru, sizeLimited, slottedRedisCache, type StringKeyValueCache } from '../platform/persisted-queries.js';
+import type { Logger } from '../platform/observability/logger.js';
+import type { Metrics } from '../platform/observability/metrics.js';
+import { memoryLru, sizeLimited, slottedRedisCache, type StringKeyValueCache } from '../platform/graphql/persisted-queries.js';
 import type { ApqSettings, ResponseCacheConfig } from '../gateway/config.js';
 import {
   followCatalogEvents,

@@ -1,7 +1,7 @@
 // `npm run start:gateway`: the gateway (with the REST-compat layer) as its own process, calling the
 // subgraphs at CATALOG_URL and AI_URL.
 import 'reflect-metadata';
-import { createMetrics } from '../platform/metrics.js';
+import { createMetrics } from '../platform/observability/metrics.js';
 import { loadGatewayProcessConfig } from './gateway.config.js';
 import { cacheFeedPart, gatewayPart, opsServerPart, platformPart, redisPart } from './parts.js';
 import { runProcess } from './run-process.js';

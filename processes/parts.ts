@@ -7,22 +7,22 @@ import { subgraphChecks } from '../gateway/subgraph-calls/readiness.js';
 import { feedReadiness } from '../gateway/response-cache/feed-watch.logic.js';
 import type { SubgraphName } from '../gateway/supergraph.js';
 import type { SubgraphUrls } from '../gateway/subgraph-calls/replicas.js';
-import { openPlatform, type Platform } from '../platform/bootstrap.js';
+import { openPlatform, type Platform } from '../platform/lifecycle/bootstrap.js';
 import type { PlatformConfig } from '../platform/config/config.js';
 import { startOpsServer } from '../platform/http/ops-server.js';
 import { idempotencyCheck } from '../platform/idempotency/readiness.js';
-import { stateCheck } from '../platform/readiness.js';
-import type { Logger } from '../platform/logger.js';
-import type { Metrics } from '../platform/metrics.js';
-import type { PartStack } from '../platform/parts.js';
+import { stateCheck } from '../platform/lifecycle/readiness.js';
+import type { Logger } from '../platform/observability/logger.js';
+import type { Metrics } from '../platform/observability/metrics.js';
+import type { PartStack } from '../platform/lifecycle/parts.js';
 import { connectRedis, connectStateRedis } from '../platform/redis.js';
-import { flushTelemetry, startTelemetry, telemetryOptions } from '../platform/telemetry.js';
+import { flushTelemetry, startTelemetry, telemetryOptions } from '../platform/observability/telemetry.js';
 import { databaseSchema } from '../prisma/migrate.js';
 import type { GatewayProcessConfig } from './config.js';
 import { startFrontDoor } from './front-door.js';
 
 /*
- * The parts every process is made of, each started on a PartStack (platform/parts.ts) with its
+ * The parts every process is made of, each started on a PartStack (platform/lifecycle/parts.ts) with its
  * stop and its readiness checks next to it. A process entry lists the parts it runs; `npm start`
  * (processes/system.ts) lists them all.
  */

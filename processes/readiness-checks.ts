@@ -1,6 +1,6 @@
 import type { EventBus } from '../events/bus/event-bus.js';
 import type { PendingWorker } from '../events/worker-when-streams.js';
-import { stateCheck, type ReadinessCheck } from '../platform/readiness.js';
+import { stateCheck, type ReadinessCheck } from '../platform/lifecycle/readiness.js';
 
 /**
  * The broker answers a stream request (JetStream's API, or the in-process bus). `required`: the

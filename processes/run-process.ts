@@ -1,16 +1,16 @@
-import { configOrExit, startOrExit, stopOnSignals } from '../platform/entrypoint.js';
+import { configOrExit, startOrExit, stopOnSignals } from '../platform/lifecycle/entrypoint.js';
 import type { PlatformConfig } from '../platform/config/config.js';
 import type { ProductionChecked } from '../platform/config/production.js';
 import type { Env } from '../platform/config/env.js';
-import { createLogger } from '../platform/logger.js';
-import { buildParts, PartStack } from '../platform/parts.js';
+import { createLogger } from '../platform/observability/logger.js';
+import { buildParts, PartStack } from '../platform/lifecycle/parts.js';
 import { telemetryPart } from './parts.js';
 
 /**
  * Every process entry, one shape: the configuration parsed once (a bad value, or a development
  * fallback production refuses, exits 2 naming its variable; an opt-in's warning is logged),
  * telemetry, then the parts `build` starts on the stack (an unreachable dependency exits 1 with
- * one line), then SIGTERM/SIGINT drain and stop them in reverse (platform/entrypoint.ts).
+ * one line), then SIGTERM/SIGINT drain and stop them in reverse (platform/lifecycle/entrypoint.ts).
  */
 export async function runProcess<C extends PlatformConfig & ProductionChecked>(
   name: string,

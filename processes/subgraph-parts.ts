@@ -1,9 +1,9 @@
 import type { Redis } from 'ioredis';
 import type { EventBus } from '../events/bus/event-bus.js';
-import type { Platform } from '../platform/bootstrap.js';
-import type { Metrics } from '../platform/metrics.js';
-import type { PartStack } from '../platform/parts.js';
-import { databaseCheck, redisCheck } from '../platform/readiness.js';
+import type { Platform } from '../platform/lifecycle/bootstrap.js';
+import type { Metrics } from '../platform/observability/metrics.js';
+import type { PartStack } from '../platform/lifecycle/parts.js';
+import { databaseCheck, redisCheck } from '../platform/lifecycle/readiness.js';
 import { REST_OPERATION_NAMES } from '../rest-compat/documents.js';
 import { feedAiMetrics } from '../subgraphs/ai/metrics.js';
 import { QUOTA_DEGRADED_DETAIL } from '../subgraphs/ai/quota/quota.service.js';

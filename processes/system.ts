@@ -1,9 +1,9 @@
 import type { EventBus } from '../events/bus/event-bus.js';
 import { loadSchemaRegistry } from '../events/schemas/registry.js';
-import type { Platform } from '../platform/bootstrap.js';
-import { createLogger } from '../platform/logger.js';
-import { createMetrics } from '../platform/metrics.js';
-import { buildParts, PartStack } from '../platform/parts.js';
+import type { Platform } from '../platform/lifecycle/bootstrap.js';
+import { createLogger } from '../platform/observability/logger.js';
+import { createMetrics } from '../platform/observability/metrics.js';
+import { buildParts, PartStack } from '../platform/lifecycle/parts.js';
 import { publishDemoCatalog } from '../subgraphs/catalog/demo/demo-catalog.js';
 import type { SystemConfig } from './config.js';
 import { busPart, catalogEventFeed, gatewayPart, opsServerPart, platformPart, redisPart } from './parts.js';

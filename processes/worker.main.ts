@@ -3,7 +3,7 @@
 // the DLQ monitor, with its probes and /metrics on METRICS_PORT. Replicas are safe: consumers
 // share durables, and one relay at a time holds the lease.
 import 'reflect-metadata';
-import { createMetrics } from '../platform/metrics.js';
+import { createMetrics } from '../platform/observability/metrics.js';
 import { loadWorkerProcessConfig } from './config.js';
 import { busPart, opsServerPart, platformPart, WORKER_OPS_PORT } from './parts.js';
 import { workerPart } from './worker-part.js';

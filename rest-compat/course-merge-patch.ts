@@ -1,4 +1,4 @@
-import { AppError, notFound } from '../platform/errors.js';
+import { AppError, notFound } from '../platform/errors/errors.js';
 import { ifMatchHolds } from '../platform/http/conditional.logic.js';
 import { COURSE, UPDATE_COURSE_METADATA } from './documents.js';
 import { metadataInputFromMergePatch } from './merge-patch.logic.js';

@@ -1,4 +1,4 @@
-import { AppError, statusForCode, type ErrorCode } from '../platform/errors.js';
+import { AppError, statusForCode, type ErrorCode } from '../platform/errors/errors.js';
 
 export interface GraphQLErrorLike {
   message: string;

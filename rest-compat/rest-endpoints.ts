@@ -1,5 +1,5 @@
 import type { ExecuteOperation } from '../gateway/execute-port.js';
-import { AppError } from '../platform/errors.js';
+import { AppError } from '../platform/errors/errors.js';
 import { header } from '../platform/http/http.js';
 import { requireAnyScope } from '../platform/auth/verifier.js';
 import { reply, type Endpoint, type EndpointTable, type Exchange, type Reply } from '../platform/http/pipeline.js';

@@ -1,4 +1,4 @@
-import { AppError, notFound } from '../platform/errors.js';
+import { AppError, notFound } from '../platform/errors/errors.js';
 import { mergePatchCourse } from './course-merge-patch.js';
 import {
   ASSIST,

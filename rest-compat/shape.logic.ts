@@ -3,7 +3,7 @@
  * Pure; the route table applies these to the data of its GraphQL operations.
  */
 
-import { AppError } from '../platform/errors.js';
+import { AppError } from '../platform/errors/errors.js';
 import { LOCALE_PATTERN } from './schemas.js';
 
 /** The course fields of the spec, plus the Accept-Language resolution of its locale maps. */

@@ -1,6 +1,6 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { AppError } from '../platform/errors.js';
+import { AppError } from '../platform/errors/errors.js';
 
 // ajv-formats is CommonJS; under NodeNext its default export arrives wrapped or not depending on the loader.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (

@@ -1,6 +1,6 @@
 import { deleteInBatches } from '../../platform/db/batched-delete.js';
 import { Prisma, type Db } from '../../platform/db/database.js';
-import { AppError } from '../../platform/errors.js';
+import { AppError } from '../../platform/errors/errors.js';
 import type { EventBus } from '../bus/event-bus.js';
 import { oneLine } from '../error-text.logic.js';
 

@@ -4,9 +4,9 @@
 import { parseArgs } from 'node:util';
 import { checkedPlatformConfig } from '../../platform/config/production.js';
 import { openDatabase } from '../../platform/db/database.js';
-import { configOrExit, startOrExit } from '../../platform/entrypoint.js';
-import { AppError, isAppError } from '../../platform/errors.js';
-import { silentLogger } from '../../platform/logger.js';
+import { configOrExit, startOrExit } from '../../platform/lifecycle/entrypoint.js';
+import { AppError, isAppError } from '../../platform/errors/errors.js';
+import { silentLogger } from '../../platform/observability/logger.js';
 import { parseArchiveReplayArgs, type ArchiveReplayArgs } from './archive-replay.logic.js';
 import { connectNats } from '../bus/create-bus.js';
 import { replayFromArchive } from './outbox-archive.js';

@@ -1,5 +1,5 @@
 import type { Db } from '../../platform/db/database.js';
-import type { Logger } from '../../platform/logger.js';
+import type { Logger } from '../../platform/observability/logger.js';
 import type { Clock } from '../../platform/clock.js';
 import { purgeInbox } from '../ledger/inbox.js';
 import { monthsBefore, purgeArchive } from './outbox-archive.js';

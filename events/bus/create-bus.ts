@@ -1,5 +1,5 @@
 import type { PlatformConfig } from '../../platform/config/config.js';
-import type { Logger } from '../../platform/logger.js';
+import type { Logger } from '../../platform/observability/logger.js';
 import { STARTUP_RETRY } from '../../platform/config/link-liveness.js';
 import { reachDependencyRetrying } from '../../platform/reach-dependency.js';
 import type { EventBus } from './event-bus.js';

@@ -14,7 +14,7 @@ import {
 } from '@nats-io/jetstream';
 import { natsServers } from '../../platform/config/config.js';
 import { NATS_LIVENESS } from '../../platform/config/link-liveness.js';
-import type { Logger } from '../../platform/logger.js';
+import type { Logger } from '../../platform/observability/logger.js';
 import {
   collectPages,
   DEFAULT_DUPLICATE_WINDOW_MS,

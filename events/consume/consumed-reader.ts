@@ -1,5 +1,5 @@
-import { AppError } from '../../platform/errors.js';
-import type { Logger } from '../../platform/logger.js';
+import { AppError } from '../../platform/errors/errors.js';
+import type { Logger } from '../../platform/observability/logger.js';
 import type { ConsumedEnvelope } from '../envelope.js';
 import type { SchemaRegistry } from '../schemas/registry.js';
 import type { SchemaUriReading } from '../schemas/schema-uri.logic.js';

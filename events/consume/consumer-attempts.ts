@@ -1,5 +1,5 @@
 import type { Db } from '../../platform/db/database.js';
-import type { Logger } from '../../platform/logger.js';
+import type { Logger } from '../../platform/observability/logger.js';
 import type { BusMessage } from '../bus/event-bus.js';
 import type { BatchEventHandler, EventHandler, EventHandlerContext } from './consumer-spec.js';
 import type { PendingMessage } from '../ordering/pending.logic.js';

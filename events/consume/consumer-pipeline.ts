@@ -1,5 +1,5 @@
-import { AppError } from '../../platform/errors.js';
-import type { Logger } from '../../platform/logger.js';
+import { AppError } from '../../platform/errors/errors.js';
+import type { Logger } from '../../platform/observability/logger.js';
 import { BatchQueue } from './batch-queue.js';
 import type { BusMessage } from '../bus/event-bus.js';
 import { systemClock, type Clock } from '../../platform/clock.js';

@@ -1,4 +1,4 @@
-import { withMessageSpan } from '../../platform/telemetry.js';
+import { withMessageSpan } from '../../platform/observability/telemetry.js';
 import type { Subscription } from '../bus/event-bus.js';
 import { ConsumerPipeline } from './consumer-pipeline.js';
 import type { ConsumerHandle, StartConsumerOptions } from './consumer-spec.js';

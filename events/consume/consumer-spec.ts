@@ -1,5 +1,5 @@
 import type { Db, Tx } from '../../platform/db/database.js';
-import type { Logger } from '../../platform/logger.js';
+import type { Logger } from '../../platform/observability/logger.js';
 import type { EventBus } from '../bus/event-bus.js';
 import type { Clock } from '../../platform/clock.js';
 import type { ConsumedEnvelope, EventEnvelope } from '../envelope.js';

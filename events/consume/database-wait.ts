@@ -1,5 +1,5 @@
 import type { Db } from '../../platform/db/database.js';
-import type { Logger } from '../../platform/logger.js';
+import type { Logger } from '../../platform/observability/logger.js';
 import { retryDelayMs } from '../retry.logic.js';
 
 /** Set once by the consumer's stop(); ends a wait for the database at once. */

@@ -1,5 +1,5 @@
 import type { Tx } from '../../platform/db/database.js';
-import { childTraceparent } from '../../platform/trace-context.js';
+import { childTraceparent } from '../../platform/observability/trace-context.js';
 import type { BusMessage } from '../bus/event-bus.js';
 import type { EventHandlerContext } from './consumer-spec.js';
 import type { ConsumedEnvelope } from '../envelope.js';

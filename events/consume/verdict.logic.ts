@@ -1,5 +1,5 @@
 import { databaseUnreachable, sqlStateOf } from '../../platform/db/unreachable.js';
-import { AppError, isAppError } from '../../platform/errors.js';
+import { AppError, isAppError } from '../../platform/errors/errors.js';
 
 export { databaseUnreachable, sqlStateOf };
 

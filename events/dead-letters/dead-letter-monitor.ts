@@ -1,4 +1,4 @@
-import type { Logger } from '../../platform/logger.js';
+import type { Logger } from '../../platform/observability/logger.js';
 import { systemClock, type Clock } from '../../platform/clock.js';
 import type { StreamStore } from '../bus/event-bus.js';
 import {

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import type { Db } from '../../platform/db/database.js';
-import type { Logger } from '../../platform/logger.js';
+import type { Logger } from '../../platform/observability/logger.js';
 import type { MessageBus } from '../bus/event-bus.js';
 import type { Clock } from '../../platform/clock.js';
 import { deadLetterHeaders, deadLetterMsgId, deadLetterSubject } from './dead-letter.logic.js';

@@ -1,4 +1,4 @@
-import { AppError } from '../../platform/errors.js';
+import { AppError } from '../../platform/errors/errors.js';
 import type { MessageBus, StoredMessage, StreamStore } from '../bus/event-bus.js';
 import { DEAD_LETTER_HEADERS, deadLetterReplayMsgId } from './dead-letter.logic.js';
 import { oneLine } from '../error-text.logic.js';

@@ -1,4 +1,4 @@
-import type { Logger } from '../../platform/logger.js';
+import type { Logger } from '../../platform/observability/logger.js';
 import type { BusMessage } from '../bus/event-bus.js';
 import type { Clock } from '../../platform/clock.js';
 import { retryDelayMs } from '../retry.logic.js';

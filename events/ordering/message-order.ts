@@ -1,5 +1,5 @@
 import type { Db } from '../../platform/db/database.js';
-import type { Logger } from '../../platform/logger.js';
+import type { Logger } from '../../platform/observability/logger.js';
 import type { BusMessage, StreamStore } from '../bus/event-bus.js';
 import type { Clock } from '../../platform/clock.js';
 import { keepAliveIntervalMs, orderCandidates, type PendingMessage } from './pending.logic.js';

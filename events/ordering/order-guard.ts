@@ -1,6 +1,6 @@
 import type { Db } from '../../platform/db/database.js';
 import type { Clock } from '../../platform/clock.js';
-import type { Logger } from '../../platform/logger.js';
+import type { Logger } from '../../platform/observability/logger.js';
 import type { StreamStore } from '../bus/event-bus.js';
 import { readSettledThrough, raiseSettledThrough, resetSettledThrough } from '../ledger/consumer-watermark.js';
 import { ANY_TENANT, settledAmong } from '../ledger/inbox.js';

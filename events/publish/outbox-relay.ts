@@ -1,6 +1,6 @@
 import os from 'node:os';
 import type { Db } from '../../platform/db/database.js';
-import type { Logger } from '../../platform/logger.js';
+import type { Logger } from '../../platform/observability/logger.js';
 import type { MessageBus } from '../bus/event-bus.js';
 import { systemClock, type Clock } from '../../platform/clock.js';
 import { performance } from 'node:perf_hooks';

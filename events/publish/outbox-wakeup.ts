@@ -1,6 +1,6 @@
 import { POSTGRES_LINK } from '../../platform/config/link-liveness.js';
 import pg from 'pg';
-import type { Logger } from '../../platform/logger.js';
+import type { Logger } from '../../platform/observability/logger.js';
 import { oneLine } from '../error-text.logic.js';
 import { retryDelayMs } from '../retry.logic.js';
 

@@ -1,11 +1,11 @@
 import type { Prisma, Tx } from '../../platform/db/database.js';
 import { gatedInsertSql, insertSql, type Column, type Gated } from '../../platform/db/bulk-sql.js';
-import { AppError } from '../../platform/errors.js';
+import { AppError } from '../../platform/errors/errors.js';
 import type { Clock } from '../../platform/clock.js';
 import { buildEnvelope, subjectFor, type EnvelopeInput, type EventEnvelope, type EventSource } from '../envelope.js';
 import { versionsToPublish } from '../schemas/dual-publish.logic.js';
 import type { SchemaRegistry } from '../schemas/registry.js';
-import { newTraceparent } from '../../platform/trace-context.js';
+import { newTraceparent } from '../../platform/observability/trace-context.js';
 
 /**
  * Key of the advisory lock every relay batch holds SHARED while it reads, publishes and marks rows,

@@ -7,7 +7,7 @@ import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadPlatformConfig } from '../../platform/config/config.js';
 import { newUlid } from '../../platform/ids.js';
-import { silentLogger } from '../../platform/logger.js';
+import { silentLogger } from '../../platform/observability/logger.js';
 import { connectJetStreamBus } from '../bus/jetstream-bus.js';
 import { subjectFor } from '../envelope.js';
 import { streamSpecs } from '../streams.js';

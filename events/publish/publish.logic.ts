@@ -1,4 +1,4 @@
-import { AppError } from '../../platform/errors.js';
+import { AppError } from '../../platform/errors/errors.js';
 import type { EventEnvelope, EventSource } from '../envelope.js';
 import type { SchemaRegistry } from '../schemas/registry.js';
 

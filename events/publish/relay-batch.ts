@@ -1,6 +1,6 @@
 import { Prisma, type Tx } from '../../platform/db/database.js';
 import type { Clock } from '../../platform/clock.js';
-import { extractContextFromHeaders, injectTraceHeaders, SpanKind, withSpan } from '../../platform/telemetry.js';
+import { extractContextFromHeaders, injectTraceHeaders, SpanKind, withSpan } from '../../platform/observability/telemetry.js';
 import type { MessageBus } from '../bus/event-bus.js';
 import { oneLine } from '../error-text.logic.js';
 import { inPartitions, reportedFailure, type RelayFailure } from './outbox-relay.logic.js';

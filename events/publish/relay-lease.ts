@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Prisma, type Db } from '../../platform/db/database.js';
-import type { Logger } from '../../platform/logger.js';
+import type { Logger } from '../../platform/observability/logger.js';
 import { heartbeatIntervalMs, heldLease, leaseValid, progressStalled, renewalDue, type HeldLease } from './relay-lease.logic.js';
 
 /** The lease row of the outbox relay. */

@@ -1,4 +1,4 @@
-import { canonicalJson } from '../../platform/canonical-json.js';
+import { canonicalJson } from '../../platform/text/canonical-json.js';
 import { isSchemaObject, type JsonSchema } from './schema-walk.logic.js';
 
 /**

@@ -1,4 +1,4 @@
-import { canonicalHash } from '../../platform/canonical-json.js';
+import { canonicalHash } from '../../platform/text/canonical-json.js';
 import { breakingChanges, type BreakingChange } from './compat.logic.js';
 import type { ReleasedEntry, SchemaFile } from './registry.js';
 

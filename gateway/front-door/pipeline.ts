@@ -1,6 +1,6 @@
 import type { TokenVerifier } from '../../platform/auth/verifier.js';
-import type { Logger } from '../../platform/logger.js';
-import type { Metrics } from '../../platform/metrics.js';
+import type { Logger } from '../../platform/observability/logger.js';
+import type { Metrics } from '../../platform/observability/metrics.js';
 import { pipeline, type EndpointTable, type Handler } from '../../platform/http/pipeline.js';
 import { answerWithEndpoint } from '../../platform/http/serve.js';
 import { accessLog } from '../../platform/http/stages/access-log.js';

@@ -1,4 +1,4 @@
-import type { Logger } from '../../platform/logger.js';
+import type { Logger } from '../../platform/observability/logger.js';
 import { eventTags, type CatalogEventFacts } from './cache-policy.logic.js';
 import type { ResponseCache } from './response-cache.js';
 

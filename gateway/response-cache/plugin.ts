@@ -1,5 +1,5 @@
 import { HeaderMap, type ApolloServerPlugin, type GraphQLResponse } from '@apollo/server';
-import { canonicalJson } from '../../platform/canonical-json.js';
+import { canonicalJson } from '../../platform/text/canonical-json.js';
 import type { GatewayContext } from '../forwarding.js';
 import { Kind, type DocumentNode, type FragmentDefinitionNode, type OperationDefinitionNode } from 'graphql';
 import { answerDependencies } from './answer-dependencies.js';

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { sha256Hex } from '../../platform/canonical-json.js';
+import { sha256Hex } from '../../platform/text/canonical-json.js';
 
 /**
  * The response cache's second level, in the Redis of REDIS_CACHE_URL (never the state Redis), shared

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { sha256Hex } from '../../platform/canonical-json.js';
-import type { Logger } from '../../platform/logger.js';
-import type { Metrics } from '../../platform/metrics.js';
+import { sha256Hex } from '../../platform/text/canonical-json.js';
+import type { Logger } from '../../platform/observability/logger.js';
+import type { Metrics } from '../../platform/observability/metrics.js';
 import { GLOBAL_TAG, invalidationLagSeconds, keyParts, type KeyMaterial } from './cache-policy.logic.js';
 import { cacheServes, feedStatus, type FeedStatus, type FeedWatch } from './feed-watch.logic.js';
 import { InvalidationLog } from './invalidation-log.logic.js';

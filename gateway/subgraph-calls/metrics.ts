@@ -1,5 +1,5 @@
 import type { Counter, Gauge, Histogram } from 'prom-client';
-import type { Metrics } from '../../platform/metrics.js';
+import type { Metrics } from '../../platform/observability/metrics.js';
 
 /** The gateway's fetches to its subgraphs; names and labels are a contract (docs/operations.md). */
 export interface SubgraphFetchMetrics {

@@ -2,8 +2,8 @@ import type { GraphQLDataSource, GraphQLDataSourceProcessOptions } from '@apollo
 import type { GatewayGraphQLResponse } from '@apollo/server-gateway-interface';
 import { Kind, type DocumentNode } from 'graphql';
 import type { Dispatcher } from 'undici';
-import type { Metrics } from '../../platform/metrics.js';
-import { injectTraceHeaders, SpanKind, withSpan } from '../../platform/telemetry.js';
+import type { Metrics } from '../../platform/observability/metrics.js';
+import { injectTraceHeaders, SpanKind, withSpan } from '../../platform/observability/telemetry.js';
 import { distinctRepresentations } from './entity-representations.logic.js';
 import type { GatewayContext } from '../forwarding.js';
 import { subgraphFetchMetrics, type SubgraphFetchMetrics } from './metrics.js';

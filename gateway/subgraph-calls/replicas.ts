@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
-import type { Logger } from '../../platform/logger.js';
-import type { Metrics } from '../../platform/metrics.js';
+import type { Logger } from '../../platform/observability/logger.js';
+import type { Metrics } from '../../platform/observability/metrics.js';
 import { subgraphFetchMetrics } from './metrics.js';
 import { ReplicaPool } from './replica-pool.js';
 import { probeReadiness } from './subgraph-fetch.js';

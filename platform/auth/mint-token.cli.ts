@@ -2,7 +2,7 @@
 // Mints a token signed with the embedded development key under DATA_DIR (created if missing).
 import { parseArgs } from 'node:util';
 import { loadPlatformConfig } from '../config/config.js';
-import { configOrExit } from '../entrypoint.js';
+import { configOrExit } from '../config/config-or-exit.js';
 import { isId, newId } from '../ids.js';
 import { ensureDevKeyPair, mintToken } from './dev-keys.js';
 

@@ -15,7 +15,7 @@ import {
 } from 'jose';
 
 type KeyLike = Awaited<ReturnType<typeof importSPKI>>;
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/errors.js';
 import { isId } from '../ids.js';
 
 export interface Principal {

@@ -1,6 +1,5 @@
 import os from 'node:os';
 import path from 'node:path';
-import type { QueryLimits } from '../graphql/query-limits.js';
 import { envBool, envInt, envKeyValuePairs, envOneOf, envRatio, envString, envUrl, type Env } from './env.js';
 
 import { ConfigError } from './env.js';
@@ -67,6 +66,34 @@ export interface AuthConfig {
 
 export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json', 'grpc'] as const;
 export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
+
+/**
+ * What one GraphQL document may ask for, at every GraphQL door (the gateway and each subgraph).
+ * Every bound is checked in time linear in the document, before anything is planned or resolved.
+ */
+export interface QueryLimits {
+  /** Lexical tokens of the document: bounds the work of parsing and validating it. */
+  maxTokens: number;
+  /** Levels of nested selections, fragments inlined, introspection included. */
+  maxDepth: number;
+  /** Aliased fields: each alias can repeat the most expensive field once more. */
+  maxAliases: number;
+  maxDirectives: number;
+  /** Fields the operation could resolve (platform/graphql/query-cost.ts). */
+  maxCost: number;
+  /** Items assumed for a list field that no `first`/`last`/`limit` argument bounds. */
+  defaultListSize: number;
+  /**
+   * Representations an operation's `_entities` fields may carry in all: a subgraph resolves one
+   * entity per representation, work the field count alone would not bound.
+   */
+  maxRepresentations: number;
+  /**
+   * Characters in one string literal of the document: a 900 KB literal is 7 tokens, inside every
+   * other limit (issue #24); long text belongs in variables, which the body limit bounds.
+   */
+  maxStringLiteral: number;
+}
 
 export interface ConnectionLimits {
   /** A request's headers must arrive within this (slow-header clients). */

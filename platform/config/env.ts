@@ -1,7 +1,7 @@
 /**
  * Generic environment parsers every part builds its configuration slice from. Each one reads one
  * variable, falls back when it is unset or blank, and throws a ConfigError naming the variable
- * when the value is wrong, so a bad value fails start-up with one line (platform/entrypoint.ts).
+ * when the value is wrong, so a bad value fails start-up with one line (platform/lifecycle/entrypoint.ts).
  */
 
 /** The environment a configuration is read from (`process.env`, or a plain object in tests). */

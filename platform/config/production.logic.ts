@@ -1,4 +1,4 @@
-import type { CorsOrigins } from '../http/cors-origins.js';
+import type { CorsOrigins } from './cors-origins.js';
 
 /**
  * Every command the image runs (Dockerfile: `run-part <command>`), plus the replay CLI an operator

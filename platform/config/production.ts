@@ -6,7 +6,7 @@ import { productionCheck, refusalLine, type ImageCommand, type ProductionFacts, 
  * NODE_ENV=production refuses a development fallback (issue #23: a production gateway without
  * AUTH_* wrote a development key and trusted tokens signed by it; issue #32: `migrate` migrated a
  * throw-away embedded database and exited 0). A ConfigError, so every entry prints it the way it
- * prints any bad value: one line, exit 2 (platform/entrypoint.ts configOrExit).
+ * prints any bad value: one line, exit 2 (platform/lifecycle/entrypoint.ts configOrExit).
  */
 export class ProductionFallbackError extends ConfigError {
   readonly code = 'config.production_fallback';

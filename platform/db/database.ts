@@ -3,7 +3,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { PrismaClient } from '../../prisma/generated/client.js';
 import { POSTGRES_LINK } from '../config/link-liveness.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../observability/logger.js';
 import { reachDependency, STARTUP_REACH_MS } from '../reach-dependency.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
 import { statementName } from './statement-name.logic.js';

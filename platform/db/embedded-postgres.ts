@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { ConfigError } from '../config/env.js';
 import { freePort } from '../free-port.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../observability/logger.js';
 import { DependencyUnreachableError } from '../reach-dependency.js';
 import {
   blockingFolder,

@@ -1,12 +1,13 @@
 import { ApolloServer, type ApolloServerOptions, type ApolloServerPlugin, type BaseContext } from '@apollo/server';
 import type { GatewayInterface } from '@apollo/server-gateway-interface';
 import type { GraphQLSchema } from 'graphql';
-import type { Logger } from '../logger.js';
-import type { Metrics } from '../metrics.js';
+import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
 import { formatGraphQLError } from './format-error.js';
 import { operationObserver } from './operation-observer.js';
 import { operationRules } from './operation-rules.js';
-import { queryLimitOptions, type QueryLimits } from './query-limits.js';
+import type { QueryLimits } from '../config/config.js';
+import { queryLimitOptions } from './query-limits.js';
 
 /** What differs between the GraphQL doors; the rest is the same at every one. */
 export interface DoorServerOptions<TContext extends BaseContext> {

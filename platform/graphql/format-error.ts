@@ -1,9 +1,9 @@
 import type { GraphQLFormattedError } from 'graphql';
 import { GraphQLError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
-import { ERROR_DETAIL_MEMBERS } from '../error-codes.js';
-import { answerableError, isAppError, isKnownErrorCode, type AppError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import { ERROR_DETAIL_MEMBERS } from '../errors/error-codes.js';
+import { answerableError, isAppError, isKnownErrorCode, type AppError } from '../errors/errors.js';
+import type { Logger } from '../observability/logger.js';
 import { isTokenLimitError, limitError } from './query-limits.js';
 
 /** Codes Apollo and graphql-js assign themselves; they describe client mistakes and pass through. */

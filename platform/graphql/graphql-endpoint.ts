@@ -1,6 +1,6 @@
 import { HeaderMap, type ApolloServer, type BaseContext } from '@apollo/server';
 import Negotiator from 'negotiator';
-import { unauthenticated } from '../errors.js';
+import { unauthenticated } from '../errors/errors.js';
 import type { Endpoint, EndpointTable, Exchange, KeyedWrite, Reply } from '../http/pipeline.js';
 
 export const GRAPHQL_PATH = '/graphql';

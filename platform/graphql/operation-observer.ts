@@ -1,6 +1,6 @@
 import type { ApolloServerPlugin, BaseContext } from '@apollo/server';
 import { trace } from '@opentelemetry/api';
-import { operationLabel, type Metrics } from '../metrics.js';
+import { operationLabel, type Metrics } from '../observability/metrics.js';
 
 /**
  * Apollo plugin recording each GraphQL operation: latency and outcome per known operation (others

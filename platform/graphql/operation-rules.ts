@@ -1,6 +1,6 @@
 import type { ApolloServerPlugin, BaseContext } from '@apollo/server';
 import { GraphQLError, Kind } from 'graphql';
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/errors.js';
 
 /**
  * What GraphQL over HTTP here executes: one query or mutation the request names (or the only one in

@@ -3,38 +3,11 @@ import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives';
 import { GraphQLError, type ValidationContext, type ValidationRule } from 'graphql';
-import { AppError, type KnownErrorCode } from '../errors.js';
-import type { Metrics } from '../metrics.js';
+import { AppError, type KnownErrorCode } from '../errors/errors.js';
+import type { QueryLimits } from '../config/config.js';
+import type { Metrics } from '../observability/metrics.js';
 import { FIELD_COSTS } from './field-costs.js';
 import { operationCost, representationCount } from './query-cost.js';
-
-/**
- * What one GraphQL document may ask for, at every GraphQL door (the gateway and each subgraph).
- * Every bound is checked in time linear in the document, before anything is planned or resolved.
- */
-export interface QueryLimits {
-  /** Lexical tokens of the document: bounds the work of parsing and validating it. */
-  maxTokens: number;
-  /** Levels of nested selections, fragments inlined, introspection included. */
-  maxDepth: number;
-  /** Aliased fields: each alias can repeat the most expensive field once more. */
-  maxAliases: number;
-  maxDirectives: number;
-  /** Fields the operation could resolve (query-cost.ts). */
-  maxCost: number;
-  /** Items assumed for a list field that no `first`/`last`/`limit` argument bounds. */
-  defaultListSize: number;
-  /**
-   * Representations an operation's `_entities` fields may carry in all: a subgraph resolves one
-   * entity per representation, work the field count alone would not bound.
-   */
-  maxRepresentations: number;
-  /**
-   * Characters in one string literal of the document: a 900 KB literal is 7 tokens, inside every
-   * other limit (issue #24); long text belongs in variables, which the body limit bounds.
-   */
-  maxStringLiteral: number;
-}
 
 /** Which limit refused a document: the `limit` label of graphql_limit_rejections_total. */
 export type LimitName = 'tokens' | 'depth' | 'aliases' | 'directives' | 'cost' | 'representations' | 'strings';

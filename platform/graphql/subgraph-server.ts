@@ -3,7 +3,7 @@ import type { BaseContext } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import type { GraphQLSchema } from 'graphql';
 import type { Principal, TokenVerifier } from '../auth/verifier.js';
-import type { ConnectionLimits, PlatformConfig } from '../config/config.js';
+import type { ConnectionLimits, PlatformConfig, QueryLimits } from '../config/config.js';
 import { header } from '../http/http.js';
 import { pipeline, type EndpointTable, type Exchange } from '../http/pipeline.js';
 import { probeEndpoints, type ReadinessReport } from '../http/probe-endpoints.js';
@@ -16,12 +16,11 @@ import { requestId } from '../http/stages/request-id.js';
 import { route } from '../http/stages/route.js';
 import { traceContext } from '../http/stages/trace-context.js';
 import { idempotencyKeyRequiredPlugin } from '../idempotency/graphql-mutations.js';
-import type { Logger } from '../logger.js';
-import type { Metrics } from '../metrics.js';
-import type { TraceContext } from '../trace-context.js';
+import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { TraceContext } from '../observability/trace-context.js';
 import { createDoorServer } from './apollo-server.js';
 import { graphqlEndpoints } from './graphql-endpoint.js';
-import type { QueryLimits } from './query-limits.js';
 
 export interface RunningServer {
   url: string;
@@ -76,7 +75,7 @@ export interface SubgraphServerOptions<TContext extends BaseContext> {
   context(caller: SubgraphCaller): Promise<TContext>;
   /** Extra endpoints (e.g. the AI health endpoint), asked before /graphql. */
   endpoints?: readonly EndpointTable[];
-  /** `/readyz`: what this subgraph needs to serve (its process builds it; platform/readiness.ts). */
+  /** `/readyz`: what this subgraph needs to serve (its process builds it; platform/lifecycle/readiness.ts). */
   readiness?: () => Promise<ReadinessReport>;
 }
 

@@ -4,7 +4,7 @@
  * routing rule, a taxonomy), so the doors cannot disagree on what matches. Pure: header text and
  * entity tags in, decisions (or the refusal) out.
  */
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/errors.js';
 
 interface EntityTag {
   weak: boolean;

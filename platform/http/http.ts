@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AppError, answerableError, isAppError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import { AppError, answerableError, isAppError } from '../errors/errors.js';
+import type { Logger } from '../observability/logger.js';
 
 export type Headers = Record<string, string>;
 

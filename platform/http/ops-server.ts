@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
-import type { Logger } from '../logger.js';
-import type { Metrics } from '../metrics.js';
+import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
 import { pipeline } from './pipeline.js';
 import { probeEndpoints, type ReadinessReport } from './probe-endpoints.js';
 import { answerWithEndpoint, createHttpServer, serve } from './serve.js';

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Principal } from '../auth/verifier.js';
-import type { TraceContext } from '../trace-context.js';
+import type { TraceContext } from '../observability/trace-context.js';
 
 /**
  * One HTTP request as it passes the stages of a server's pipeline. Each stage adds what it

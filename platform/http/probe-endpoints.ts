@@ -1,4 +1,4 @@
-import type { Metrics } from '../metrics.js';
+import type { Metrics } from '../observability/metrics.js';
 import { jsonReply, reply, type Endpoint, type EndpointTable } from './pipeline.js';
 
 export interface ReadinessReport {

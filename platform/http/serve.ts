@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import type { ConnectionLimits, PlatformConfig } from '../config/config.js';
-import { AppError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import { AppError } from '../errors/errors.js';
+import type { Logger } from '../observability/logger.js';
 import { errorReply } from './stages/error-replies.js';
 import { endpointOf, type Exchange, type Handler, type Reply } from './pipeline.js';
 

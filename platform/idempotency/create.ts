@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Db } from '../db/database.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../observability/logger.js';
 import { createDatabaseIdempotencyStore } from './database-store.js';
 import { withDatabaseFallback } from './fallback-store.js';
 import { createRedisIdempotencyStore } from './redis-store.js';

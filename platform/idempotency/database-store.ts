@@ -1,7 +1,7 @@
 import { systemClock } from '../clock.js';
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/database.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../observability/logger.js';
 import { classifyExisting, type StoredResponse } from './idempotency.logic.js';
 import type { BeginOutcome, IdempotencyStore, Lease, StoreTiming } from './store.js';
 

@@ -2,8 +2,8 @@ import { systemClock, type Clock } from '../clock.js';
 import { insertSql, type Column } from '../db/bulk-sql.js';
 import { Prisma, type Db, type Tx } from '../db/database.js';
 import { prepared } from '../db/prepared.js';
-import { AppError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import { AppError } from '../errors/errors.js';
+import type { Logger } from '../observability/logger.js';
 import { decodeEffectValue, encodeEffectValue, type EffectClaim } from './effect.logic.js';
 
 type Client = Db | Tx;

@@ -1,4 +1,4 @@
-import { canonicalHash } from '../canonical-json.js';
+import { canonicalHash } from '../text/canonical-json.js';
 
 /**
  * The subgraph half of the Idempotency-Key rules, as pure functions. The gateway's record answers

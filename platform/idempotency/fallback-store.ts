@@ -1,4 +1,4 @@
-import type { Logger } from '../logger.js';
+import type { Logger } from '../observability/logger.js';
 import type { BeginOutcome, IdempotencyStore, Lease } from './store.js';
 
 /**

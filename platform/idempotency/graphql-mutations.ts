@@ -1,7 +1,7 @@
 import type { ApolloServerPlugin, BaseContext } from '@apollo/server';
 import { GraphQLError, Kind, parse, type OperationDefinitionNode } from 'graphql';
-import { sha256Hex } from '../canonical-json.js';
-import { AppError, statusForCode } from '../errors.js';
+import { sha256Hex } from '../text/canonical-json.js';
+import { AppError, statusForCode } from '../errors/errors.js';
 import type { KeyedWrite } from '../http/pipeline.js';
 import { isStorableStatus, parseIdempotencyKey, requestFingerprint, type StoredResponse } from './idempotency.logic.js';
 

@@ -1,5 +1,5 @@
-import { AppError, dependencyUnavailable } from '../errors.js';
-import type { Logger } from '../logger.js';
+import { AppError, dependencyUnavailable } from '../errors/errors.js';
+import type { Logger } from '../observability/logger.js';
 import {
   isStorableStatus,
   replayableHeaders,

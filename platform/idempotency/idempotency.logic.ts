@@ -1,5 +1,5 @@
-import { canonicalHash } from '../canonical-json.js';
-import { AppError } from '../errors.js';
+import { canonicalHash } from '../text/canonical-json.js';
+import { AppError } from '../errors/errors.js';
 
 /**
  * The Idempotency-Key rules of the spec, as pure functions: which methods need a key, what a valid

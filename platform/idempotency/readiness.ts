@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Db } from '../db/database.js';
-import { databaseCheck, redisCheck, type ReadinessCheck } from '../readiness.js';
+import { databaseCheck, redisCheck, type ReadinessCheck } from '../lifecycle/readiness.js';
 
 /**
  * Can this part take keyed writes? Their Idempotency-Key records live in Redis, or in the database

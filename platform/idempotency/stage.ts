@@ -1,8 +1,8 @@
 import { header } from '../http/http.js';
 import { errorReply } from '../http/stages/error-replies.js';
 import { endpointOf, type Reply, type Stage } from '../http/pipeline.js';
-import { isAppError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import { isAppError } from '../errors/errors.js';
+import type { Logger } from '../observability/logger.js';
 import { runIdempotent } from './guard.js';
 import { isStorableStatus, parseIdempotencyKey, type StoredResponse } from './idempotency.logic.js';
 import type { IdempotencyStore } from './store.js';

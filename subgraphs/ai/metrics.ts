@@ -1,9 +1,9 @@
 import { systemClock, type Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
-import { isAppError } from '../../platform/errors.js';
+import { isAppError } from '../../platform/errors/errors.js';
 import type { Counter, Histogram } from 'prom-client';
-import type { Metrics } from '../../platform/metrics.js';
-import { SpanKind, withSpan } from '../../platform/telemetry.js';
+import type { Metrics } from '../../platform/observability/metrics.js';
+import { SpanKind, withSpan } from '../../platform/observability/telemetry.js';
 import { ProviderError, type ModelProvider } from './providers/provider.js';
 import type { Breakers } from './providers/breakers.js';
 import type { ProviderRegistry } from './providers/registry.js';

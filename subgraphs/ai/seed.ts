@@ -1,6 +1,6 @@
 import type { Db } from '../../platform/db/database.js';
 import { newId } from '../../platform/ids.js';
-import type { Logger } from '../../platform/logger.js';
+import type { Logger } from '../../platform/observability/logger.js';
 import { BASELINE_HITL_POLICIES, BASELINE_TEMPLATES, baselineRoutingRule } from './baseline.js';
 import { templateHash, templateVariables } from './templates/template.logic.js';
 

@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
 import { systemClock, type Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
-import type { Logger } from '../../platform/logger.js';
-import type { Metrics } from '../../platform/metrics.js';
+import type { Logger } from '../../platform/observability/logger.js';
+import type { Metrics } from '../../platform/observability/metrics.js';
 import { createEventProducer, type EventProducer } from '../../events/publish/outbox.js';
 import { loadSchemaRegistry } from '../../events/schemas/registry.js';
 import type { AiSubgraphConfig } from './config.js';

@@ -1,4 +1,4 @@
-import type { Logger } from '../../platform/logger.js';
+import type { Logger } from '../../platform/observability/logger.js';
 
 export interface EnrollmentCount {
   count: number;

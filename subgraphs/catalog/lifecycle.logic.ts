@@ -1,4 +1,4 @@
-import { AppError } from '../../platform/errors.js';
+import { AppError } from '../../platform/errors/errors.js';
 
 /**
  * The lifecycles the event names imply (spec, "States and transitions" names states but no

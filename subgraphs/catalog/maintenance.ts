@@ -1,6 +1,6 @@
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/db/database.js';
-import type { Logger } from '../../platform/logger.js';
+import type { Logger } from '../../platform/observability/logger.js';
 import { oneLine } from '../../events/error-text.logic.js';
 import { completeRecordedErasures } from './gdpr/subject-copies.js';
 import type { CatalogEvents } from './outbox-port.js';

@@ -1,5 +1,5 @@
 import type { Db } from '../../platform/db/database.js';
-import type { Metrics } from '../../platform/metrics.js';
+import type { Metrics } from '../../platform/observability/metrics.js';
 import { NOT_APPLIED_REASONS } from './gdpr/gdpr-request.logic.js';
 
 const CACHE_MS = 15_000;

@@ -7,7 +7,7 @@ import { deadLetterSubjectPrefix, type StreamOptions } from '../../events/stream
 import type { EventsSlice } from '../../events/config.js';
 import type { PlatformConfig } from '../../platform/config/config.js';
 import type { CatalogSlice } from './config.js';
-import type { Logger } from '../../platform/logger.js';
+import type { Logger } from '../../platform/observability/logger.js';
 import { unconfiguredEnrollmentCounter, type EnrollmentCounter } from './enrollment-counter.js';
 import { createCatalogEvents, type CatalogEvents } from './outbox-port.js';
 

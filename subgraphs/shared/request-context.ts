@@ -1,8 +1,8 @@
 import type { Principal } from '../../platform/auth/verifier.js';
 import type { EffectClaim } from '../../platform/idempotency/effect.logic.js';
 import type { SubgraphCaller } from '../../platform/graphql/subgraph-server.js';
-import { parseAcceptLanguage } from '../../platform/locale.logic.js';
-import { lazyChild, type Logger } from '../../platform/logger.js';
+import { parseAcceptLanguage } from '../../platform/text/locale.logic.js';
+import { lazyChild, type Logger } from '../../platform/observability/logger.js';
 
 /** What every subgraph resolver knows about the request, whatever the subgraph. */
 export interface RequestInfo {

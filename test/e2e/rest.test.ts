@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { SignJWT, importJWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId, newUlid } from '../../platform/ids.js';
-import { parseTraceparent } from '../../platform/trace-context.js';
+import { parseTraceparent } from '../../platform/observability/trace-context.js';
 import { courseRow } from '../support/course-row.js';
 import { startSystemWithDatabase, type SystemProcess } from '../support/system-process.js';
 import type { TestDatabase } from '../support/database.js';

@@ -7,7 +7,7 @@ import { connectJetStreamBus } from '../../events/bus/jetstream-bus.js';
 import { subjectFor } from '../../events/envelope.js';
 import { generateEd25519, mintToken, type DevKeyPair } from '../../platform/auth/dev-keys.js';
 import { newId, newUlid } from '../../platform/ids.js';
-import { silentLogger } from '../../platform/logger.js';
+import { silentLogger } from '../../platform/observability/logger.js';
 import { builtPayload, consumedEnvelope } from '../integration/catalog/harness.js';
 import { spawnEntry, waitForHttp, type EntryProcess } from '../support/entry-process.js';
 import {

@@ -9,7 +9,7 @@ import { subjectFor, type EventEnvelope } from '../../events/envelope.js';
 import { ensureStreams } from '../../events/streams.js';
 import { loadSystemConfig } from '../../processes/config.js';
 import { newId } from '../../platform/ids.js';
-import { silentLogger } from '../../platform/logger.js';
+import { silentLogger } from '../../platform/observability/logger.js';
 import { applyMigrations } from '../../prisma/migrate.js';
 import { CATALOG_DURABLES } from '../../subgraphs/catalog/consumers.js';
 import { builtPayload, consumedEnvelope } from '../integration/catalog/harness.js';

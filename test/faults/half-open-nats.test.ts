@@ -11,7 +11,7 @@ import { systemClock } from '../../platform/clock.js';
 import { LINK_DEADLINE_MS } from '../../platform/config/link-liveness.js';
 import { createPrismaClient, type Db } from '../../platform/db/database.js';
 import { newId } from '../../platform/ids.js';
-import { silentLogger } from '../../platform/logger.js';
+import { silentLogger } from '../../platform/observability/logger.js';
 import { applyMigrations } from '../../prisma/migrate.js';
 import { loadSystemConfig } from '../../processes/config.js';
 import { builtPayload, consumedEnvelope } from '../integration/catalog/harness.js';

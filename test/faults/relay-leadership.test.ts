@@ -9,7 +9,7 @@ import { ensureStreams } from '../../events/streams.js';
 import { systemClock } from '../../platform/clock.js';
 import { createPrismaClient, type Db } from '../../platform/db/database.js';
 import { newId } from '../../platform/ids.js';
-import { silentLogger } from '../../platform/logger.js';
+import { silentLogger } from '../../platform/observability/logger.js';
 import { applyMigrations } from '../../prisma/migrate.js';
 import { loadSystemConfig } from '../../processes/config.js';
 import { courseEmit, coursePublishedPayload, testSource } from '../unit/events/fixtures.js';

@@ -10,7 +10,7 @@ import { subjectFor, type EventEnvelope } from '../../events/envelope.js';
 import { ensureStreams } from '../../events/streams.js';
 import { generateEd25519, mintToken, type DevKeyPair } from '../../platform/auth/dev-keys.js';
 import { newId, newUlid } from '../../platform/ids.js';
-import { silentLogger } from '../../platform/logger.js';
+import { silentLogger } from '../../platform/observability/logger.js';
 import { loadSystemConfig } from '../../processes/config.js';
 import { builtPayload, consumedEnvelope } from '../integration/catalog/harness.js';
 import { freePort, processDataDir } from '../support/child-env.js';

@@ -4,7 +4,7 @@ import { connectJetStreamBus } from '../../events/bus/jetstream-bus.js';
 import { listDeadLetters, type DeadLetterLocation } from '../../events/dead-letters/dead-letters.js';
 import { subjectFor } from '../../events/envelope.js';
 import { newId, newUlid } from '../../platform/ids.js';
-import { silentLogger } from '../../platform/logger.js';
+import { silentLogger } from '../../platform/observability/logger.js';
 import { validateDeadLetterFilter } from '../../subgraphs/catalog/dead-letters/dead-letter.logic.js';
 import { replayTenantDeadLetters } from '../../subgraphs/catalog/dead-letters/tenant-dead-letters.js';
 import { builtPayload, consumedEnvelope } from '../integration/catalog/harness.js';

@@ -16,7 +16,7 @@ import { connectJetStreamBus } from '../../events/bus/jetstream-bus.js';
 import { subjectFor } from '../../events/envelope.js';
 import { SUPERGRAPH_PATH } from '../../gateway/supergraph.js';
 import { newId, newUlid } from '../../platform/ids.js';
-import { silentLogger } from '../../platform/logger.js';
+import { silentLogger } from '../../platform/observability/logger.js';
 import { ROUTES } from '../../rest-compat/route-table.js';
 import { AI_DURABLES } from '../../subgraphs/ai/consumers.js';
 import { CATALOG_DURABLES } from '../../subgraphs/catalog/consumers.js';

@@ -3,7 +3,7 @@ import type { EventBus } from '../../events/bus/event-bus.js';
 import { connectJetStreamBus } from '../../events/bus/jetstream-bus.js';
 import { subjectFor } from '../../events/envelope.js';
 import { newId, newUlid } from '../../platform/ids.js';
-import { silentLogger } from '../../platform/logger.js';
+import { silentLogger } from '../../platform/observability/logger.js';
 import { builtPayload, consumedEnvelope } from '../integration/catalog/harness.js';
 import { freePort } from '../support/child-env.js';
 import { retainedMemory, type RetainedMemory } from '../support/inspector.js';

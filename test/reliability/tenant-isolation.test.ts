@@ -7,7 +7,7 @@ import { subjectFor, type EventEnvelope } from '../../events/envelope.js';
 import { SUPERGRAPH_PATH } from '../../gateway/supergraph.js';
 import { loadSystemConfig } from '../../processes/config.js';
 import { newId, newUlid } from '../../platform/ids.js';
-import { silentLogger } from '../../platform/logger.js';
+import { silentLogger } from '../../platform/observability/logger.js';
 import { ROUTES } from '../../rest-compat/route-table.js';
 import { CATALOG_DURABLES } from '../../subgraphs/catalog/consumers.js';
 import { builtPayload, consumedEnvelope, draftPayload, gdprPayload } from '../integration/catalog/harness.js';

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres } from '../../platform/db/embedded-postgres.js';
-import { silentLogger } from '../../platform/logger.js';
+import { silentLogger } from '../../platform/observability/logger.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

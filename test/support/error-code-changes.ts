@@ -1,6 +1,6 @@
 /**
  * The changelog guard of the error-code registry: what changed against the committed snapshot
- * (platform/error-codes.snapshot.json, code → status), and which of those changes CHANGELOG.md
+ * (platform/errors/error-codes.snapshot.json, code → status), and which of those changes CHANGELOG.md
  * does not mention. A code counts as mentioned when it appears in backticks anywhere in the
  * changelog (an entry under Added, Changed or Removed).
  */

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * Finds every error code the service's source gives literally, so tests can hold the codes to one
- * casing and to the registry (platform/error-codes.ts). A code built at run time from another
+ * casing and to the registry (platform/errors/error-codes.ts). A code built at run time from another
  * code (withProvenance, errorFromGraphQL) is not a new code; the tables of codes below are read
  * by name, and a table that cannot be found fails the scan rather than silently matching nothing.
  */

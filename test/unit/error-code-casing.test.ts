@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ERROR_CODES } from '../../platform/error-codes.js';
+import { ERROR_CODES } from '../../platform/errors/error-codes.js';
 import { codeSites } from '../support/error-code-sites.js';
 
 /**
@@ -22,7 +22,7 @@ const OUR_CODE = /^[a-z]+(_[a-z]+)*\.[a-z]+(_[a-z]+)*$/;
 
 describe('error codes', () => {
   // Where the source gives a code (test/support/error-code-sites.ts), and the registry.
-  const codes = [...codeSites(), ...Object.keys(ERROR_CODES).map((code) => ({ file: 'platform/error-codes.ts', code }))];
+  const codes = [...codeSites(), ...Object.keys(ERROR_CODES).map((code) => ({ file: 'platform/errors/error-codes.ts', code }))];
 
   it('are found where the code gives them', () => {
     expect(codes.map(({ code }) => code)).toEqual(

@@ -88,6 +88,19 @@ describe('the lint rules that keep the house', () => {
     expect(await rulesBroken('gateway/subgraph-calls/example.ts', context)).toEqual([]);
   });
 
+  it('keep the rooms of platform/ in floors: configuration at the ground, the doors on top', async () => {
+    const logger = "import { createLogger } from '../observability/logger.js';\nexport const x = createLogger;\n";
+    expect(await rulesBroken('platform/config/example.ts', logger)).toContain('import-x/no-restricted-paths');
+    const parts = "import { PartStack } from '../lifecycle/parts.js';\nexport const x = PartStack;\n";
+    expect(await rulesBroken('platform/observability/example.ts', parts)).toContain('import-x/no-restricted-paths');
+    expect(await rulesBroken('platform/db/example.ts', parts)).toContain('import-x/no-restricted-paths');
+    const errors = "import { AppError } from '../errors/errors.js';\nexport const x = AppError;\n";
+    expect(await rulesBroken('platform/db/example.ts', errors)).toContain('import-x/no-restricted-paths');
+    expect(await rulesBroken('platform/graphql/example.ts', errors)).toEqual([]);
+    const ids = "import { newUlid } from '../ids.js';\nexport const x = newUlid;\n";
+    expect(await rulesBroken('platform/text/example.ts', ids)).toEqual([]);
+  });
+
   it('refuse a table of events/ folders with a loop in it', () => {
     expect(floorsOf({ a: [], b: ['a'], c: ['b'] })).toEqual(['a', 'b', 'c']);
     expect(() => floorsOf({ a: ['b'], b: ['c'], c: ['a'] })).toThrow('a -> b -> c -> a');

@@ -1,7 +1,7 @@
 import { header } from '../http.js';
 import type { Stage } from '../pipeline.js';
-import type { Logger } from '../../logger.js';
-import type { Metrics } from '../../metrics.js';
+import type { Logger } from '../../observability/logger.js';
+import type { Metrics } from '../../observability/metrics.js';
 
 /** Paths that are probed every few seconds: their access log lines are debug, not info. */
 const PROBES = new Set(['/healthz', '/readyz', '/metrics', '/health', '/v1/ai/health']);

@@ -1,5 +1,5 @@
 import { TokenRejectedError, type TokenRejection, type TokenVerifier } from '../../auth/verifier.js';
-import { AppError, isAppError } from '../../errors.js';
+import { AppError, isAppError } from '../../errors/errors.js';
 import { header } from '../http.js';
 import { endpointOf, type Stage } from '../pipeline.js';
 

@@ -1,4 +1,4 @@
-import { AppError } from '../../errors.js';
+import { AppError } from '../../errors/errors.js';
 import { acceptsRequestCoding } from '../compression.logic.js';
 import { header, isJsonContentType, readJson } from '../http.js';
 import { endpointOf, type Stage } from '../pipeline.js';

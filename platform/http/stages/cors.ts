@@ -1,10 +1,10 @@
-import { AppError } from '../../errors.js';
-import type { CorsOrigins } from '../cors-origins.js';
+import { AppError } from '../../errors/errors.js';
+import type { CorsOrigins } from '../../config/cors-origins.js';
 import { errorReply } from './error-replies.js';
 import { header } from '../http.js';
 import { reply, type Reply, type Stage } from '../pipeline.js';
 
-export { SANDBOX_ORIGINS, type CorsOrigins } from '../cors-origins.js';
+export { SANDBOX_ORIGINS, type CorsOrigins } from '../../config/cors-origins.js';
 
 /** Request headers this API reads, plus those Apollo's clients and Sandbox send with every operation. */
 export const CORS_REQUEST_HEADERS = [

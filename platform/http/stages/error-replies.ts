@@ -1,6 +1,6 @@
 import Negotiator from 'negotiator';
-import { answerableError } from '../../errors.js';
-import type { Logger } from '../../logger.js';
+import { answerableError } from '../../errors/errors.js';
+import type { Logger } from '../../observability/logger.js';
 import { toProblem } from '../http.js';
 import { jsonReply, reply, type ErrorFormat, type Reply, type Stage } from '../pipeline.js';
 

@@ -1,4 +1,4 @@
-import { AppError } from '../../errors.js';
+import { AppError } from '../../errors/errors.js';
 import type { EndpointTable, Stage } from '../pipeline.js';
 
 /**

@@ -1,9 +1,9 @@
 import { SpanStatusCode } from '@opentelemetry/api';
 import { header } from '../http.js';
 import type { Stage } from '../pipeline.js';
-import { withRequestScope } from '../../request-scope.js';
-import { otelContext, startServerSpan } from '../../telemetry.js';
-import { continueTrace } from '../../trace-context.js';
+import { withRequestScope } from '../../observability/request-scope.js';
+import { otelContext, startServerSpan } from '../../observability/telemetry.js';
+import { continueTrace } from '../../observability/trace-context.js';
 
 /**
  * Continues the caller's W3C trace (or starts one) with a server span for the request, puts the

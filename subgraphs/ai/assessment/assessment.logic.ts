@@ -1,4 +1,4 @@
-import { badInput } from '../../../platform/errors.js';
+import { badInput } from '../../../platform/errors/errors.js';
 import { validateResidency } from '../routing/routing.logic.js';
 
 const HASH_RE = /^(?:sha256:)?([0-9a-f]{64})$/i;

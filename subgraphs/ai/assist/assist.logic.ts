@@ -1,4 +1,4 @@
-import { AppError, badInput, isAppError } from '../../../platform/errors.js';
+import { AppError, badInput, isAppError } from '../../../platform/errors/errors.js';
 import type { ModerationStage, ModerationVerdict } from '../moderation/moderation.logic.js';
 import type { AttemptRecord } from '../providers/call-engine.js';
 import { parseMockDirective } from '../providers/mock.js';

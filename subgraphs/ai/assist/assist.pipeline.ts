@@ -1,4 +1,4 @@
-import { isAppError } from '../../../platform/errors.js';
+import { isAppError } from '../../../platform/errors/errors.js';
 import type { ProvenanceRecord } from '../provenance/provenance.logic.js';
 import {
   assistOutput,

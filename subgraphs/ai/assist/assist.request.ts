@@ -3,7 +3,7 @@ import type { AiConfig } from '../config.js';
 import type { AiMetrics } from '../metrics.js';
 import type { Db } from '../../../platform/db/database.js';
 import type { EffectClaim } from '../../../platform/idempotency/effect.logic.js';
-import type { Logger } from '../../../platform/logger.js';
+import type { Logger } from '../../../platform/observability/logger.js';
 import type { AuditSink } from '../audit/audit.sink.js';
 import type { ModerationVerdict } from '../moderation/moderation.logic.js';
 import type { Moderator } from '../moderation/moderator.js';

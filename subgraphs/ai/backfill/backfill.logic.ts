@@ -1,4 +1,4 @@
-import { AppError, isAppError } from '../../../platform/errors.js';
+import { AppError, isAppError } from '../../../platform/errors/errors.js';
 import { validateFeatureKey } from '../routing/routing.logic.js';
 
 /**

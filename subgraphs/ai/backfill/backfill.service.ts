@@ -1,5 +1,5 @@
 import { newId } from '../../../platform/ids.js';
-import type { Logger } from '../../../platform/logger.js';
+import type { Logger } from '../../../platform/observability/logger.js';
 import type { ReceiptWriter } from '../provenance/receipts/receipt.repo.js';
 import { auditedChange, type ChangeStore } from '../audit/audited-change.js';
 import type { AdminCaller } from '../admin-caller.js';

@@ -1,4 +1,4 @@
-import type { Logger } from '../../../platform/logger.js';
+import type { Logger } from '../../../platform/observability/logger.js';
 import type { FeatureFlag as FlagRow } from '../../../prisma/generated/client.js';
 import { auditedChange, type ChangeStore } from '../audit/audited-change.js';
 import type { AdminCaller } from '../admin-caller.js';

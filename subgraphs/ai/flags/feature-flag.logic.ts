@@ -1,4 +1,4 @@
-import { badInput } from '../../../platform/errors.js';
+import { badInput } from '../../../platform/errors/errors.js';
 import { validateFeatureKey } from '../routing/routing.logic.js';
 
 /**

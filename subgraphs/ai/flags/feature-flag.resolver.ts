@@ -1,5 +1,5 @@
 import { Arg, Ctx, Field, InputType, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
-import { badInput } from '../../../platform/errors.js';
+import { badInput } from '../../../platform/errors/errors.js';
 import { adminCaller, type AiContext } from '../context.js';
 import { FLAG_NAMES } from './feature-flag.logic.js';
 

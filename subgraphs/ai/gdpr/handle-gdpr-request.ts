@@ -1,7 +1,7 @@
 import type { ConsumedEnvelope } from '../../../events/envelope.js';
 import { permanentFailure } from '../../../events/consume/verdict.logic.js';
 import type { Tx } from '../../../platform/db/database.js';
-import type { Logger } from '../../../platform/logger.js';
+import type { Logger } from '../../../platform/observability/logger.js';
 import { DEFAULT_TENANT } from '../assist/assist.repo.js';
 import { retentionPermitsZeroing } from '../../shared/gdpr/stored-copy.logic.js';
 import { eraseSubjectFromRows, eraseSubjectFromStoredEvents, type RowsErased } from './ai-gdpr.repo.js';

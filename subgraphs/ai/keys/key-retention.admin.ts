@@ -1,4 +1,4 @@
-import { notFound } from '../../../platform/errors.js';
+import { notFound } from '../../../platform/errors/errors.js';
 import type { ConsumerCutover as CutoverRow } from '../../../prisma/generated/client.js';
 import { auditedChange, type ChangeStore } from '../audit/audited-change.js';
 import type { AdminCaller } from '../admin-caller.js';

@@ -1,4 +1,4 @@
-import { AppError, badInput } from '../../../platform/errors.js';
+import { AppError, badInput } from '../../../platform/errors/errors.js';
 
 /**
  * Rollback of phase 1: "re-enable the direct provider key in the consumer service environment;

@@ -1,4 +1,4 @@
-import { sha256Hex } from '../../../platform/canonical-json.js';
+import { sha256Hex } from '../../../platform/text/canonical-json.js';
 import type { AttemptRecord } from '../providers/call-engine.js';
 
 export type ProvenanceStatus = 'completed' | 'pending_review' | 'blocked' | 'failed' | 'rejected';

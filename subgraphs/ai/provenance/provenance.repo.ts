@@ -1,6 +1,6 @@
 import { Prisma, type Db, type Tx } from '../../../platform/db/database.js';
 import { gatedInsertSql, insertSql, type Column, type Gated } from '../../../platform/db/bulk-sql.js';
-import { diffSummary, type DiffOp } from '../../../platform/text-diff.logic.js';
+import { diffSummary, type DiffOp } from '../../../platform/text/text-diff.logic.js';
 import type { AIProvenance as ProvenanceRow } from '../../../prisma/generated/client.js';
 import type { ProvenanceRecord } from './provenance.logic.js';
 import type { AIProvenance, ProviderAttempt } from './provenance.type.js';

@@ -1,7 +1,7 @@
 import DataLoader from 'dataloader';
 import { Arg, Ctx, Directive, Field, ID, Int, ObjectType, Query, Resolver, FieldResolver, Root } from 'type-graphql';
 import { requireAnyScope } from '../../../platform/auth/verifier.js';
-import { badInput } from '../../../platform/errors.js';
+import { badInput } from '../../../platform/errors/errors.js';
 import { isId } from '../../../platform/ids.js';
 import type { AiContext } from '../context.js';
 import { AI_ASSIST, PROVENANCE_READ } from '../scopes.js';

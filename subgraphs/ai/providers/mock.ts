@@ -1,5 +1,5 @@
-import { sha256Hex } from '../../../platform/canonical-json.js';
-import { badInput } from '../../../platform/errors.js';
+import { sha256Hex } from '../../../platform/text/canonical-json.js';
+import { badInput } from '../../../platform/errors/errors.js';
 import { ProviderError, type MockDirective, type ModelProvider, type ProviderRequest } from './provider.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { Tx } from '../../../platform/db/database.js';
-import type { Logger } from '../../../platform/logger.js';
+import type { Logger } from '../../../platform/observability/logger.js';
 import type { TenantSettings as SettingsRow } from '../../../prisma/generated/client.js';
 import type { AdminCaller } from '../admin-caller.js';
 import { DEFAULT_TENANT } from '../assist/assist.repo.js';

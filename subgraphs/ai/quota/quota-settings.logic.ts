@@ -1,5 +1,5 @@
-import { canonicalHash } from '../../../platform/canonical-json.js';
-import { AppError, badInput } from '../../../platform/errors.js';
+import { canonicalHash } from '../../../platform/text/canonical-json.js';
+import { AppError, badInput } from '../../../platform/errors/errors.js';
 import type { QuotaLimits } from './quota.logic.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { Logger } from '../../../platform/logger.js';
+import type { Logger } from '../../../platform/observability/logger.js';
 
 /**
  * Which AI replicas are alive, learned while the shared store is up, so that the quota's

@@ -1,6 +1,6 @@
 import type { Clock } from '../../../platform/clock.js';
-import { AppError } from '../../../platform/errors.js';
-import type { Logger } from '../../../platform/logger.js';
+import { AppError } from '../../../platform/errors/errors.js';
+import type { Logger } from '../../../platform/observability/logger.js';
 import {
   degradedPolicy,
   fallbackReplicas,

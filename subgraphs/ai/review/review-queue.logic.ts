@@ -1,4 +1,4 @@
-import { badInput } from '../../../platform/errors.js';
+import { badInput } from '../../../platform/errors/errors.js';
 
 /**
  * Review queues as plain data: which queue a held output (or an open task) goes to, and the

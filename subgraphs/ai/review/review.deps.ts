@@ -1,6 +1,6 @@
 import type { EventProducer } from '../../../events/publish/outbox.js';
 import type { ReceiptWriter } from '../provenance/receipts/receipt.repo.js';
-import type { Logger } from '../../../platform/logger.js';
+import type { Logger } from '../../../platform/observability/logger.js';
 import type { ReviewTask as TaskRow } from '../../../prisma/generated/client.js';
 import type { ChangeStore } from '../audit/audited-change.js';
 import type { AdminCaller } from '../admin-caller.js';

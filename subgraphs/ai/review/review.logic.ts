@@ -1,5 +1,5 @@
-import { AppError, badInput } from '../../../platform/errors.js';
-import { lineDiff, type DiffOp } from '../../../platform/text-diff.logic.js';
+import { AppError, badInput } from '../../../platform/errors/errors.js';
+import { lineDiff, type DiffOp } from '../../../platform/text/text-diff.logic.js';
 import { heldTextExpiry, outputHash } from '../provenance/provenance.logic.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { Tx } from '../../../platform/db/database.js';
-import { notFound, AppError } from '../../../platform/errors.js';
+import { notFound, AppError } from '../../../platform/errors/errors.js';
 import { newId } from '../../../platform/ids.js';
 import type { ReviewQueue as QueueRow, ReviewTask as TaskRow } from '../../../prisma/generated/client.js';
 import { auditedChange } from '../audit/audited-change.js';

@@ -1,12 +1,12 @@
 import type { Db, Prisma, Tx } from '../../../platform/db/database.js';
-import { AppError, notFound } from '../../../platform/errors.js';
+import { AppError, notFound } from '../../../platform/errors/errors.js';
 import { newId } from '../../../platform/ids.js';
 import type {
   AIProvenance as ProvenanceRow,
   ReviewQueue as QueueRow,
   ReviewTask as TaskRow,
 } from '../../../prisma/generated/client.js';
-import type { DiffOp } from '../../../platform/text-diff.logic.js';
+import type { DiffOp } from '../../../platform/text/text-diff.logic.js';
 import type { ReviewDecision, TaskQueueScope } from './review.logic.js';
 import { reroutePlan, selectQueue } from './review-queue.logic.js';
 

@@ -1,7 +1,7 @@
 import type { ReviewQueue as QueueRow, ReviewTask as TaskRow } from '../../../prisma/generated/client.js';
 import { Arg, Ctx, Field, ID, InputType, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
 import { requireAnyScope } from '../../../platform/auth/verifier.js';
-import { badInput } from '../../../platform/errors.js';
+import { badInput } from '../../../platform/errors/errors.js';
 import { isId } from '../../../platform/ids.js';
 import { GraphQLJSON } from '../../../platform/graphql/scalars.js';
 import { adminCaller, callerOf, type AiContext } from '../context.js';

@@ -1,4 +1,4 @@
-import { AppError } from '../../../platform/errors.js';
+import { AppError } from '../../../platform/errors/errors.js';
 import {
   assessmentRequired,
   planAttempts,

@@ -1,7 +1,7 @@
 import type { AdminCaller } from '../admin-caller.js';
 import type { Tx } from '../../../platform/db/database.js';
-import { AppError } from '../../../platform/errors.js';
-import type { Logger } from '../../../platform/logger.js';
+import { AppError } from '../../../platform/errors/errors.js';
+import type { Logger } from '../../../platform/observability/logger.js';
 import { hasSignedAssessment } from '../assist/assist.repo.js';
 import { auditedChange, type ChangeStore } from '../audit/audited-change.js';
 import { insertRule, insertRuleVersion, setActiveVersion, type RuleWithVersions } from './routing-rule.repo.js';

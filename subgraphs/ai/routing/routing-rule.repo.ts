@@ -1,5 +1,5 @@
 import type { Db, Prisma, Tx } from '../../../platform/db/database.js';
-import { AppError, notFound } from '../../../platform/errors.js';
+import { AppError, notFound } from '../../../platform/errors/errors.js';
 import { newId } from '../../../platform/ids.js';
 import type {
   ProviderRoutingRule as RuleRow,

@@ -1,6 +1,6 @@
 import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { requireAnyScope } from '../../../platform/auth/verifier.js';
-import { badInput } from '../../../platform/errors.js';
+import { badInput } from '../../../platform/errors/errors.js';
 import { isId } from '../../../platform/ids.js';
 import { adminCaller, type AiContext } from '../context.js';
 import { AI_ADMIN } from '../scopes.js';

@@ -1,4 +1,4 @@
-import { AppError, badInput } from '../../../platform/errors.js';
+import { AppError, badInput } from '../../../platform/errors/errors.js';
 
 export interface Target {
   provider: string;

@@ -3,7 +3,7 @@ import type { EffectClaim } from '../../../platform/idempotency/effect.logic.js'
 import type { Clock } from '../../../platform/clock.js';
 import type { Db } from '../../../platform/db/database.js';
 import { Prisma } from '../../../platform/db/database.js';
-import type { Logger } from '../../../platform/logger.js';
+import type { Logger } from '../../../platform/observability/logger.js';
 import { onClock } from '../audit/audited-change.js';
 import { validateFeatureKey } from '../routing/routing.logic.js';
 import { shadowParity, validateLatencySamples, validateWindow, type ParityResult } from './shadow.logic.js';

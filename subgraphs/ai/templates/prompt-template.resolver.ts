@@ -1,7 +1,7 @@
 import type { PromptTemplate as TemplateRow } from '../../../prisma/generated/client.js';
 import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
 import { requireAnyScope } from '../../../platform/auth/verifier.js';
-import { badInput } from '../../../platform/errors.js';
+import { badInput } from '../../../platform/errors/errors.js';
 import { isId } from '../../../platform/ids.js';
 import { adminCaller, type AiContext } from '../context.js';
 import { AI_ADMIN } from '../scopes.js';

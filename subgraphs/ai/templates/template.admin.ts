@@ -1,6 +1,6 @@
 import { keyedTransaction } from '../../../platform/idempotency/effect-store.js';
 import type { Tx } from '../../../platform/db/database.js';
-import type { Logger } from '../../../platform/logger.js';
+import type { Logger } from '../../../platform/observability/logger.js';
 import type { PromptTemplate as TemplateRow } from '../../../prisma/generated/client.js';
 import { actorOf } from '../assist/assist.logic.js';
 import { loadTenantProfile } from '../assist/assist.repo.js';

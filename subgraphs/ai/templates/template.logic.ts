@@ -1,5 +1,5 @@
-import { canonicalHash, sha256Hex } from '../../../platform/canonical-json.js';
-import { badInput } from '../../../platform/errors.js';
+import { canonicalHash, sha256Hex } from '../../../platform/text/canonical-json.js';
+import { badInput } from '../../../platform/errors/errors.js';
 
 const VARIABLE_RE = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
 /** Variables starting with `__` are directives to the gateway (e.g. `__mock`), never prompt text. */

@@ -1,5 +1,5 @@
 import type { Db, Tx } from '../../../platform/db/database.js';
-import { AppError, notFound } from '../../../platform/errors.js';
+import { AppError, notFound } from '../../../platform/errors/errors.js';
 import { newId } from '../../../platform/ids.js';
 import type { PromptTemplate as TemplateRow } from '../../../prisma/generated/client.js';
 import { templateHash, templateVariables } from './template.logic.js';

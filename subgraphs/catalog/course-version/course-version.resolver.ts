@@ -1,5 +1,5 @@
 import { Arg, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } from 'type-graphql';
-import { badInput } from '../../../platform/errors.js';
+import { badInput } from '../../../platform/errors/errors.js';
 import { isId } from '../../../platform/ids.js';
 import { requireAnyScope } from '../../../platform/auth/verifier.js';
 import { runAdminMutation } from '../admin-mutation.js';

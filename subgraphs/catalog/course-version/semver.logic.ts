@@ -1,4 +1,4 @@
-import { badInput } from '../../../platform/errors.js';
+import { badInput } from '../../../platform/errors/errors.js';
 
 export interface VersionNumber {
   major: number;

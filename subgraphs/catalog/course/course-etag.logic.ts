@@ -1,4 +1,4 @@
-import { canonicalHash } from '../../../platform/canonical-json.js';
+import { canonicalHash } from '../../../platform/text/canonical-json.js';
 
 /**
  * Every field of a course a reader sees (REST's course and GraphQL's `Course`) that can change,

@@ -1,5 +1,5 @@
-import { canonicalJson } from '../../../platform/canonical-json.js';
-import { badInput } from '../../../platform/errors.js';
+import { canonicalJson } from '../../../platform/text/canonical-json.js';
+import { badInput } from '../../../platform/errors/errors.js';
 import { requireIfMatch as requireIfMatchOf } from '../../../platform/http/conditional.logic.js';
 import { isId } from '../../../platform/ids.js';
 

@@ -1,4 +1,4 @@
-import { badInput } from '../../../platform/errors.js';
+import { badInput } from '../../../platform/errors/errors.js';
 import { isId } from '../../../platform/ids.js';
 
 export const DEFAULT_PAGE_SIZE = 20;

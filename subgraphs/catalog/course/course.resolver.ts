@@ -1,6 +1,6 @@
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
 import { requireAnyScope } from '../../../platform/auth/verifier.js';
-import { resolveLocaleMap } from '../../../platform/locale.logic.js';
+import { resolveLocaleMap } from '../../../platform/text/locale.logic.js';
 import { runAdminMutation } from '../admin-mutation.js';
 import type { CatalogContext } from '../context.js';
 import { CATALOG_READ } from '../scopes.js';

@@ -1,6 +1,6 @@
 import type { DeadLetterFilter } from '../../../events/dead-letters/dead-letters.js';
 import { isValidSubject } from '../../../events/bus/subject.logic.js';
-import { AppError, badInput } from '../../../platform/errors.js';
+import { AppError, badInput } from '../../../platform/errors/errors.js';
 
 export const MAX_REPLAY = 1000;
 

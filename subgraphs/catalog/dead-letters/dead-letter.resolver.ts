@@ -1,6 +1,6 @@
 import { Arg, Ctx, Mutation, Resolver } from 'type-graphql';
 import { requireAnyScope } from '../../../platform/auth/verifier.js';
-import { AppError } from '../../../platform/errors.js';
+import { AppError } from '../../../platform/errors/errors.js';
 import type { CatalogContext } from '../context.js';
 import { CATALOG_ADMIN } from '../scopes.js';
 import { validateDeadLetterFilter } from './dead-letter.logic.js';

@@ -1,5 +1,5 @@
 import type { Db, Prisma, Tx } from '../../../platform/db/database.js';
-import type { Logger } from '../../../platform/logger.js';
+import type { Logger } from '../../../platform/observability/logger.js';
 import { ERASED_USER_ID } from '../../../platform/ids.js';
 import { CATALOG_SYSTEM_ACTOR, type CatalogEmitter, type CatalogEvents } from '../outbox-port.js';
 import { lockHeldMentioning, replaceHeldEnvelope } from '../course-version/held-package.repo.js';

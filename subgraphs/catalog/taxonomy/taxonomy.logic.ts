@@ -1,4 +1,4 @@
-import { badInput } from '../../../platform/errors.js';
+import { badInput } from '../../../platform/errors/errors.js';
 import { isId } from '../../../platform/ids.js';
 import { isNodePath, validateLocaleMap, type LocaleMap } from '../course/course-metadata.logic.js';
 

@@ -1,6 +1,6 @@
 import type { ConsumedEnvelope } from '../../../events/envelope.js';
 import { permanentFailure } from '../../../events/consume/verdict.logic.js';
-import type { Logger } from '../../../platform/logger.js';
+import type { Logger } from '../../../platform/observability/logger.js';
 import type { FieldStamp, MetadataSource } from '../course/course-metadata.logic.js';
 import type { WriteDeps } from './course-writes.js';
 import { invalidLocale, type LocaleFields } from './consumed-payload.logic.js';

@@ -1,4 +1,4 @@
-import { badInput, notFound } from '../../../platform/errors.js';
+import { badInput, notFound } from '../../../platform/errors/errors.js';
 import { mergeByPrecedence, requireIfMatch, validateMetadataInput, type MetadataInput } from '../course/course-metadata.logic.js';
 import { withFreshEtag } from '../course/course-etag.logic.js';
 import { lockCourse, updateCourses, type CourseRow } from '../course/course.repo.js';

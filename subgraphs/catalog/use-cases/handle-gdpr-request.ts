@@ -2,7 +2,7 @@ import type { ConsumedEnvelope } from '../../../events/envelope.js';
 import { permanentFailure } from '../../../events/consume/verdict.logic.js';
 import type { Prisma, Tx } from '../../../platform/db/database.js';
 import { isId } from '../../../platform/ids.js';
-import type { Logger } from '../../../platform/logger.js';
+import type { Logger } from '../../../platform/observability/logger.js';
 import { withFreshEtag } from '../course/course-etag.logic.js';
 import { lockCoursesByAuthor, updateCourses } from '../course/course.repo.js';
 import { CATALOG_SYSTEM_ACTOR } from '../outbox-port.js';

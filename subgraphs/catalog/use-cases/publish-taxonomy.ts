@@ -1,5 +1,5 @@
 import type { Prisma } from '../../../platform/db/database.js';
-import { AppError } from '../../../platform/errors.js';
+import { AppError } from '../../../platform/errors/errors.js';
 import { newId } from '../../../platform/ids.js';
 import { requireIfMatch } from '../../../platform/http/conditional.logic.js';
 import {

@@ -1,6 +1,6 @@
 import type { Clock } from '../../../platform/clock.js';
 import type { Db } from '../../../platform/db/database.js';
-import type { Logger } from '../../../platform/logger.js';
+import type { Logger } from '../../../platform/observability/logger.js';
 import { oneLine } from '../../../events/error-text.logic.js';
 import { lockNextReleasable, noteReleaseFailed, releaseHeld, type HeldPackage } from '../course-version/held-package.repo.js';
 import { PLAY_PACKAGE_FORMATS } from '../course-version/play-package.logic.js';

@@ -1,4 +1,4 @@
-import { notFound } from '../../../platform/errors.js';
+import { notFound } from '../../../platform/errors/errors.js';
 import type { CourseVersionRow } from '../course-version/course-version.repo.js';
 import { lockVersion, setVersionState } from '../course-version/course-version.repo.js';
 import type { EnrollmentCount } from '../enrollment-counter.js';

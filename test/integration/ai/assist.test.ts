@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInProcessBus } from '../../../events/bus/in-process-bus.js';
 import { createOutboxRelay } from '../../../events/publish/outbox-relay.js';
 import { ensureStreams } from '../../../events/streams.js';
-import { silentLogger } from '../../../platform/logger.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 import { BASELINE_TEMPLATES } from '../../../subgraphs/ai/baseline.js';
 import { promptHash, renderTemplate } from '../../../subgraphs/ai/templates/template.logic.js';
 import { databaseKinds } from '../../support/database.js';

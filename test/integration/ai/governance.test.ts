@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Clock } from '../../../platform/clock.js';
-import { silentLogger } from '../../../platform/logger.js';
-import { createMetrics, type Metrics } from '../../../platform/metrics.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
+import { createMetrics, type Metrics } from '../../../platform/observability/metrics.js';
 import { aiMetrics } from '../../../subgraphs/ai/metrics.js';
 import { seedBaseline } from '../../../subgraphs/ai/seed.js';
 import { outputHash } from '../../../subgraphs/ai/provenance/provenance.logic.js';
-import { applyDiff, type DiffOp } from '../../../platform/text-diff.logic.js';
+import { applyDiff, type DiffOp } from '../../../platform/text/text-diff.logic.js';
 import { databaseKinds, testDatabaseKind } from '../../support/database.js';
 import {
   ASSIST,

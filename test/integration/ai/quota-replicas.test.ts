@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../platform/ids.js';
-import { silentLogger } from '../../../platform/logger.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 import { createRedis, waitForRedis } from '../../../platform/redis.js';
 import { loadSystemConfig } from '../../../processes/config.js';
 import { seedBaseline } from '../../../subgraphs/ai/seed.js';

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../../platform/logger.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 import { createRedis, waitForRedis } from '../../../platform/redis.js';
 import { realService } from '../../support/services.js';
 import { ASSIST, assistInput, closedPort, startAiHarness, type AiHarness } from './support.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../../platform/logger.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 import { createRedis, waitForRedis } from '../../../platform/redis.js';
 import { createRedisQuotaStore } from '../../../subgraphs/ai/quota/quota.redis.js';
 import { createQuotaService } from '../../../subgraphs/ai/quota/quota.service.js';

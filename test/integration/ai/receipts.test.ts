@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId, newUlid } from '../../../platform/ids.js';
-import { silentLogger } from '../../../platform/logger.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 import { loadSystemConfig } from '../../../processes/config.js';
 import type { AssistCaller } from '../../../subgraphs/ai/assist/assist.pipeline.js';
 import { exportChain } from '../../../subgraphs/ai/provenance/receipts/receipt-export.js';

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../../platform/db/database.js';
 import { effectClaim, type EffectClaim } from '../../../platform/idempotency/effect.logic.js';
 import { newId, newUlid } from '../../../platform/ids.js';
-import { silentLogger } from '../../../platform/logger.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 import { loadSystemConfig } from '../../../processes/config.js';
 import type { AssistCaller, AssistOutput } from '../../../subgraphs/ai/assist/assist.pipeline.js';
 import { seedBaseline } from '../../../subgraphs/ai/seed.js';

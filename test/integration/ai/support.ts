@@ -7,7 +7,7 @@ import { generateEd25519, mintToken, type DevKeyPair } from '../../../platform/a
 import { createTokenVerifier } from '../../../platform/auth/verifier.js';
 import { loadSystemConfig, type SystemConfig } from '../../../processes/config.js';
 import { newUlid } from '../../../platform/ids.js';
-import { createLogger } from '../../../platform/logger.js';
+import { createLogger } from '../../../platform/observability/logger.js';
 import { seedBaseline } from '../../../subgraphs/ai/seed.js';
 import { startAiSubgraph, type AiDeps } from '../../../subgraphs/ai/server.js';
 import type { AiServices } from '../../../subgraphs/ai/services.js';

@@ -2,7 +2,7 @@ import { processDataDir } from '../../support/child-env.js';
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId, newUlid } from '../../../platform/ids.js';
-import { silentLogger } from '../../../platform/logger.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 import { loadSystemConfig } from '../../../processes/config.js';
 import type { AssistCaller } from '../../../subgraphs/ai/assist/assist.pipeline.js';
 import { seedBaseline } from '../../../subgraphs/ai/seed.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../../platform/clock.js';
 import { newId } from '../../../platform/ids.js';
-import { silentLogger } from '../../../platform/logger.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 import type { EventEnvelope } from '../../../events/envelope.js';
 import { createCatalogEvents } from '../../../subgraphs/catalog/outbox-port.js';
 import { recordErasure } from '../../../subgraphs/catalog/gdpr/gdpr.repo.js';

@@ -3,7 +3,7 @@ import { createEventProducer } from '../../../events/publish/outbox.js';
 import { loadSchemaRegistry } from '../../../events/schemas/registry.js';
 import { systemClock } from '../../../platform/clock.js';
 import { ERASED_USER_ID, newId, newUlid } from '../../../platform/ids.js';
-import { silentLogger } from '../../../platform/logger.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 import { applyMigrations } from '../../../prisma/migrate.js';
 import { applyMigrationsBefore } from './earlier-migrations.js';
 import { completeRecordedErasures } from '../../../subgraphs/catalog/gdpr/subject-copies.js';

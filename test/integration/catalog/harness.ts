@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadSystemConfig, type SystemConfig } from '../../../processes/config.js';
 import { newId, newUlid } from '../../../platform/ids.js';
-import { silentLogger } from '../../../platform/logger.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 import type { EventBus } from '../../../events/bus/event-bus.js';
 import { systemClock } from '../../../platform/clock.js';
 import { startConsumer } from '../../../events/consume/consumer-runner.js';

@@ -4,7 +4,7 @@ import { createTokenVerifier } from '../../../platform/auth/verifier.js';
 import { loadSystemConfig } from '../../../processes/config.js';
 import type { RunningServer } from '../../../platform/graphql/subgraph-server.js';
 import { newId, newUlid } from '../../../platform/ids.js';
-import { silentLogger } from '../../../platform/logger.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 import { systemClock } from '../../../platform/clock.js';
 import type { EventEnvelope } from '../../../events/envelope.js';
 import type { EnrollmentCounter } from '../../../subgraphs/catalog/enrollment-counter.js';

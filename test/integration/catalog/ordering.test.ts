@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../platform/ids.js';
 import { systemClock } from '../../../platform/clock.js';
-import { silentLogger } from '../../../platform/logger.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 import { listDeadLetters } from '../../../events/dead-letters/dead-letters.js';
 import { permanentFailure } from '../../../events/consume/verdict.logic.js';
 import type { EventEnvelope } from '../../../events/envelope.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSystemConfig } from '../../../processes/config.js';
 import { systemClock } from '../../../platform/clock.js';
 import { newId } from '../../../platform/ids.js';
-import { silentLogger } from '../../../platform/logger.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 import { createInProcessBus } from '../../../events/bus/in-process-bus.js';
 import type { EventEnvelope } from '../../../events/envelope.js';
 import { createOutboxRelay } from '../../../events/publish/outbox-relay.js';

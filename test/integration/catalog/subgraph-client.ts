@@ -2,7 +2,7 @@ import { generateEd25519, mintToken } from '../../../platform/auth/dev-keys.js';
 import { createTokenVerifier } from '../../../platform/auth/verifier.js';
 import type { Db } from '../../../platform/db/database.js';
 import { newId, newUlid } from '../../../platform/ids.js';
-import { silentLogger } from '../../../platform/logger.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 import { loadSystemConfig } from '../../../processes/config.js';
 import { startCatalogSubgraph } from '../../../subgraphs/catalog/server.js';
 

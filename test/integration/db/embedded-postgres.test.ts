@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../platform/config/env.js';
 import { embeddedClusterDir } from '../../../platform/db/database.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../../platform/db/embedded-postgres.js';
-import { silentLogger } from '../../../platform/logger.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 import { spawnEntry } from '../../support/entry-process.js';
 
 async function query<T extends pg.QueryResultRow>(url: string, sql: string): Promise<T[]> {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSystemConfig } from '../../../processes/config.js';
 import { newId } from '../../../platform/ids.js';
-import { silentLogger } from '../../../platform/logger.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 import type { EventBus } from '../../../events/bus/event-bus.js';
 import { systemClock } from '../../../platform/clock.js';
 import { startConsumer } from '../../../events/consume/consumer-runner.js';

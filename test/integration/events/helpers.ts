@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { silentLogger } from '../../../platform/logger.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 import type { EventBus, StoredMessage } from '../../../events/bus/event-bus.js';
 import {
   DEAD_LETTER_HEADERS,

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventBus } from '../../../events/bus/event-bus.js';
 import { connectJetStreamBus } from '../../../events/bus/jetstream-bus.js';
-import { silentLogger } from '../../../platform/logger.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 import { childEnv, freePort, processDataDir } from '../../support/child-env.js';
 import { spawnEntry, waitForHttp } from '../../support/entry-process.js';
 import { eventually } from '../../support/eventually.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectNats } from '../../../events/bus/create-bus.js';
 import type { EventBus } from '../../../events/bus/event-bus.js';
 import { STARTUP_RETRY } from '../../../platform/config/link-liveness.js';
-import type { Logger } from '../../../platform/logger.js';
+import type { Logger } from '../../../platform/observability/logger.js';
 import { DependencyUnreachableError } from '../../../platform/reach-dependency.js';
 import { eventually } from '../../support/eventually.js';
 import { privateServicesAvailable, startPrivateNats, type PrivateNats } from '../../support/private-services.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../../platform/clock.js';
-import { silentLogger } from '../../../platform/logger.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 import { createInProcessBus } from '../../../events/bus/in-process-bus.js';
 import type { EventBus } from '../../../events/bus/event-bus.js';
 import { readSettledThrough } from '../../../events/ledger/consumer-watermark.js';

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../../../platform/clock.js';
 import { newId } from '../../../platform/ids.js';
-import { silentLogger } from '../../../platform/logger.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 import { loadSystemConfig } from '../../../processes/config.js';
 import { createInProcessBus } from '../../../events/bus/in-process-bus.js';
 import type { EventBus } from '../../../events/bus/event-bus.js';

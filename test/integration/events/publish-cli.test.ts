@@ -9,7 +9,7 @@ import type { EventEnvelope } from '../../../events/envelope.js';
 import { loadSchemaRegistry, type SchemaRegistry } from '../../../events/schemas/registry.js';
 import { ensureStreams } from '../../../events/streams.js';
 import { loadSystemConfig } from '../../../processes/config.js';
-import { silentLogger } from '../../../platform/logger.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 import { childEnv } from '../../support/child-env.js';
 import { privateServicesAvailable, startPrivateNats, type PrivateNats } from '../../support/private-services.js';
 import { fixtureDraft } from '../catalog/harness.js';

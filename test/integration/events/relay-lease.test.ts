@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { manualClock } from '../../../platform/clock.js';
 import { newId } from '../../../platform/ids.js';
-import { createLogger, silentLogger } from '../../../platform/logger.js';
+import { createLogger, silentLogger } from '../../../platform/observability/logger.js';
 import { loadSystemConfig } from '../../../processes/config.js';
 import type { EventBus } from '../../../events/bus/event-bus.js';
 import { createInProcessBus } from '../../../events/bus/in-process-bus.js';

@@ -8,7 +8,7 @@ import { loadSchemaRegistry } from '../../../events/schemas/registry.js';
 import { ensureStreams, streamSpecs } from '../../../events/streams.js';
 import { systemClock } from '../../../platform/clock.js';
 import { newId } from '../../../platform/ids.js';
-import { silentLogger } from '../../../platform/logger.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 import { loadSystemConfig } from '../../../processes/config.js';
 import { childEnv } from '../../support/child-env.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../../support/database.js';

@@ -3,7 +3,7 @@ import { purgeInbox } from '../../../events/ledger/inbox.js';
 import { purgeArchive } from '../../../events/archive/outbox-archive.js';
 import { createRetentionJob } from '../../../events/archive/retention.js';
 import { newId } from '../../../platform/ids.js';
-import { silentLogger } from '../../../platform/logger.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../../support/database.js';
 
 /** The event tables' retention: what is past the archive horizon goes, in batches; nothing else. */

@@ -6,7 +6,7 @@ import type { EventBus } from '../../../events/bus/event-bus.js';
 import { connectJetStreamBus } from '../../../events/bus/jetstream-bus.js';
 import { ensureStreams, streamSpecs } from '../../../events/streams.js';
 import { natsServers } from '../../../platform/config/config.js';
-import { silentLogger } from '../../../platform/logger.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 import { realService } from '../../support/services.js';
 import { streamEnv, uniqueToken } from './helpers.js';
 

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventBus } from '../../../events/bus/event-bus.js';
 import { connectJetStreamBus } from '../../../events/bus/jetstream-bus.js';
-import { silentLogger } from '../../../platform/logger.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 import { freePort, processDataDir } from '../../support/child-env.js';
 import { eventually } from '../../support/eventually.js';
 import { spawnEntry } from '../../support/entry-process.js';

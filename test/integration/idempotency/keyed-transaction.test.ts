@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppError } from '../../../platform/errors.js';
+import { AppError } from '../../../platform/errors/errors.js';
 import { keyedTransaction, recordedEffect } from '../../../platform/idempotency/effect-store.js';
 import { effectClaim, type EffectClaim } from '../../../platform/idempotency/effect.logic.js';
 import { newId, newUlid } from '../../../platform/ids.js';

@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../../../platform/clock.js';
-import { isAppError } from '../../../platform/errors.js';
+import { isAppError } from '../../../platform/errors/errors.js';
 import { newUlid } from '../../../platform/ids.js';
 import { createDatabaseIdempotencyStore } from '../../../platform/idempotency/database-store.js';
 import { runIdempotent } from '../../../platform/idempotency/guard.js';
 import { scopedKey, type StoredResponse } from '../../../platform/idempotency/idempotency.logic.js';
 import type { Heartbeat } from '../../../platform/idempotency/lease-heartbeat.js';
 import type { IdempotencyStore } from '../../../platform/idempotency/store.js';
-import { silentLogger } from '../../../platform/logger.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
 import { eventually } from '../../support/eventually.js';
 

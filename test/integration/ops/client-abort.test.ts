@@ -2,7 +2,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../../platform/logger.js';
+import { createLogger } from '../../../platform/observability/logger.js';
 import { jsonReply, pipeline, type EndpointTable, type Stage } from '../../../platform/http/pipeline.js';
 import { answerWithEndpoint, createHttpServer, serve } from '../../../platform/http/serve.js';
 import { accessLog } from '../../../platform/http/stages/access-log.js';

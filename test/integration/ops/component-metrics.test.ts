@@ -5,7 +5,7 @@ import { loadSchemaRegistry } from '../../../events/schemas/registry.js';
 import { feedWorkerMetrics } from '../../../events/worker-metrics.js';
 import type { EventWorkerHealth } from '../../../events/worker.js';
 import { newId } from '../../../platform/ids.js';
-import { createMetrics, type Metrics } from '../../../platform/metrics.js';
+import { createMetrics, type Metrics } from '../../../platform/observability/metrics.js';
 import { countQuotaRejections, feedAiMetrics } from '../../../subgraphs/ai/metrics.js';
 import { quotaExceeded, type QuotaService } from '../../../subgraphs/ai/quota/quota.service.js';
 import { createTestDatabase, testDatabaseKind, type TestDatabase } from '../../support/database.js';

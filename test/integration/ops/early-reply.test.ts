@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonReply, type Reply } from '../../../platform/http/pipeline.js';
 import { createHttpServer, serve } from '../../../platform/http/serve.js';
-import { createLogger } from '../../../platform/logger.js';
+import { createLogger } from '../../../platform/observability/logger.js';
 
 /**
  * A reply sent before the body was read, as a 401 from the headers alone is. The first fix of

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../../../gateway/gateway.js';
 import type { RunningServer } from '../../../platform/graphql/subgraph-server.js';
 import { newId } from '../../../platform/ids.js';
-import { createLogger } from '../../../platform/logger.js';
+import { createLogger } from '../../../platform/observability/logger.js';
 import { loadSystemConfig } from '../../../processes/config.js';
 import { startAiSubgraph } from '../../../subgraphs/ai/server.js';
 import { startCatalogFixture, startFixtureGateway, type CatalogFixture } from '../../support/catalog-fixture.js';

@@ -9,8 +9,8 @@ import { followCatalogEvents, type CatalogEventFollower } from '../../../gateway
 import { ResponseCache } from '../../../gateway/response-cache/response-cache.js';
 import { mintToken } from '../../../platform/auth/dev-keys.js';
 import { ERASED_USER_ID, newId, newUlid } from '../../../platform/ids.js';
-import { createLogger } from '../../../platform/logger.js';
-import { createMetrics, type Metrics } from '../../../platform/metrics.js';
+import { createLogger } from '../../../platform/observability/logger.js';
+import { createMetrics, type Metrics } from '../../../platform/observability/metrics.js';
 import { connectRedis } from '../../../platform/redis.js';
 import { catalogEventFeed } from '../../../processes/parts.js';
 import type { System } from '../../../processes/system.js';

@@ -7,7 +7,7 @@ import { loadSystemConfig } from '../../../processes/config.js';
 import type { RunningServer } from '../../../platform/graphql/subgraph-server.js';
 import { createDatabaseIdempotencyStore } from '../../../platform/idempotency/database-store.js';
 import { newId } from '../../../platform/ids.js';
-import { silentLogger } from '../../../platform/logger.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 import { startAiSubgraph } from '../../../subgraphs/ai/server.js';
 import { startCatalogSubgraph } from '../../../subgraphs/catalog/server.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';

@@ -5,7 +5,7 @@ import { RedisStore } from '../../../gateway/response-cache/redis-store.js';
 import { ResponseCache } from '../../../gateway/response-cache/response-cache.js';
 import { TokenCheck } from '../../../gateway/response-cache/token-check.js';
 import { newId } from '../../../platform/ids.js';
-import { createLogger } from '../../../platform/logger.js';
+import { createLogger } from '../../../platform/observability/logger.js';
 import { connectRedis } from '../../../platform/redis.js';
 
 /**

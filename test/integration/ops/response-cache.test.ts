@@ -8,8 +8,8 @@ import { followCatalogEvents, type CatalogEventFollower } from '../../../gateway
 import { catalogEventFeed } from '../../../processes/parts.js';
 import { ResponseCache, type ResponseCacheSettings } from '../../../gateway/response-cache/response-cache.js';
 import { newId, newUlid } from '../../../platform/ids.js';
-import { createLogger } from '../../../platform/logger.js';
-import { createMetrics, type Metrics } from '../../../platform/metrics.js';
+import { createLogger } from '../../../platform/observability/logger.js';
+import { createMetrics, type Metrics } from '../../../platform/observability/metrics.js';
 import { connectRedis, createRedis } from '../../../platform/redis.js';
 import { startCatalogFixture, startFixtureGateway, type CatalogFixture } from '../../support/catalog-fixture.js';
 import { courseRow } from '../../support/course-row.js';

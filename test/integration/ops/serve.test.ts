@@ -9,8 +9,8 @@ import { errorReplies } from '../../../platform/http/stages/error-replies.js';
 import { requestId } from '../../../platform/http/stages/request-id.js';
 import { route } from '../../../platform/http/stages/route.js';
 import { traceContext } from '../../../platform/http/stages/trace-context.js';
-import { createLogger } from '../../../platform/logger.js';
-import { createMetrics } from '../../../platform/metrics.js';
+import { createLogger } from '../../../platform/observability/logger.js';
+import { createMetrics } from '../../../platform/observability/metrics.js';
 
 /** A server whose /slow requests finish only when the test releases them, behind the first stages of every pipeline. */
 async function slowServer() {

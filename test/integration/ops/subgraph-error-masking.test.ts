@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../../../gateway/gateway.js';
 import { newId } from '../../../platform/ids.js';
-import { startTelemetry } from '../../../platform/telemetry.js';
+import { startTelemetry } from '../../../platform/observability/telemetry.js';
 import { startCatalogFixture, startFixtureGateway, type CatalogFixture } from '../../support/catalog-fixture.js';
 import { startFakeReplica, type FakeReplica } from '../../support/fake-subgraph.js';
 
@@ -118,7 +118,7 @@ describe('a subgraph error without one of our stable codes, through the gateway'
     const text = JSON.stringify(masked);
     expect(text).toContain(INTERNAL_URL);
     expect(text).toContain('PrismaClient.connect');
-    // The log keeps the detail, not the credential (platform/logger.ts scrubs it).
+    // The log keeps the detail, not the credential (platform/observability/logger.ts scrubs it).
     expect(text).not.toContain(SECRET);
   });
 });

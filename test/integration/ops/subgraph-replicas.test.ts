@@ -3,7 +3,7 @@ import type { RunningGateway } from '../../../gateway/gateway.js';
 import { subgraphChecks } from '../../../gateway/subgraph-calls/readiness.js';
 import type { SubgraphUrls } from '../../../gateway/subgraph-calls/replicas.js';
 import { newId, newUlid } from '../../../platform/ids.js';
-import { createMetrics, type Metrics } from '../../../platform/metrics.js';
+import { createMetrics, type Metrics } from '../../../platform/observability/metrics.js';
 import { startCatalogFixture, startFixtureGateway, type CatalogFixture } from '../../support/catalog-fixture.js';
 import { freePort } from '../../support/child-env.js';
 import { eventually } from '../../support/eventually.js';

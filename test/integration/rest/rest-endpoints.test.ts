@@ -10,7 +10,7 @@ import { serve } from '../../../platform/http/serve.js';
 import { createDatabaseIdempotencyStore } from '../../../platform/idempotency/database-store.js';
 import type { IdempotencyStore } from '../../../platform/idempotency/store.js';
 import { newId, newUlid } from '../../../platform/ids.js';
-import { silentLogger } from '../../../platform/logger.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 import { openApiDocument } from '../../../rest-compat/openapi.logic.js';
 import { restEndpoints } from '../../../rest-compat/rest-endpoints.js';
 import { ROUTES } from '../../../rest-compat/route-table.js';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { manualClock } from '../../../platform/clock.js';
 import type { Db } from '../../../platform/db/database.js';
-import { AppError } from '../../../platform/errors.js';
-import { silentLogger } from '../../../platform/logger.js';
+import { AppError } from '../../../platform/errors/errors.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 import type { PromptTemplate } from '../../../prisma/generated/client.js';
 import { parseAssistInput, type AssistEnd } from '../../../subgraphs/ai/assist/assist.logic.js';
 import type { SnapshotCache } from '../../../subgraphs/ai/assist/assist.repo.js';

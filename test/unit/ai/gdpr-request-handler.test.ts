@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ConsumedEnvelope } from '../../../events/envelope.js';
 import type { Tx } from '../../../platform/db/database.js';
 import { newId } from '../../../platform/ids.js';
-import { silentLogger } from '../../../platform/logger.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 import { handleAiGdprRequest } from '../../../subgraphs/ai/gdpr/handle-gdpr-request.js';
 
 /** A transaction that fails the test if the handler touches the database at all. */

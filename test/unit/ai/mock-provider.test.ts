@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../../platform/errors.js';
+import { AppError } from '../../../platform/errors/errors.js';
 import { createMockProvider, parseMockDirective } from '../../../subgraphs/ai/providers/mock.js';
 import { ProviderError, type MockDirective } from '../../../subgraphs/ai/providers/provider.js';
 import { rejected } from './catching.js';

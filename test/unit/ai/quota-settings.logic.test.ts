@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../../platform/errors.js';
+import { AppError } from '../../../platform/errors/errors.js';
 import { quotaEtag, requireQuotaIfMatch, validateQuotaSettings } from '../../../subgraphs/ai/quota/quota-settings.logic.js';
 
 const SETTINGS = { enabled: true, requestsPerMinute: 60, tokensPerDay: 10_000 };

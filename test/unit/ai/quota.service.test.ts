@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { manualClock } from '../../../platform/clock.js';
-import { AppError } from '../../../platform/errors.js';
-import { silentLogger } from '../../../platform/logger.js';
+import { AppError } from '../../../platform/errors/errors.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 import { createQuotaService, type TenantQuota } from '../../../subgraphs/ai/quota/quota.service.js';
 import { createMemoryQuotaStore, QuotaStoreUnavailableError, type QuotaStore } from '../../../subgraphs/ai/quota/quota.store.js';
 import { rejected } from './catching.js';

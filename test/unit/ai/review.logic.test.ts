@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../../platform/errors.js';
-import { applyDiff, diffSummary, lineDiff } from '../../../platform/text-diff.logic.js';
+import { AppError } from '../../../platform/errors/errors.js';
+import { applyDiff, diffSummary, lineDiff } from '../../../platform/text/text-diff.logic.js';
 import {
   decisionContent,
   holdsLiveClaim,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../../platform/errors.js';
+import { AppError } from '../../../platform/errors/errors.js';
 import { validateAssessment } from '../../../subgraphs/ai/assessment/assessment.logic.js';
 import { MAX_BACKFILL_ROWS, partitionBatch, type LegacyRowInput } from '../../../subgraphs/ai/backfill/backfill.logic.js';
 import { flagValue, resolveFlag, validateFlagInput } from '../../../subgraphs/ai/flags/feature-flag.logic.js';

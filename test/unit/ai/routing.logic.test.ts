@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isAppError } from '../../../platform/errors.js';
+import { isAppError } from '../../../platform/errors/errors.js';
 import {
   planAttempts,
   requiresAssessment,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { placeVersion, withVersion } from '../../../subgraphs/catalog/course-version/version-placement.logic.js';
-import { AppError } from '../../../platform/errors.js';
+import { AppError } from '../../../platform/errors/errors.js';
 import {
   compareVersions,
   decideBecameLatest,

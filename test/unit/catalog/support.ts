@@ -1,4 +1,4 @@
-import type { AppError } from '../../../platform/errors.js';
+import type { AppError } from '../../../platform/errors/errors.js';
 
 /** The AppError a call throws, or undefined when it does not throw. */
 export function errorOf(fn: () => unknown): AppError | undefined {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseArchiveReplayArgs } from '../../../events/archive/archive-replay.logic.js';
-import { AppError } from '../../../platform/errors.js';
+import { AppError } from '../../../platform/errors/errors.js';
 import { newId } from '../../../platform/ids.js';
 
 /** The arguments of `npm run events:replay-archive` (the command itself: test/integration/events/replay-archive-cli.test.ts). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../../platform/errors.js';
+import { AppError } from '../../../platform/errors/errors.js';
 import { validateDeadLetterFilter } from '../../../subgraphs/catalog/dead-letters/dead-letter.logic.js';
 
 /** The replay filter of replayDeadLetters / POST /admin/v1/catalog/dlq/replay. */

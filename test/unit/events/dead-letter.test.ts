@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import { silentLogger } from '../../../platform/logger.js';
-import { AppError } from '../../../platform/errors.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
+import { AppError } from '../../../platform/errors/errors.js';
 import { manualClock } from '../../../platform/clock.js';
 import {
   deadLetterHeaders,

@@ -3,7 +3,7 @@ import { isUlid, newId } from '../../../platform/ids.js';
 import { manualClock } from '../../../platform/clock.js';
 import { buildEnvelope, parseSubject, subjectFor } from '../../../events/envelope.js';
 import { loadSchemaRegistry } from '../../../events/schemas/registry.js';
-import { childTraceparent, isTraceparent, newTraceparent } from '../../../platform/trace-context.js';
+import { childTraceparent, isTraceparent, newTraceparent } from '../../../platform/observability/trace-context.js';
 import { coursePublishedPayload, testSource } from './fixtures.js';
 
 const registry = loadSchemaRegistry();

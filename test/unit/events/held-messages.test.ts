@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { silentLogger } from '../../../platform/logger.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 import type { BusMessage } from '../../../events/bus/event-bus.js';
 import { manualClock } from '../../../platform/clock.js';
 import { HeldMessages } from '../../../events/ordering/held-messages.js';

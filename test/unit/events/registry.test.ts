@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ERASED_USER_ID, ID_PREFIXES, idPattern, newId, type IdKind } from '../../../platform/ids.js';
-import { canonicalHash } from '../../../platform/canonical-json.js';
+import { canonicalHash } from '../../../platform/text/canonical-json.js';
 import { isSchemaObject, mapSchema, type JsonSchema } from '../../../events/schemas/schema-walk.logic.js';
 import { createSchemaRegistry, loadSchemaRegistry, readReleasedFile, readSchemaFiles } from '../../../events/schemas/registry.js';
 import { coursePublishedPayload, courseRegisteredPayload, playPackageBuiltPayload } from './fixtures.js';

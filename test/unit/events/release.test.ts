@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadSystemConfig } from '../../../processes/config.js';
-import { canonicalHash } from '../../../platform/canonical-json.js';
+import { canonicalHash } from '../../../platform/text/canonical-json.js';
 import { checkReleased, formatCheck, releaseCurrent } from '../../../events/schemas/release.logic.js';
 import type { ReleasedEntry, SchemaFile } from '../../../events/schemas/registry.js';
 import { consumerSchema, producerSchema } from '../../../events/schemas/schema-modes.logic.js';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { EventWorker } from '../../../events/worker.js';
 import { startWorkerWhenStreamsExist } from '../../../events/worker-when-streams.js';
-import { AppError } from '../../../platform/errors.js';
-import { silentLogger } from '../../../platform/logger.js';
+import { AppError } from '../../../platform/errors/errors.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 
 const missing = () => new AppError('events.stream_missing', 'Stream CONTENT (content.>) does not exist.', { status: 503 });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ResponseCache } from '../../../gateway/response-cache/response-cache.js';
 import { cacheServes, feedReadiness, feedStatus } from '../../../gateway/response-cache/feed-watch.logic.js';
-import { createLogger } from '../../../platform/logger.js';
+import { createLogger } from '../../../platform/observability/logger.js';
 
 const MATERIAL = {
   tenantId: 't1',

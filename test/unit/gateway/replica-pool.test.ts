@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ReplicaPool, type Replica } from '../../../gateway/subgraph-calls/replica-pool.js';
-import type { Logger } from '../../../platform/logger.js';
+import type { Logger } from '../../../platform/observability/logger.js';
 
 /** The pool's timers and probes, on a fake clock: what leaves rotation, when it is probed, what is logged. */
 describe('ReplicaPool', () => {

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResponseCache } from '../../../gateway/response-cache/response-cache.js';
-import { createLogger } from '../../../platform/logger.js';
-import { createMetrics } from '../../../platform/metrics.js';
+import { createLogger } from '../../../platform/observability/logger.js';
+import { createMetrics } from '../../../platform/observability/metrics.js';
 import { MEASURED, readArbitrary } from '../../support/cache-documents.js';
 import {
   CatalogModel,

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { eventTags } from '../../../gateway/response-cache/cache-policy.logic.js';
 import { ResponseCache } from '../../../gateway/response-cache/response-cache.js';
-import { createLogger } from '../../../platform/logger.js';
+import { createLogger } from '../../../platform/observability/logger.js';
 import { CatalogModel, freshAnswer, modelServer, type ModelServer } from '../../support/cache-model.js';
 import { eventually } from '../../support/eventually.js';
 

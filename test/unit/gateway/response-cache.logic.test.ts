@@ -1,7 +1,7 @@
 import { buildSchema, parse, type OperationDefinitionNode } from 'graphql';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { sha256Hex } from '../../../platform/canonical-json.js';
+import { sha256Hex } from '../../../platform/text/canonical-json.js';
 import { RedisStore } from '../../../gateway/response-cache/redis-store.js';
 import { operationShape } from '../../../gateway/response-cache/document.js';
 import {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ResponseCache } from '../../../gateway/response-cache/response-cache.js';
-import { createLogger } from '../../../platform/logger.js';
-import { createMetrics, type Metrics } from '../../../platform/metrics.js';
+import { createLogger } from '../../../platform/observability/logger.js';
+import { createMetrics, type Metrics } from '../../../platform/observability/metrics.js';
 
 /**
  * The response cache without Redis (L1 only): what it stores while invalidations happen, and

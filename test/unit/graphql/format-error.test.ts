@@ -1,7 +1,7 @@
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { formatGraphQLError } from '../../../platform/graphql/format-error.js';
-import { silentLogger } from '../../../platform/logger.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 
 /** The GraphQL boundary's mapping: only errors known to be the caller's are client errors. */
 const format = formatGraphQLError(silentLogger);

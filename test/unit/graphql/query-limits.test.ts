@@ -8,8 +8,9 @@ import {
   type OperationDefinitionNode,
 } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../../platform/errors.js';
-import { limitError, queryLimitOptions, type QueryLimits } from '../../../platform/graphql/query-limits.js';
+import { AppError } from '../../../platform/errors/errors.js';
+import type { QueryLimits } from '../../../platform/config/config.js';
+import { limitError, queryLimitOptions } from '../../../platform/graphql/query-limits.js';
 import { loadSystemConfig } from '../../../processes/config.js';
 
 const schema = buildSchema(`

@@ -5,7 +5,7 @@ import { SignJWT, importJWK } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { generateEd25519, mintToken, type DevKeyPair } from '../../../platform/auth/dev-keys.js';
 import { createTokenVerifier, type Principal, type TokenVerifier } from '../../../platform/auth/verifier.js';
-import { AppError, unauthenticated } from '../../../platform/errors.js';
+import { AppError, unauthenticated } from '../../../platform/errors/errors.js';
 import { jsonReply, pipeline, reply, type Endpoint, type Exchange, type Handler } from '../../../platform/http/pipeline.js';
 import { authenticate, tenantGuard } from '../../../platform/http/stages/authenticate.js';
 import { readBody } from '../../../platform/http/stages/body.js';
@@ -15,7 +15,7 @@ import { cors, SANDBOX_ORIGINS } from '../../../platform/http/stages/cors.js';
 import { errorReplies, graphqlErrorMediaType } from '../../../platform/http/stages/error-replies.js';
 import { acceptedRequestId, requestId } from '../../../platform/http/stages/request-id.js';
 import { route } from '../../../platform/http/stages/route.js';
-import { silentLogger } from '../../../platform/logger.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 
 const TENANT = 'ten_01JD0000000000000000000000';
 

@@ -14,7 +14,7 @@ import {
   type TokenRejection,
   type TokenVerifier,
 } from '../../../platform/auth/verifier.js';
-import { AppError } from '../../../platform/errors.js';
+import { AppError } from '../../../platform/errors/errors.js';
 import { newId } from '../../../platform/ids.js';
 
 const TENANT = newId('tenant');

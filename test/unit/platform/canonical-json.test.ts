@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { canonicalHash, canonicalJson } from '../../../platform/canonical-json.js';
+import { canonicalHash, canonicalJson } from '../../../platform/text/canonical-json.js';
 
 describe('RFC 8785 canonical JSON', () => {
   it('sorts members by UTF-16 code units at every depth and drops whitespace', () => {

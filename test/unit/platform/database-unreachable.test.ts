@@ -3,7 +3,7 @@ import { GraphQLError } from 'graphql';
 import { databaseUnreachable } from '../../../platform/db/unreachable.js';
 import { formatGraphQLError } from '../../../platform/graphql/format-error.js';
 import { errorReply } from '../../../platform/http/stages/error-replies.js';
-import { silentLogger } from '../../../platform/logger.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 
 /**
  * What the driver raises when the server ends a session under a request (pg_terminate_backend, a

@@ -1,20 +1,20 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ERROR_CODES } from '../../../platform/error-codes.js';
-import { renderErrorCodesDoc } from '../../../platform/error-codes-doc.js';
-import { ERROR_CODES_DOC, errorCodesMarkdown } from '../../../platform/error-codes-doc.logic.js';
+import { ERROR_CODES } from '../../../platform/errors/error-codes.js';
+import { renderErrorCodesDoc } from '../../../platform/errors/error-codes-doc.js';
+import { ERROR_CODES_DOC, errorCodesMarkdown } from '../../../platform/errors/error-codes-doc.logic.js';
 import { codeChanges, mentions, snapshotJson, type StatusByCode } from '../../support/error-code-changes.js';
 import { ROOT } from '../../support/error-code-sites.js';
 
 /**
  * Error codes are a contract with client teams: the published list (docs/error-codes.md) is the
  * registry's, and a code that disappears or changes status is announced in CHANGELOG.md. The
- * snapshot (platform/error-codes.snapshot.json) is the registry as last released to clients; it is
+ * snapshot (platform/errors/error-codes.snapshot.json) is the registry as last released to clients; it is
  * edited by hand, never by a script, so the guard below sees each change once.
  */
 const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
-const SNAPSHOT_FILE = 'platform/error-codes.snapshot.json';
+const SNAPSHOT_FILE = 'platform/errors/error-codes.snapshot.json';
 const registry: StatusByCode = Object.fromEntries(Object.entries(ERROR_CODES).map(([code, { status }]) => [code, status]));
 const snapshot = JSON.parse(read(SNAPSHOT_FILE)) as StatusByCode;
 /**

@@ -1,14 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ERROR_CODES } from '../../../platform/error-codes.js';
-import { AppError, statusForCode } from '../../../platform/errors.js';
+import { ERROR_CODES } from '../../../platform/errors/error-codes.js';
+import { AppError, statusForCode } from '../../../platform/errors/errors.js';
 import { routeErrors } from '../../../rest-compat/openapi.logic.js';
 import { ROUTES } from '../../../rest-compat/route-table.js';
 import { codeSites, codesIn, ROOT, sourceFiles } from '../../support/error-code-sites.js';
 
 /**
- * The registry (platform/error-codes.ts) is the list of every code the service can emit: client
+ * The registry (platform/errors/error-codes.ts) is the list of every code the service can emit: client
  * teams code against it, the docs are generated from it and the changelog guard compares it.
  * A code thrown but not registered would be an undocumented, unguarded contract.
  */
@@ -60,7 +60,7 @@ describe('the error-code registry', () => {
 
   it('holds every code the source throws, gives or compares', () => {
     const missing = byCode(sites.filter(({ code }) => !registered.has(code)));
-    expect(missing, 'add these codes (status + one-line meaning) to platform/error-codes.ts').toEqual({});
+    expect(missing, 'add these codes (status + one-line meaning) to platform/errors/error-codes.ts').toEqual({});
   });
 
   it('holds every code the REST route table documents', () => {
@@ -75,7 +75,7 @@ describe('the error-code registry', () => {
   it('holds no code that nothing emits any more', () => {
     const found = new Set(sites.map(({ code }) => code));
     const stale = [...registered].filter((code) => !found.has(code));
-    expect(stale, 'remove these from platform/error-codes.ts (and say so in CHANGELOG.md) or emit them').toEqual([]);
+    expect(stale, 'remove these from platform/errors/error-codes.ts (and say so in CHANGELOG.md) or emit them').toEqual([]);
   });
 
   it('gives each code the status an AppError that names a status for it answers', () => {

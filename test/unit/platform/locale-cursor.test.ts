@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { bestLocale, parseAcceptLanguage, resolveLocaleMap } from '../../../platform/locale.logic.js';
-import { continueTrace, parseTraceparent } from '../../../platform/trace-context.js';
+import { bestLocale, parseAcceptLanguage, resolveLocaleMap } from '../../../platform/text/locale.logic.js';
+import { continueTrace, parseTraceparent } from '../../../platform/observability/trace-context.js';
 import { decodeCursor, encodeCursor, pageSize } from '../../../subgraphs/catalog/course/course.logic.js';
 import { newId } from '../../../platform/ids.js';
 

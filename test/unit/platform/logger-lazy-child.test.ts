@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it, vi } from 'vitest';
-import { createLogger, lazyChild } from '../../../platform/logger.js';
+import { createLogger, lazyChild } from '../../../platform/observability/logger.js';
 
 function capture(level: string) {
   const lines: Array<Record<string, unknown>> = [];

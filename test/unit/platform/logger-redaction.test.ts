@@ -2,8 +2,8 @@ import { Writable } from 'node:stream';
 import { ROOT_CONTEXT, context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger, scrubText, scrubValue } from '../../../platform/logger.js';
-import { withRequestScope } from '../../../platform/request-scope.js';
+import { createLogger, scrubText, scrubValue } from '../../../platform/observability/logger.js';
+import { withRequestScope } from '../../../platform/observability/request-scope.js';
 
 const JWT = 'eyJhbGciOiJFZERTQSJ9.eyJzdWIiOiJzdmM6dGVzdCIsInRpZCI6InRlbl8xIn0.c2lnbmF0dXJlLXNpZ25hdHVyZQ';
 const PROMPT = 'Summarise the chart of patient Jane Roe, born 1970-01-02';

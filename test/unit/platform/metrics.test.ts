@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { feedWorkerMetrics } from '../../../events/worker-metrics.js';
 import { subgraphFetchMetrics } from '../../../gateway/subgraph-calls/metrics.js';
 import type { Db } from '../../../platform/db/database.js';
-import { createMetrics, operationLabel, type MetricDefinition } from '../../../platform/metrics.js';
+import { createMetrics, operationLabel, type MetricDefinition } from '../../../platform/observability/metrics.js';
 import { BREAKER_STATE, aiMetrics, feedAiMetrics } from '../../../subgraphs/ai/metrics.js';
 
 const gauge = (name: string, labelNames: string[] = []): MetricDefinition => ({ name, help: `${name} (test)`, labelNames });

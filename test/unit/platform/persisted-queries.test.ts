@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { memoryLru, sizeLimited } from '../../../platform/persisted-queries.js';
+import { memoryLru, sizeLimited } from '../../../platform/graphql/persisted-queries.js';
 import { evicts } from '../../../platform/redis.js';
 
 describe('persisted query stores are bounded in bytes', () => {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { JWK } from 'jose';
 import type { Clock } from '../../../../platform/clock.js';
 import type { Db } from '../../../../platform/db/database.js';
-import { AppError } from '../../../../platform/errors.js';
+import { AppError } from '../../../../platform/errors/errors.js';
 import type { CachedSecrets, SecretStore } from '../../vault/secrets.js';
 import { newKid, parseSigningSecret, RECEIPT_KEYS_PATH, withActiveKey } from './receipt-keys.logic.js';
 import { newSigningKey, signingKeyOf, type SigningKey } from './receipt.sign.js';

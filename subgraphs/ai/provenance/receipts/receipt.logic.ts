@@ -1,4 +1,4 @@
-import { canonicalHash, canonicalJson, hmacSha256Hex, sha256Hex } from '../../../../platform/canonical-json.js';
+import { canonicalHash, canonicalJson, hmacSha256Hex, sha256Hex } from '../../../../platform/text/canonical-json.js';
 
 /**
  * A receipt is a JWS (EdDSA) over the RFC 8785 canonical JSON of these claims: what an auditor

@@ -1,6 +1,6 @@
 import type { Clock } from '../../../../platform/clock.js';
 import { Prisma, type Tx } from '../../../../platform/db/database.js';
-import { AppError } from '../../../../platform/errors.js';
+import { AppError } from '../../../../platform/errors/errors.js';
 import type { ReceiptKeys } from './receipt-keys.js';
 import { nextLink, receiptClaims, receiptHash, type ChainHead, type ReceiptEvent, type ReceiptSubject } from './receipt.logic.js';
 import { signCanonical } from './receipt.sign.js';

@@ -1,6 +1,6 @@
 import { Arg, Ctx, Field, FieldResolver, ID, Int, Mutation, ObjectType, Query, Resolver, Root } from 'type-graphql';
 import { requireAnyScope } from '../../../../platform/auth/verifier.js';
-import { badInput } from '../../../../platform/errors.js';
+import { badInput } from '../../../../platform/errors/errors.js';
 import { auditedChange } from '../../audit/audited-change.js';
 import { platformCaller, type AiContext } from '../../context.js';
 import { AI_AUDIT } from '../../scopes.js';

@@ -1,5 +1,5 @@
 import { CompactSign, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK, type KeyObject } from 'jose';
-import { canonicalJson } from '../../../../platform/canonical-json.js';
+import { canonicalJson } from '../../../../platform/text/canonical-json.js';
 
 /** A private signing key as the vault holds it and the public half the JWKS serves. */
 export interface SigningKey {

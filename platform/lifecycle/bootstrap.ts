@@ -1,9 +1,9 @@
-import { createTokenVerifier, type TokenVerifier } from './auth/verifier.js';
-import { ensureDevKeyPair } from './auth/dev-keys.js';
-import type { PlatformConfig } from './config/config.js';
-import { ConfigError } from './config/env.js';
-import { openDatabase, type Database } from './db/database.js';
-import { createLogger, type Logger } from './logger.js';
+import { createTokenVerifier, type TokenVerifier } from '../auth/verifier.js';
+import { ensureDevKeyPair } from '../auth/dev-keys.js';
+import type { PlatformConfig } from '../config/config.js';
+import { ConfigError } from '../config/env.js';
+import { openDatabase, type Database } from '../db/database.js';
+import { createLogger, type Logger } from '../observability/logger.js';
 
 /**
  * The token verifier of the configuration: the identity provider's keys when configured, else

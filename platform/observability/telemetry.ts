@@ -19,9 +19,9 @@ import { OTLPTraceExporter as ProtobufTraceExporter } from '@opentelemetry/expor
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, NodeTracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace-node';
 import { PrismaInstrumentation } from '@prisma/instrumentation';
-import type { PlatformConfig, OtlpProtocol } from './config/config.js';
+import type { PlatformConfig, OtlpProtocol } from '../config/config.js';
 import type { Logger } from './logger.js';
-import { randomHex } from './ids.js';
+import { randomHex } from '../ids.js';
 
 /**
  * OpenTelemetry for the whole process. OTel keeps its tracer provider, context manager and

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import type { Db } from './db/database.js';
-import type { ReadinessReport } from './http/probe-endpoints.js';
+import type { Db } from '../db/database.js';
+import type { ReadinessReport } from '../http/probe-endpoints.js';
 
 export type CheckResult = ReadinessReport['checks'][string];
 

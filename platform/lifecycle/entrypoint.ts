@@ -1,9 +1,9 @@
-export { configOrExit } from './config/config-or-exit.js';
-import { ConfigError } from './config/env.js';
-import type { Logger } from './logger.js';
+export { configOrExit } from '../config/config-or-exit.js';
+import { ConfigError } from '../config/env.js';
+import type { Logger } from '../observability/logger.js';
 import type { PartStack } from './parts.js';
 import { SchemaBehindError } from './bootstrap.js';
-import { DependencyMisconfiguredError, DependencyUnreachableError } from './reach-dependency.js';
+import { DependencyMisconfiguredError, DependencyUnreachableError } from '../reach-dependency.js';
 
 /**
  * Runs the start-up steps that reach the database, NATS and Redis; when one cannot be reached (or

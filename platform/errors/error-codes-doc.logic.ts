@@ -17,7 +17,7 @@ export function errorCodesMarkdown(
   return [
     '# Error codes',
     '',
-    '<!-- Generated from platform/error-codes.ts by `npm run docs:error-codes`: edit the registry, not this file. -->',
+    '<!-- Generated from platform/errors/error-codes.ts by `npm run docs:error-codes`: edit the registry, not this file. -->',
     '',
     'Every code the service can emit. REST answers `application/problem+json` (RFC 9457) with the code in',
     'its `code` member and the status as the HTTP status; GraphQL puts the same code in `extensions.code`',
@@ -26,7 +26,7 @@ export function errorCodesMarkdown(
     '',
     'Codes are a contract: a code is never renamed, removed or given another status without an entry in',
     '[CHANGELOG.md](../CHANGELOG.md) (a unit test compares the registry with',
-    '`platform/error-codes.snapshot.json` and holds the changelog to it). Which codes each REST route',
+    '`platform/errors/error-codes.snapshot.json` and holds the changelog to it). Which codes each REST route',
     'answers, by status, is in its OpenAPI document (`/openapi.json`, [rest-compat.md](rest-compat.md)).',
     '',
     '| code | status | meaning |',

@@ -3,7 +3,7 @@
  * once: GraphQL puts `code` in `extensions.code`, REST in a problem+json `code` member with `status`.
  * Anything that is not an AppError is an internal error and its message never leaves the process.
  */
-import { databaseUnreachable } from './db/unreachable.js';
+import { databaseUnreachable } from '../db/unreachable.js';
 import { ERROR_CODES, type ErrorDetailMember, type KnownErrorCode } from './error-codes.js';
 
 export type { KnownErrorCode } from './error-codes.js';
@@ -75,12 +75,12 @@ export function answerableError(error: unknown): AppError | undefined {
   return undefined;
 }
 
-/** Whether `code` is one of the registry's (platform/error-codes.ts). */
+/** Whether `code` is one of the registry's (platform/errors/error-codes.ts). */
 export function isKnownErrorCode(code: string): code is KnownErrorCode {
   return Object.hasOwn(ERROR_CODES, code);
 }
 
-/** The status of a code in the registry (platform/error-codes.ts), the one source of statuses. */
+/** The status of a code in the registry (platform/errors/error-codes.ts), the one source of statuses. */
 function statusOf(code: string): number | undefined {
   return isKnownErrorCode(code) ? ERROR_CODES[code].status : undefined;
 }

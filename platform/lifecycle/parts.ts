@@ -1,5 +1,5 @@
-import type { ReadinessReport } from './http/probe-endpoints.js';
-import { silentLogger, type Logger } from './logger.js';
+import type { ReadinessReport } from '../http/probe-endpoints.js';
+import { silentLogger, type Logger } from '../observability/logger.js';
 import { readinessOf, type ReadinessCheck } from './readiness.js';
 
 /**

@@ -1,6 +1,6 @@
 /**
  * Every error code the service can emit, with the HTTP status it answers and what it means: the
- * one registry that platform/errors.ts takes statuses from, docs/error-codes.md is generated from
+ * one registry that platform/errors/errors.ts takes statuses from, docs/error-codes.md is generated from
  * (`npm run docs:error-codes`) and error-codes.snapshot.json guards. Client teams code against
  * these strings (GraphQL `extensions.code`, REST problem+json `code`), so a code is never renamed
  * or given another status without a CHANGELOG entry (test/unit/platform/error-codes.test.ts).
@@ -270,7 +270,7 @@ export type KnownErrorCode = keyof typeof ERROR_CODES;
 
 /**
  * Every member an error may carry beside `code` and `status`: an AppError's `details` are typed by
- * this list (platform/errors.ts), so a new member is added here first, and the gateway keeps only
+ * this list (platform/errors/errors.ts), so a new member is added here first, and the gateway keeps only
  * these (plus `serviceName`) of what a subgraph sends (platform/graphql/format-error.ts): whatever
  * else an error carries — `exception`, `stacktrace`, a library's own members — never reaches a
  * client. Sorted; listed in docs/error-codes.md.

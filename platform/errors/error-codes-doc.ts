@@ -3,7 +3,7 @@
 import { format, resolveConfig } from 'prettier';
 import { ERROR_CODES, ERROR_DETAIL_MEMBERS } from './error-codes.js';
 import { ERROR_CODES_DOC, errorCodesMarkdown } from './error-codes-doc.logic.js';
-import { projectPath } from './project-files.js';
+import { projectPath } from '../project-files.js';
 
 /**
  * docs/error-codes.md as `npm run docs:error-codes` writes it: the registry's table formatted as
