@@ -12,7 +12,7 @@ export function createRedis(url: string, logger: Logger, options: { quietUntilRe
   const redis = new Redis(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
-    // A half-open link fails commands within seconds and is replaced (platform/config/link-liveness.ts).
+    // A half-open link fails commands within seconds; replaceWhenSilent replaces it (platform/config/link-liveness.ts).
     keepAlive: REDIS_LIVENESS.keepAliveMs,
     connectTimeout: REDIS_LIVENESS.connectTimeoutMs,
     commandTimeout: REDIS_LIVENESS.commandTimeoutMs,
@@ -31,8 +31,46 @@ export function createRedis(url: string, logger: Logger, options: { quietUntilRe
     reported = false;
     watching = true;
   });
+  replaceWhenSilent(redis, logger);
   return redis;
 }
+
+/**
+ * A half-open link (a frozen server, a silent partition, a dead NAT entry) never closes by itself:
+ * commands time out one by one while ioredis keeps the socket. A PING every pingIntervalMs while
+ * ready; maxPingOut timed-out PINGs in a row end the socket and let ioredis reconnect, which
+ * reaches whatever answers at the address now (platform/config/link-liveness.ts has the bound).
+ * Only timeouts count: a refused or closed connection is ioredis's own reconnect to handle.
+ */
+function replaceWhenSilent(redis: Redis, logger: Logger): void {
+  let unanswered = 0;
+  let lastAnswerAt = Date.now();
+  const answered = () => {
+    unanswered = 0;
+    lastAnswerAt = Date.now();
+  };
+  const timer = setInterval(() => {
+    if (redis.status !== 'ready') return;
+    redis.ping().then(answered, (error: Error) => {
+      if (error.message !== COMMAND_TIMED_OUT || redis.status !== 'ready') return;
+      unanswered += 1;
+      if (unanswered < REDIS_LIVENESS.maxPingOut) return;
+      logger.warn(
+        { unansweredPings: unanswered, sinceLastAnswerMs: Date.now() - lastAnswerAt },
+        'redis stopped answering (half-open link); replacing the connection',
+      );
+      unanswered = 0;
+      redis.disconnect(true);
+    });
+  }, REDIS_LIVENESS.pingIntervalMs);
+  // The watch never keeps a process alive, and ends with the client (disconnect(), not a reconnect).
+  timer.unref();
+  redis.on('ready', answered);
+  redis.once('end', () => clearInterval(timer));
+}
+
+/** ioredis's rejection of a command unanswered within commandTimeout (ioredis/built/Command.js). */
+const COMMAND_TIMED_OUT = 'Command timed out';
 
 /**
  * The process's Redis connection, once Redis has answered: an unreachable REDIS_URL stops

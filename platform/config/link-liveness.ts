@@ -80,6 +80,16 @@ export const REDIS_LIVENESS = {
   connectTimeoutMs: 2_000,
   /** A command unanswered this long fails; the caller degrades (quota, idempotency: docs/reliability.md). */
   commandTimeoutMs: 2_000,
+  /**
+   * ioredis has no liveness check of its own, and a frozen peer's kernel keeps acknowledging, so
+   * neither keepalive nor failing commands ever close the link. Each connection sends a PING this
+   * often while it is ready; `maxPingOut` consecutive PINGs unanswered within commandTimeoutMs
+   * replace the connection (ioredis ends the socket, destroys it after its disconnectTimeout of
+   * 2 s, and reconnects): a frozen link is left at most maxPingOut × pingIntervalMs +
+   * commandTimeoutMs + 2 s = 10 s after its last answer, idle or busy.
+   */
+  pingIntervalMs: 3_000,
+  maxPingOut: 2,
 } as const;
 
 export const STARTUP_RETRY = {

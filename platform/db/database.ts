@@ -29,20 +29,43 @@ export interface Database {
 export function createPrismaClient(
   connectionString: string,
   max: number,
-  options: { preparedStatements?: boolean; applicationName?: string } = {},
+  options: { preparedStatements?: boolean; applicationName?: string; logger?: Logger } = {},
 ): PrismaClient {
   // The adapter types its generator as always naming; undefined (unnamed) is what it sends without one.
   const statementNameGenerator = (query: { sql: string }): string => statementName(query.sql) as string;
   // application_name tells the parts apart in pg_stat_activity (a URL's own ?application_name wins).
-  const pool = {
+  const pool = new pg.Pool({
     connectionString,
     max,
     ...POSTGRES_LINK,
     ...(options.applicationName ? { application_name: options.applicationName } : {}),
-  };
-  return new PrismaClient({
-    adapter: new PrismaPg(pool, options.preparedStatements === false ? {} : { statementNameGenerator }),
   });
+  listenForConnectionErrors(pool, options.logger);
+  return new PrismaClient({
+    adapter: new PrismaPg(pool, {
+      // The pool is ours (for its listeners) but the client's to end: $disconnect ends it.
+      disposeExternalPool: true,
+      ...(options.preparedStatements === false ? {} : { statementNameGenerator }),
+    }),
+  });
+}
+
+/**
+ * A server that ends a session (pg_terminate_backend, a restart, a failover) sends its FATAL error
+ * on the socket, and a client with no statement running re-emits it as an `error` event. pg-pool
+ * listens only while a client is idle, and the Prisma adapter only once its transaction's
+ * `await pool.connect()` has resumed: a client handed over in the same socket read that carries
+ * the error had no listener, and the process exited on it (2 runs in 8 of
+ * test/faults/database-sessions.test.ts). Every client gets a listener for its whole life; the
+ * failed statement is answered 503 where it runs (platform/db/unreachable.ts), and pg-pool drops
+ * the client on release (it is no longer queryable) and opens a fresh one.
+ */
+function listenForConnectionErrors(pool: pg.Pool, logger: Logger | undefined): void {
+  pool.on('connect', (client) => {
+    client.on('error', (error: Error) => logger?.warn({ err: error.message }, 'database connection lost; the pool replaces it'));
+  });
+  // What pg-pool reports for an idle client (it has already removed it).
+  pool.on('error', () => undefined);
 }
 
 /**
@@ -59,7 +82,11 @@ export async function openDatabase(options: {
   /** How this process's connections are named in pg_stat_activity (e.g. catalog-ai-gateway). */
   applicationName?: string;
 }): Promise<Database> {
-  const prepared = { preparedStatements: options.preparedStatements, applicationName: options.applicationName };
+  const prepared = {
+    preparedStatements: options.preparedStatements,
+    applicationName: options.applicationName,
+    logger: options.logger,
+  };
   if (options.databaseUrl) {
     await reachDatabase(options.databaseUrl);
     const prisma = createPrismaClient(options.databaseUrl, options.poolSize, prepared);

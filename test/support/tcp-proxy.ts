@@ -11,6 +11,11 @@ export interface Proxy {
   cut(): void;
   restore(): void;
   freeze(): void;
+  /**
+   * Freezes the connections open now and lets new ones through: the old link is half-open while
+   * the service answers a client that reconnects (a dead NAT entry, a failover behind one address).
+   */
+  freezeExisting(): void;
   thaw(): void;
   close(): Promise<void>;
 }
@@ -44,6 +49,9 @@ export async function startProxy(target: URL): Promise<Proxy> {
     },
     freeze() {
       frozen = true;
+      for (const socket of sockets) socket.pause();
+    },
+    freezeExisting() {
       for (const socket of sockets) socket.pause();
     },
     thaw() {

@@ -1,8 +1,7 @@
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { manualClock } from '../../../platform/clock.js';
 import { newId } from '../../../platform/ids.js';
-import { createLogger, silentLogger } from '../../../platform/observability/logger.js';
+import { silentLogger } from '../../../platform/observability/logger.js';
 import { loadSystemConfig } from '../../../processes/config.js';
 import type { EventBus } from '../../../events/bus/event-bus.js';
 import { createInProcessBus } from '../../../events/bus/in-process-bus.js';
@@ -10,6 +9,7 @@ import { createEventProducer } from '../../../events/publish/outbox.js';
 import { createOutboxRelay, type OutboxRelay } from '../../../events/publish/outbox-relay.js';
 import { loadSchemaRegistry } from '../../../events/schemas/registry.js';
 import { ensureStreams } from '../../../events/streams.js';
+import { capturedLogger } from '../../support/captured-logger.js';
 import { eventually } from '../../support/eventually.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../../support/database.js';
 import { courseEmit, coursePublishedPayload, testSource } from '../../unit/events/fixtures.js';
@@ -127,18 +127,6 @@ describe.each(databaseKinds())('outbox relay lease on %s', (kind) => {
     expect(new Set(onStream).size).toBe(onStream.length);
     expect(await db.prisma.outboxEvent.count({ where: { publishedAt: null } })).toBe(0);
   });
-
-  /** A logger whose JSON lines the test reads. */
-  function capturedLogger() {
-    const lines: Array<Record<string, unknown>> = [];
-    const destination = new Writable({
-      write(chunk, _encoding, done) {
-        for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) lines.push(JSON.parse(line));
-        done();
-      },
-    });
-    return { logger: createLogger({ destination }), lines };
-  }
 
   it('a leader that reaches the database but cannot publish lets the lease go within the progress window; another takes it and publishes', async () => {
     const bus = await openBus();
