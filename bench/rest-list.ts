@@ -102,8 +102,13 @@ export async function run(): Promise<void> {
         rows.map((r) => [r.round, ...loadResultRow(r, [f(r.rss, 0)])]),
       ),
     );
-    // Issue #18's row: at 64 connections, ≥ 50 % of the bare server's RPS and p99 ≤ 2× its p99.
-    console.log('\nTargets (issue #18): ≥ 50 % of the limit’s RPS; p99 ≤ 2× the limit’s p99, at 64 connections.\n');
+    // The performance issue's rows: cold (no response cache) ≥ 33 % of the bare server's RPS and
+    // p99 ≤ 3× its p99; warm (RESPONSE_CACHE_ENABLED=true, L1 and a cache Redis) ≥ 1.0× and p99 ≤ its p99.
+    const warm = process.env.RESPONSE_CACHE_ENABLED === 'true';
+    const goal = warm ? { rps: 1, p99: 1, name: 'rest-list warm' } : { rps: 0.33, p99: 3, name: 'rest-list cold' };
+    console.log(
+      `\nTargets (${goal.name}${warm ? `, cache Redis ${process.env.REDIS_CACHE_URL ? 'on' : 'off'}` : ''}): ≥ ${f(100 * goal.rps, 0)} % of the limit’s RPS; p99 ≤ ${goal.p99}× the limit’s p99.\n`,
+    );
     const ratios: Array<Array<string | number>> = [];
     for (let round = 1; round <= ROUNDS; round++) {
       for (const connections of connectionLevels) {
@@ -116,9 +121,7 @@ export async function run(): Promise<void> {
           `${f((100 * a.rps) / b.rps, 0)} %`,
           f(a.p99),
           f(a.p99 / b.p99),
-          (a.rps >= 0.5 * b.rps ? 'met' : 'missed') +
-            ' / ' +
-            (connections !== 64 ? 'n/a' : a.p99 <= 2 * b.p99 ? 'met' : 'missed'),
+          (a.rps >= goal.rps * b.rps ? 'met' : 'missed') + ' / ' + (a.p99 <= goal.p99 * b.p99 ? 'met' : 'missed'),
         ]);
       }
     }

@@ -94,7 +94,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       ai = Object.assign(
         await spawnNode('ai', ourEntry('ai').entry, {
           tsx: ourEntry('ai').tsx,
-          env: { ...common, AI_PORT: String(aiPort) },
+          // The gateway scenarios read provenance, they never assist: no model provider, knowingly.
+          env: { ...common, AI_PORT: String(aiPort), AI_ALLOW_MOCK_PROVIDER: 'true' },
           nodeArgs: options.nodeArgs?.ai,
           readyUrl: `http://127.0.0.1:${aiPort}/healthz`,
         }),
