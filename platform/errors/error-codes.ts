@@ -257,7 +257,7 @@ export const ERROR_CODES = {
   // Availability.
   'service.unavailable': {
     status: 503,
-    meaning: 'The server is shutting down (retry on another replica), or a part this request needs is not wired in',
+    meaning: 'A part this request needs is not reachable or not wired in (retry later or on another replica)',
   },
   'dependency.unavailable': {
     status: 503,

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import type { ConnectionLimits, PlatformConfig } from '../config/config.js';
-import { AppError } from '../errors/errors.js';
 import type { Logger } from '../observability/logger.js';
 import { errorReply } from './stages/error-replies.js';
 import { endpointOf, type Exchange, type Handler, type Reply } from './pipeline.js';
@@ -14,14 +14,15 @@ export interface ServedServer {
   /**
    * The first step of a shutdown: keep serving, but end every connection after its current reply
    * (`Connection: close`), so clients and balancers reconnect elsewhere while the process still
-   * answers, and no idle keep-alive connection is left to race the listener's close.
+   * answers.
    */
   closeConnectionsAfterReply(): void;
   /**
-   * Stops taking requests and waits for those in flight: the listener closes, idle keep-alive
-   * connections are dropped, every response still to be written says `Connection: close`, and a
-   * request that still arrives on an open connection gets 503. Resolves when the last response has
-   * been written and the server has closed. After `forceAfterMs` the remaining connections are cut.
+   * Stops taking connections and lets the open ones end without cutting one under a request: the
+   * listener closes, every request that still arrives on an open connection is served like any
+   * other (logged, measured) and its reply ends the connection (`Connection: close`), and a
+   * connection that stays silent ends at the server's own keep-alive or headers timeout. Resolves
+   * when the last connection has closed. After `forceAfterMs` the remaining connections are cut.
    */
   drain(forceAfterMs?: number): Promise<void>;
 }
@@ -72,13 +73,13 @@ export function serve(
 ): ServedServer {
   const { logger } = options;
   boundConnections(server, options.limits ?? DEFAULT_CONNECTION_LIMITS, logger);
-  const state: ServeState = { active: new Set(), draining: false, closingConnections: false, onIdle: undefined };
+  const state: ServeState = { active: new Set(), latestOnSocket: new WeakMap(), draining: false, closingConnections: false };
 
+  // A draining server still serves what arrives on its open connections: a balancer cannot tell
+  // a refusal from a failure, and a request on a kept-alive connection is one it already sent.
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
-    const exchange = newExchange(req, res);
-    if (state.draining) return refuseWhileDraining(exchange);
-    track(server, state, res);
-    void answer(exchange, handler, state, logger);
+    track(state, res);
+    void answer(newExchange(req, res), handler, state, logger);
   });
 
   return {
@@ -87,7 +88,8 @@ export function serve(
       return state.draining;
     },
     // Idle keep-alive connections stay open here: closing one races a request the balancer is
-    // sending on it. The balancer stops sending once /readyz says 503; the drain closes them after.
+    // sending on it. The balancer stops sending once /readyz says 503; the rest end at the
+    // keep-alive timeout.
     closeConnectionsAfterReply: () => {
       state.closingConnections = true;
     },
@@ -98,64 +100,58 @@ export function serve(
 /** What serve() keeps of its requests: those in flight, and where the shutdown stands. */
 interface ServeState {
   active: Set<http.ServerResponse>;
+  /**
+   * The latest request each connection carried. Only its reply may close the connection: a reply
+   * closing it earlier would end the socket under a pipelined request already accepted behind it.
+   */
+  latestOnSocket: WeakMap<net.Socket, http.ServerResponse>;
   draining: boolean;
   closingConnections: boolean;
-  /** Resolves the drain's wait once the last request in flight has closed. */
-  onIdle: (() => void) | undefined;
 }
 
-/** A request that arrives on an open connection while the server drains: 503, go elsewhere. */
-function refuseWhileDraining(exchange: Exchange): void {
-  const refusal = new AppError('service.unavailable', 'The server is shutting down; retry on another replica', {
-    headers: { 'retry-after': '1', connection: 'close' },
-  });
-  const format = exchange.url.pathname === '/graphql' ? 'graphql' : 'problem';
-  write(exchange.res, errorReply(refusal, format, undefined, exchange.req.headers.accept));
-}
-
-/** Counts a request in flight until its response closes; the last one lets a drain go on. */
-function track(server: http.Server, state: ServeState, res: http.ServerResponse): void {
+/** Counts a request in flight until its response closes. */
+function track(state: ServeState, res: http.ServerResponse): void {
   state.active.add(res);
-  res.once('close', () => {
-    state.active.delete(res);
-    if (!state.draining) return;
-    server.closeIdleConnections();
-    if (state.active.size === 0) state.onIdle?.();
-  });
+  state.latestOnSocket.set(res.req.socket, res);
+  res.once('close', () => state.active.delete(res));
 }
 
 /** Runs the pipeline and writes its reply whole. */
 async function answer(exchange: Exchange, handler: Handler, state: ServeState, logger: Logger): Promise<void> {
+  let reply: Reply;
   try {
-    const reply = await handler(exchange);
-    const closing: Record<string, string> = state.closingConnections ? { connection: 'close' } : {};
-    write(exchange.res, { ...reply, headers: { ...exchange.replyHeaders, ...reply.headers, ...closing } });
+    reply = await handler(exchange);
   } catch (error) {
     // The pipeline renders every error it knows; reaching here is a bug in a stage.
     logger.error({ err: error }, 'request pipeline failed');
-    write(exchange.res, { ...errorReply(error, 'problem', logger), headers: { ...exchange.replyHeaders } });
+    reply = errorReply(error, 'problem', logger);
   }
+  // Decided when the reply is written, not when the request came: a shutdown may have begun since.
+  const closing = state.closingConnections && state.latestOnSocket.get(exchange.req.socket) === exchange.res;
+  write(exchange.res, {
+    ...reply,
+    headers: { ...exchange.replyHeaders, ...reply.headers, ...(closing ? { connection: 'close' } : {}) },
+  });
 }
 
 /** The drain: see ServedServer.drain. */
 async function drainServer(server: http.Server, state: ServeState, logger: Logger, forceAfterMs: number): Promise<void> {
   state.draining = true;
-  // Only the last response of each connection says `Connection: close`: one marked earlier would
-  // end the socket under a pipelined request already accepted behind it.
-  const lastOnSocket = new Map<unknown, http.ServerResponse>();
-  for (const res of state.active) lastOnSocket.set(res.req.socket, res);
-  for (const res of lastOnSocket.values()) if (!res.headersSent) res.setHeader('connection', 'close');
-  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  server.closeIdleConnections();
-  const idle = state.active.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (state.onIdle = resolve));
+  state.closingConnections = true;
+  // net.Server#close stops accepting and waits for the connections to end. http.Server#close
+  // would also destroy every idle keep-alive connection at once, and a client may be writing a
+  // request on one at that instant: it would see a reset that no balancer can safely retry.
+  // Instead each connection ends after its next reply (Connection: close), or, if it stays
+  // silent, at the server's keep-alive timeout (announced in `Keep-Alive: timeout=…`, and Node
+  // waits keepAliveTimeoutBuffer longer, so a client that honours it never races the close) or
+  // its headers timeout (a connection that never sent a request).
+  const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()));
   const force = setTimeout(() => {
     logger.warn({ inFlight: state.active.size }, 'drain bound reached; closing remaining connections');
     server.closeAllConnections();
   }, forceAfterMs);
   force.unref();
   try {
-    await idle;
-    server.closeIdleConnections();
     await closed;
   } finally {
     clearTimeout(force);

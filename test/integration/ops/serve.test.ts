@@ -1,6 +1,7 @@
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { pipeline, reply, type Endpoint, type Reply } from '../../../platform/http/pipeline.js';
 import { answerWithEndpoint, serve } from '../../../platform/http/serve.js';
@@ -11,9 +12,10 @@ import { route } from '../../../platform/http/stages/route.js';
 import { traceContext } from '../../../platform/http/stages/trace-context.js';
 import { createLogger } from '../../../platform/observability/logger.js';
 import { createMetrics } from '../../../platform/observability/metrics.js';
+import { eventually } from '../../support/eventually.js';
 
 /** A server whose /slow requests finish only when the test releases them, behind the first stages of every pipeline. */
-async function slowServer() {
+async function slowServer(serverOptions: http.ServerOptions = {}) {
   const releases: Array<() => void> = [];
   let arrived: () => void = () => {};
   const endpoint = (path: string, handle: () => Promise<Reply>): Endpoint => ({
@@ -36,7 +38,7 @@ async function slowServer() {
     ],
     ['/fast', endpoint('/fast', async () => reply(200, 'fast'))],
   ]);
-  const server = http.createServer();
+  const server = http.createServer(serverOptions);
   const lines: string[] = [];
   const destination = new Writable({
     write(chunk, _encoding, done) {
@@ -69,6 +71,40 @@ async function slowServer() {
   const nextArrival = () => new Promise<void>((resolve) => (arrived = resolve));
   return { server, observed, base, releases, lines, metrics, nextArrival };
 }
+
+/** A raw keep-alive connection: what it received, its socket errors, and when it closed. */
+function rawConnection(base: string) {
+  const socket = net.connect(Number(new URL(base).port), '127.0.0.1');
+  let received = '';
+  const errors: string[] = [];
+  socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+  socket.on('error', (error: NodeJS.ErrnoException) => errors.push(error.code ?? error.message));
+  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+  const connected = new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  return {
+    socket,
+    errors,
+    closed,
+    connected,
+    received: () => received,
+    /** The responses so far: status and whether each said `Connection: close`. */
+    responses: () =>
+      [...received.matchAll(/HTTP\/1\.1 (\d{3})[^\r]*\r\n((?:[^\r]+\r\n)*)\r\n/g)].map(([, status, head]) => ({
+        status: Number(status),
+        closes: /^connection: close$/im.test(head),
+      })),
+  };
+}
+
+interface AccessLine {
+  msg: string;
+  requestId?: string;
+  status?: number;
+}
+
+const accessLines = (lines: string[]) => lines.map((l) => JSON.parse(l) as AccessLine).filter((l) => l.msg === 'request');
+
+const CLIENTS = 8;
 
 describe('serve: drain', () => {
   it('lets in-flight requests finish completely, refuses new connections, then resolves', async () => {
@@ -119,6 +155,114 @@ describe('serve: drain', () => {
     const statuses = received.match(/HTTP\/1\.1 \d{3}/g);
     expect(statuses).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200']);
     expect(received.endsWith('fast')).toBe(true);
+  });
+
+  it('in the drain period, closes a connection after its last pipelined request only', async () => {
+    const { observed, base, releases, nextArrival } = await slowServer();
+    const connection = rawConnection(base);
+    const arrived = nextArrival();
+    connection.socket.write('GET /slow HTTP/1.1\r\nHost: t\r\n\r\nGET /fast HTTP/1.1\r\nHost: t\r\n\r\n');
+    await arrived;
+    await eventually(() => observed.inFlight() === 2, 'both requests in flight');
+    observed.closeConnectionsAfterReply();
+    releases[0]();
+    await connection.closed;
+    expect(connection.errors).toEqual([]);
+    expect(connection.responses()).toEqual([
+      { status: 200, closes: false },
+      { status: 200, closes: true },
+    ]);
+    await observed.drain(10_000);
+  });
+
+  it('serves a request that arrives on an idle keep-alive connection after the drain began, then closes that connection', async () => {
+    const { observed, base, lines } = await slowServer();
+    const connection = rawConnection(base);
+    connection.socket.write('GET /fast HTTP/1.1\r\nHost: t\r\nX-Request-Id: req_before\r\n\r\n');
+    await eventually(() => connection.responses().length === 1 && connection.received().endsWith('fast'), 'the first reply');
+    // The connection is now idle and kept alive; the client sends on it just as the drain begins
+    // (a balancer that has not yet seen /readyz turn 503 does exactly this).
+    const drained = observed.drain(10_000);
+    connection.socket.write('GET /fast HTTP/1.1\r\nHost: t\r\nX-Request-Id: req_during\r\n\r\n');
+    await connection.closed;
+    await drained;
+    expect(connection.errors).toEqual([]);
+    expect(connection.responses()).toEqual([
+      { status: 200, closes: false },
+      { status: 200, closes: true },
+    ]);
+    const logged = accessLines(lines).map((l) => [l.requestId, l.status]);
+    expect(logged).toEqual([
+      ['req_before', 200],
+      ['req_during', 200],
+    ]);
+  });
+
+  it('under keep-alive load resets no connection: every request sent is answered, and every answer is in the access log', async () => {
+    const { observed, base, lines } = await slowServer();
+    // Clients that reuse their connections back to back, as a balancer's pool does.
+    const agent = new Agent({ connections: CLIENTS, pipelining: 1 });
+    const answers: Array<{ requestId: string; status: number; retryAfter: string | null; closes: boolean }> = [];
+    const failures: string[] = [];
+    let next = 0;
+    const client = async () => {
+      for (;;) {
+        const requestId = `req_load_${next++}`;
+        try {
+          const response = await undiciFetch(`${base}/fast`, { dispatcher: agent, headers: { 'x-request-id': requestId } });
+          await response.text();
+          answers.push({
+            requestId,
+            status: response.status,
+            retryAfter: response.headers.get('retry-after'),
+            closes: response.headers.get('connection') === 'close',
+          });
+        } catch (error) {
+          const code = (error as { cause?: { code?: string } }).cause?.code ?? String(error);
+          // A refused connection is the closed listener: nothing was sent, the client goes
+          // elsewhere. Anything else (a reset, "other side closed") is a request lost in the drain.
+          if (code === 'ECONNREFUSED') return;
+          failures.push(`${requestId}: ${code}`);
+        }
+      }
+    };
+    const clients = Array.from({ length: CLIENTS }, client);
+    await eventually(() => answers.length >= CLIENTS * 20, 'the clients to be under way');
+    await observed.drain(10_000);
+    await Promise.all(clients);
+    await agent.close();
+
+    expect(failures, `${answers.length} answered`).toEqual([]);
+    // Served, or (only what cannot be served) refused with Retry-After: never an unexplained error.
+    expect(answers.filter((a) => a.status !== 200 && !(a.status === 503 && a.retryAfter))).toEqual([]);
+    // Requests on connections open at the drain were served, each closing its connection.
+    expect(answers.filter((a) => a.closes).length).toBeGreaterThan(0);
+    const logged = new Map(accessLines(lines).map((l) => [l.requestId, l.status]));
+    expect(answers.filter((a) => logged.get(a.requestId) !== a.status)).toEqual([]);
+    expect(lines.filter((l) => l.includes('drain bound reached'))).toEqual([]);
+  });
+
+  it("ends connections that stay silent at the server's own timeouts, not at the drain bound", async () => {
+    const { observed, base, lines } = await slowServer({
+      keepAliveTimeout: 1_000,
+      keepAliveTimeoutBuffer: 100,
+      headersTimeout: 1_000,
+      requestTimeout: 2_000,
+      connectionsCheckingInterval: 100,
+    });
+    // One connection that carried a request and is idle, one that never sent anything.
+    const used = rawConnection(base);
+    used.socket.write('GET /fast HTTP/1.1\r\nHost: t\r\n\r\n');
+    const silent = rawConnection(base);
+    await silent.connected;
+    await eventually(() => used.received().endsWith('fast'), 'the reply');
+    // What a client is told, and keeps to: it must not reuse the connection after a second.
+    expect(used.received()).toMatch(/^keep-alive: timeout=1$/im);
+    await observed.drain(10_000);
+    await Promise.all([used.closed, silent.closed]);
+    expect([...used.errors, ...silent.errors]).toEqual([]);
+    expect(used.responses()).toEqual([{ status: 200, closes: false }]);
+    expect(lines.filter((l) => l.includes('drain bound reached'))).toEqual([]);
   });
 
   it('cuts connections still open when the drain bound is reached', async () => {
