@@ -16,9 +16,10 @@ import { consumedEnvelope, CONSUMED_TRACEPARENT, gdprPayload } from '../catalog/
  * reviewer (claimed, decided, steered, queue member, reject reason), as the caller of assist
  * requests (provenance actor, review facts) and as an admin of the configuration (a routing rule
  * created through the API, with its audit event in the outbox, flags, a HITL policy, a template, an
- * assessment). After tenant A's erasure request, the scan of every table of the database (not a list
- * of known columns, so a new column or table holding the id fails it) finds exactly tenant B's rows,
- * unchanged.
+ * assessment), and as a platform operator who wrote global configuration (no tenant). After tenant
+ * A's erasure request, the scan of every table of the database (not a list of known columns, so a
+ * new column or table holding the id fails it) finds exactly tenant B's rows, unchanged: the global
+ * rows belong to no tenant, so tenant A's request reaches them.
  */
 const TENANT_A = newId('tenant');
 const TENANT_B = newId('tenant');
@@ -142,6 +143,41 @@ async function seedTenant(tenantId: string) {
   return { ruleId, queueId, claimedTask, decidedTask, steeredTask, asked, decided };
 }
 
+/**
+ * The subject as a platform operator: global configuration (no tenant) it wrote, a routing rule's
+ * version, a template and a HITL policy. Any tenant's erasure of the subject reaches these rows.
+ */
+async function seedGlobal() {
+  const prisma = system.platform.database.prisma;
+  const ruleId = newId('routingRule');
+  await prisma.providerRoutingRule.create({
+    data: {
+      id: ruleId,
+      tenantId: null,
+      featureKey: 'erasure.global',
+      versions: { create: { version: 1, primary: { provider: 'mock', model: 'm' }, fallbacks: [], createdBy: SUBJECT } },
+    },
+  });
+  const templateId = newId('promptTemplate');
+  await prisma.promptTemplate.create({
+    data: {
+      id: templateId,
+      tenantId: null,
+      featureKey: 'erasure.global',
+      version: 1,
+      body: 'Summarise {{note}}',
+      variables: ['note'],
+      hash: 'sha256:' + '2'.repeat(64),
+      publishedBy: SUBJECT,
+    },
+  });
+  const policyId = newId('hitlPolicy');
+  await prisma.hITLPolicy.create({
+    data: { id: policyId, tenantId: null, featureKey: 'erasure.global', mode: 'required', updatedBy: SUBJECT },
+  });
+  return { ruleId, templateId, policyId };
+}
+
 async function send(envelope: EventEnvelope) {
   await system.bus.publish(subjectFor(envelope.eventType, envelope.eventVersion), Buffer.from(JSON.stringify(envelope)), {
     msgId: envelope.eventId,
@@ -163,6 +199,7 @@ describe('a GDPR erasure reaches every copy the AI subgraph keeps', () => {
     const prisma = system.platform.database.prisma;
     await seedTenant(TENANT_B);
     const tenantBOnly = counts(await databaseCopies(SUBJECT));
+    const global = await seedGlobal();
     const a = await seedTenant(TENANT_A);
     const before = counts(await databaseCopies(SUBJECT));
     // Every AI table the subject's id is in holds tenant A's copies too: the scan finds them while they are there.
@@ -188,8 +225,9 @@ describe('a GDPR erasure reaches every copy the AI subgraph keeps', () => {
         const after = await databaseCopies(SUBJECT);
         // Exactly tenant B's copies are left, whatever table or column they sit in.
         expect(counts(after)).toEqual(tenantBOnly);
+        const erasedHere = [TENANT_A, a.ruleId, global.ruleId, global.templateId, global.policyId];
         const leftInA = [...after].flatMap(([table, rows]) =>
-          rows.filter((row) => row.includes(TENANT_A) || row.includes(a.ruleId)).map((row) => `${table} ${row}`),
+          rows.filter((row) => erasedHere.some((id) => row.includes(id))).map((row) => `${table} ${row}`),
         );
         expect(leftInA).toEqual([]);
       },
@@ -216,6 +254,15 @@ describe('a GDPR erasure reaches every copy the AI subgraph keeps', () => {
         [OTHER, ERASED_USER_ID],
       ].sort(),
     );
+    // The global configuration the subject wrote as a platform operator names the zero id.
+    expect(
+      [
+        (await prisma.providerRoutingRuleVersion.findFirst({ where: { ruleId: global.ruleId } }))?.createdBy,
+        (await prisma.promptTemplate.findUnique({ where: { id: global.templateId } }))?.publishedBy,
+        (await prisma.hITLPolicy.findUnique({ where: { id: global.policyId } }))?.updatedBy,
+      ],
+      'global rows',
+    ).toEqual([ERASED_USER_ID, ERASED_USER_ID, ERASED_USER_ID]);
     // Tenant B's reviewer still holds its claim: its rows are not the request's.
     const stillClaimed = await prisma.reviewTask.count({ where: { tenantId: TENANT_B, claimedBy: SUBJECT } });
     expect(stillClaimed).toBe(1);
