@@ -51,14 +51,8 @@ export async function redisPart(
   config: PlatformConfig,
   logger: Logger,
 ): Promise<{ redis?: Redis; cacheRedis?: Redis }> {
-  const { redisUrl, redisCacheUrl } = config;
-  const redis = redisUrl
-    ? await stack.start(
-        'redis',
-        () => connectStateRedis(redisUrl, { allowEviction: config.redisAllowEviction, logger }),
-        (r) => r.disconnect(),
-      )
-    : undefined;
+  const { redisCacheUrl } = config;
+  const redis = await stateRedisPart(stack, config, logger);
   const cacheRedis = redisCacheUrl
     ? await stack.start(
         'cache redis',
@@ -67,6 +61,17 @@ export async function redisPart(
       )
     : undefined;
   return { redis, cacheRedis };
+}
+
+/** The Redis of REDIS_URL alone (the event worker's: it erases Idempotency-Key records there). */
+export async function stateRedisPart(stack: PartStack, config: PlatformConfig, logger: Logger): Promise<Redis | undefined> {
+  const { redisUrl } = config;
+  if (!redisUrl) return undefined;
+  return stack.start(
+    'redis',
+    () => connectStateRedis(redisUrl, { allowEviction: config.redisAllowEviction, logger }),
+    (r) => r.disconnect(),
+  );
 }
 
 /** JetStream at NATS_URL, or the in-process bus (embedded mode). */

@@ -40,7 +40,7 @@ export async function startSystem(config: SystemConfig, onStack?: PartStack): Pr
     const { redis, cacheRedis } = await redisPart(stack, config, logger);
     const metrics = createMetrics();
     const bus = await busPart(stack, config, logger);
-    const worker = await workerPart(stack, { config, platform, bus, metrics, busRequired: false });
+    const worker = await workerPart(stack, { config, platform, bus, metrics, redis, busRequired: false });
     if (config.demoData && !worker.current()) {
       logger.warn("demo catalog not published: the producers' streams do not exist yet (see the event worker's line)");
     } else if (config.demoData) {

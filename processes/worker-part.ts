@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import type { EventBus } from '../events/bus/event-bus.js';
 import { startEventWorker, workerEventProducer, type EventWorker } from '../events/worker.js';
 import type { EventProducer } from '../events/publish/outbox.js';
@@ -50,6 +51,8 @@ export async function workerPart(
     platform: Platform;
     bus: EventBus;
     metrics: Metrics;
+    /** The state Redis (REDIS_URL), for what the consumers erase there (Idempotency-Key records). */
+    redis?: Redis;
     /**
      * Whether a broker outage makes the process unready: yes for the worker process, which can do
      * nothing without it; no for `npm start`, whose doors keep serving while events wait in the
@@ -62,6 +65,7 @@ export async function workerPart(
   const db = platform.database.prisma;
   const producer = workerEventProducer(config);
   const consumerOptions = { events: config.events, gdprZeroingRetentionClasses: config.gdprZeroingRetentionClasses };
+  const aiOptions = { ...consumerOptions, stateRedis: deps.redis };
   const start = async () => {
     const worker = await startEventWorker({
       bus,
@@ -71,7 +75,7 @@ export async function workerPart(
       producer,
       outboxCommits: outboxCommitFeed(config, platform),
       // Each subgraph's consumers on durables of their own: a GDPR request reaches both.
-      consumers: [...catalogConsumers(consumerOptions), ...aiConsumers(consumerOptions)],
+      consumers: [...catalogConsumers(consumerOptions), ...aiConsumers(aiOptions)],
     });
     feedWorkerMetrics(deps.metrics, worker, { db, deadLetterStream: config.events.dlqStream });
     return worker;

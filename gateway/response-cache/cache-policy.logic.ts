@@ -45,6 +45,21 @@ export function entityTag(tenantId: string, field: IdField, id: string): string 
   return `${ID_FIELDS[field]}:${part(tenantId)}:${part(id)}`;
 }
 
+/**
+ * Whose entries an invalidation of `tags` can drop: every tenant's for the global tag, else the
+ * tenants the tags name (each tag but the global one is `<kind>:<tenant>[:<id>]`). The cache Redis
+ * then deletes the bytes of those tenants' dropped entries (redis-store.ts, `sweep`).
+ */
+export function tenantsOfTags(tags: readonly string[]): 'all' | Set<string> {
+  const tenants = new Set<string>();
+  for (const tag of tags) {
+    if (tag === GLOBAL_TAG) return 'all';
+    const encoded = tag.split(':')[1];
+    if (encoded) tenants.add(decodeURIComponent(encoded));
+  }
+  return tenants;
+}
+
 /** What the plugin learned of an operation from its document (gateway/response-cache/document.ts). */
 export interface OperationShape {
   kind: 'query' | 'mutation' | 'subscription';

@@ -17,6 +17,11 @@ import { sha256Hex } from '../../platform/text/canonical-json.js';
  * So no replica has to reach another one's keys: the store needs no tag → keys sets and stays
  * correct whichever replica wrote an entry. Entries live in `slots` keys at most (as APQ does), so
  * Redis holds at most slots × the largest entry; each script is one round trip.
+ *
+ * Correctness needs no deletion, but privacy does: a dropped entry keeps its bytes (an erased
+ * person's id) until its TTL. So after an invalidation `sweep` deletes the entries that can no
+ * longer be served in the slots of the tenants it concerns; a tenant's entries sit in its window
+ * of slots, so the keys to read are known without a tag → keys index.
  */
 
 /** Entry value: `<key hash>\n<tags>\n<tokens>\n<body>`. */
@@ -86,6 +91,41 @@ end
 return #ARGV - 2
 `;
 
+/**
+ * KEYS: slot keys. Deletes each entry that can no longer be served (a tag's token is not the one
+ * it recorded): an invalidated entry would otherwise keep its bytes, e.g. an erased person's id,
+ * until its TTL. The same test as READ, so a live entry is never deleted. Returns how many went.
+ */
+const SWEEP = `
+local deleted = 0
+for _, key in ipairs(KEYS) do
+  local v = redis.call('GET', key)
+  if v then
+    local a = string.find(v, '\\n', 1, true)
+    local b = a and string.find(v, '\\n', a + 1, true)
+    local c = b and string.find(v, '\\n', b + 1, true)
+    local stale = c == nil
+    if not stale then
+      local want = {}
+      for tok in string.gmatch(string.sub(v, b + 1, c - 1), '%S+') do want[#want + 1] = tok end
+      local i = 1
+      for tag in string.gmatch(string.sub(v, a + 1, b - 1), '%S+') do
+        if redis.call('GET', 'rc:t:' .. tag) ~= want[i] then stale = true break end
+        i = i + 1
+      end
+    end
+    if stale then
+      redis.call('DEL', key)
+      deleted = deleted + 1
+    end
+  end
+end
+return deleted
+`;
+
+/** Slot keys one SWEEP call reads at most: each call is short, so Redis never blocks for long. */
+export const SWEEP_BATCH = 256;
+
 export interface RedisStoreOptions {
   ttlSeconds: number;
   slots: number;
@@ -108,6 +148,7 @@ interface ScriptCommands {
   rcRead(slotKey: string, keyHash: string): Promise<[string, string | null, string?, string?, number?]>;
   rcStore(...args: string[]): Promise<string | null>;
   rcInvalidate(...args: string[]): Promise<number>;
+  rcSweep(keyCount: number, ...keys: string[]): Promise<number>;
 }
 
 export class RedisStore {
@@ -125,6 +166,7 @@ export class RedisStore {
     redis.defineCommand('rcRead', { numberOfKeys: 0, lua: READ });
     redis.defineCommand('rcStore', { numberOfKeys: 0, lua: STORE });
     redis.defineCommand('rcInvalidate', { numberOfKeys: 0, lua: INVALIDATE });
+    redis.defineCommand('rcSweep', { lua: SWEEP });
     this.scripts = redis as unknown as ScriptCommands;
   }
 
@@ -134,9 +176,40 @@ export class RedisStore {
    * cache. Windows of tenants may overlap; a tenant still holds at most `tenantSlots` keys.
    */
   slotOf(keyHash: string, tenantId: string): string {
-    const start = Number.parseInt(sha256Hex(tenantId).slice(0, 8), 16);
-    const within = Number.parseInt(keyHash.slice(0, 8), 16) % Math.min(this.options.tenantSlots, this.options.slots);
-    return `rc:e:${(start + within) % this.options.slots}`;
+    const within = Number.parseInt(keyHash.slice(0, 8), 16) % this.windowSize();
+    return `rc:e:${(this.windowStart(tenantId) + within) % this.options.slots}`;
+  }
+
+  private windowStart(tenantId: string): number {
+    return Number.parseInt(sha256Hex(tenantId).slice(0, 8), 16);
+  }
+
+  private windowSize(): number {
+    return Math.min(this.options.tenantSlots, this.options.slots);
+  }
+
+  /**
+   * Deletes the entries that can no longer be served in the slots of `tenants` (their windows) or
+   * of every tenant: an invalidation only changes tag tokens, and the dropped entries' bytes would
+   * stay until their TTL. Bounded: the windows' slots, SWEEP_BATCH per call, no KEYS or SCAN (the
+   * slots are known). Idempotent, so every replica hearing the same event may run it. Returns how
+   * many entries were deleted.
+   */
+  async sweep(tenants: 'all' | ReadonlySet<string>): Promise<number> {
+    const slots = new Set<number>();
+    if (tenants === 'all') for (let slot = 0; slot < this.options.slots; slot++) slots.add(slot);
+    else
+      for (const tenantId of tenants) {
+        const start = this.windowStart(tenantId);
+        for (let i = 0; i < this.windowSize(); i++) slots.add((start + i) % this.options.slots);
+      }
+    const keys = [...slots].map((slot) => `rc:e:${slot}`);
+    let deleted = 0;
+    for (let i = 0; i < keys.length; i += SWEEP_BATCH) {
+      const batch = keys.slice(i, i + SWEEP_BATCH);
+      deleted += await this.scripts.rcSweep(batch.length, ...batch);
+    }
+    return deleted;
   }
 
   async read(keyHash: string, tenantId: string): Promise<RedisRead> {

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { sha256Hex } from '../../platform/text/canonical-json.js';
 import type { Logger } from '../../platform/observability/logger.js';
 import type { Metrics } from '../../platform/observability/metrics.js';
-import { GLOBAL_TAG, invalidationLagSeconds, keyParts, type KeyMaterial } from './cache-policy.logic.js';
+import { GLOBAL_TAG, invalidationLagSeconds, keyParts, tenantsOfTags, type KeyMaterial } from './cache-policy.logic.js';
 import { cacheServes, feedStatus, type FeedStatus, type FeedWatch } from './feed-watch.logic.js';
 import { InvalidationLog } from './invalidation-log.logic.js';
 import { MemoryStore } from './memory-store.logic.js';
@@ -83,6 +83,7 @@ export class ResponseCache {
   private readonly requests?: ReturnType<Metrics['counter']>;
   private readonly invalidations?: ReturnType<Metrics['counter']>;
   private readonly redisErrors?: ReturnType<Metrics['counter']>;
+  private readonly swept?: ReturnType<Metrics['counter']>;
   private readonly invalidationLag?: ReturnType<Metrics['histogram']>;
   private readonly feedUp?: ReturnType<Metrics['gauge']>;
   private localSeq = 0;
@@ -95,6 +96,9 @@ export class ResponseCache {
   private readonly unsentTags = new Map<string, number>();
   /** Misses being fetched on this replica, by key hash. */
   private readonly flights = new Map<string, Flight>();
+  /** Tenants whose Redis entries wait to be swept after an invalidation ('all': every tenant's). */
+  private sweepPending: 'all' | Set<string> = new Set();
+  private sweeping = false;
 
   constructor(
     readonly settings: ResponseCacheSettings,
@@ -129,6 +133,11 @@ export class ResponseCache {
     this.redisErrors = deps.metrics?.counter({
       name: 'response_cache_redis_errors_total',
       help: 'Response cache operations on the cache Redis that failed (the cache went on without Redis).',
+      labelNames: [],
+    });
+    this.swept = deps.metrics?.counter({
+      name: 'response_cache_redis_swept_total',
+      help: 'Invalidated entries whose bytes this replica deleted from the cache Redis (they could no longer be served).',
       labelNames: [],
     });
     this.invalidationLag = deps.metrics?.histogram({
@@ -304,13 +313,56 @@ export class ResponseCache {
       // Past the bound, the dropped tags are replaced by the one every entry depends on.
       const overflow = this.unsentTags.size + tags.length > MAX_PENDING_TAGS;
       if (overflow) this.unsentTags.clear();
-      for (const tag of overflow ? [GLOBAL_TAG] : tags) this.unsentTags.set(tag, this.localSeq);
+      const sent = overflow ? [GLOBAL_TAG] : tags;
+      for (const tag of sent) this.unsentTags.set(tag, this.localSeq);
       await this.usableRedis();
+      this.sweepLater(tenantsOfTags(sent));
     }
     if (source === 'event') {
       const lag = invalidationLagSeconds(event.occurredAt, this.now());
       if (lag !== undefined) this.invalidationLag?.observe(lag);
     }
+  }
+
+  /**
+   * Deletes the dropped entries' bytes from Redis (redis-store.ts, `sweep`), after the invalidation
+   * and off its path: an invalidated entry is never served, but until its TTL it would still be a
+   * copy of what it held (an erased person's id, issue #33). Tenants invalidated while a sweep runs
+   * are swept by the next round, so a burst of events costs one sweep per tenant, not one per event.
+   * Every replica that hears an event sweeps (idempotent), so one replica dying does not keep the
+   * bytes. After a Redis failure the tenants wait for the next invalidation's sweep.
+   */
+  private sweepLater(tenants: 'all' | ReadonlySet<string>): void {
+    this.addPendingSweep(tenants);
+    if (this.sweeping) return;
+    this.sweeping = true;
+    void this.sweepPendingTenants();
+  }
+
+  private async sweepPendingTenants(): Promise<void> {
+    try {
+      while (this.sweepPending === 'all' || this.sweepPending.size > 0) {
+        const tenants = this.sweepPending;
+        this.sweepPending = new Set();
+        // Sends the invalidations Redis still misses first: a sweep before them would find the entries current.
+        const redis = await this.usableRedis();
+        try {
+          if (!redis) throw new Error('the cache Redis is paused after a failure');
+          this.swept?.inc(await redis.sweep(tenants));
+        } catch (error) {
+          if (redis) this.redisFailed(error);
+          this.addPendingSweep(tenants);
+          return;
+        }
+      }
+    } finally {
+      this.sweeping = false;
+    }
+  }
+
+  private addPendingSweep(tenants: 'all' | ReadonlySet<string>): void {
+    if (tenants === 'all' || this.sweepPending === 'all') this.sweepPending = 'all';
+    else for (const tenantId of tenants) this.sweepPending.add(tenantId);
   }
 
   /** The catalog event feed cannot be heard (disconnected, or a half-open link). */

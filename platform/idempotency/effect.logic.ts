@@ -27,12 +27,22 @@ export interface EffectRequest {
 }
 
 export function effectClaim(request: EffectRequest, ttlSeconds: number): EffectClaim {
-  const key = [request.tenantId, request.subject, request.field, request.alias, request.idempotencyKey]
-    .map((part) => encodeURIComponent(part))
-    .join('|');
+  const key =
+    effectCallerPrefix(request.tenantId, request.subject) +
+    [request.field, request.alias, request.idempotencyKey].map((part) => encodeURIComponent(part)).join('|');
   // Arguments may hold Dates (custom scalars): tagged first, so two instants never hash alike.
   const fingerprint = canonicalHash(JSON.parse(encodeEffectValue({ field: request.field, args: request.args ?? null })));
   return { key, fingerprint, ttlSeconds, consumed: false };
+}
+
+/** The start of every effect key of a tenant's mutations. */
+export function effectTenantPrefix(tenantId: string): string {
+  return `${encodeURIComponent(tenantId)}|`;
+}
+
+/** The start of every effect key of a caller's mutations in a tenant (a GDPR erasure deletes them). */
+export function effectCallerPrefix(tenantId: string, subject: string): string {
+  return `${effectTenantPrefix(tenantId)}${encodeURIComponent(subject)}|`;
 }
 
 /*

@@ -37,7 +37,17 @@ export interface IdempotencyScope {
 
 /** Tenant first, so every stored key is tenant-scoped and one tenant's keys can be listed or purged. */
 export function scopedKey(scope: IdempotencyScope, key: string): string {
-  return [scope.tenantId, encodeURIComponent(scope.subject), encodeURIComponent(scope.route), key].join('|');
+  return callerKeyPrefix(scope.tenantId, scope.subject) + [encodeURIComponent(scope.route), key].join('|');
+}
+
+/** The start of every key stored for a tenant's requests. */
+export function tenantKeyPrefix(tenantId: string): string {
+  return `${tenantId}|`;
+}
+
+/** The start of every key a caller's requests in a tenant are stored under (a GDPR erasure deletes them). */
+export function callerKeyPrefix(tenantId: string, subject: string): string {
+  return `${tenantKeyPrefix(tenantId)}${encodeURIComponent(subject)}|`;
 }
 
 /** "The same request": method, target and canonical (RFC 8785) body, so key order and spacing do not matter. */

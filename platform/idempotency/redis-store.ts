@@ -51,7 +51,14 @@ redis.call('SET', KEYS[1], cjson.encode(record), 'PX', ARGV[4])
 return 1
 `;
 
-export function createRedisIdempotencyStore(redis: Redis, timing: StoreTiming, prefix = 'idem:'): IdempotencyStore {
+/** Where the records live in the state Redis: `idem:` + the scoped key (idempotency.logic.ts). */
+export const IDEMPOTENCY_REDIS_PREFIX = 'idem:';
+
+export function createRedisIdempotencyStore(
+  redis: Redis,
+  timing: StoreTiming,
+  prefix = IDEMPOTENCY_REDIS_PREFIX,
+): IdempotencyStore {
   const clock = timing.clock ?? systemClock;
   const now = () => clock.now().getTime();
   const ready = async () => {

@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import type { ConsumerSpec } from '../../events/consume/consumer-spec.js';
 import type { EventsConfig } from '../../events/config.js';
 import { subjectFor } from '../../events/envelope.js';
@@ -14,6 +15,8 @@ export const AI_DURABLES = {
 export interface AiConsumerOptions {
   events: EventsConfig;
   gdprZeroingRetentionClasses: readonly string[];
+  /** The state Redis (REDIS_URL): a GDPR erasure reaches the Idempotency-Key records kept there. */
+  stateRedis?: Redis;
   /** Tests on a shared NATS server prefix every subject (see events/streams.ts). */
   subjectPrefix?: string;
 }
@@ -41,6 +44,7 @@ export function aiConsumers(options: AiConsumerOptions): ConsumerSpec[] {
         await handleAiGdprRequest(tx, envelope, {
           logger: ctx.logger,
           zeroingClasses: options.gdprZeroingRetentionClasses,
+          idempotencyRedis: options.stateRedis,
         });
       },
     },

@@ -1,6 +1,12 @@
 import type { ConsumedEnvelope } from '../../../events/envelope.js';
 import { permanentFailure } from '../../../events/consume/verdict.logic.js';
 import type { Tx } from '../../../platform/db/database.js';
+import type { Redis } from 'ioredis';
+import {
+  eraseSubjectFromIdempotencyRedis,
+  eraseSubjectFromIdempotencyTables,
+  type IdempotencyRecordsErased,
+} from '../../../platform/idempotency/subject-erasure.js';
 import type { Logger } from '../../../platform/observability/logger.js';
 import { DEFAULT_TENANT } from '../assist/assist.repo.js';
 import { retentionPermitsZeroing } from '../../shared/gdpr/stored-copy.logic.js';
@@ -20,12 +26,16 @@ export interface AiGdprDeps {
   logger: Logger;
   /** GDPR_ZEROING_RETENTION_CLASSES: the retention classes whose records may have an id zeroed. */
   zeroingClasses: readonly string[];
+  /** The state Redis (REDIS_URL), where the gateway keeps Idempotency-Key records; absent without it. */
+  idempotencyRedis?: Redis;
 }
 
 export interface AiGdprOutcome {
   erased: boolean;
   rows: RowsErased;
   storedEvents: number;
+  /** Idempotency-Key records, in the tables and the state Redis. */
+  idempotencyRecords: IdempotencyRecordsErased;
 }
 
 /**
@@ -56,7 +66,7 @@ export async function handleAiGdprRequest(tx: Tx, envelope: ConsumedEnvelope, de
       { reason: decision.reason, requestType: String(p.requestType).slice(0, 64) },
       'GDPR request: nothing for the AI subgraph to change',
     );
-    return { erased: false, rows: {}, storedEvents: 0 };
+    return { erased: false, rows: {}, storedEvents: 0, idempotencyRecords: { deleted: 0, rewritten: 0 } };
   }
   const subject = { tenantId: p.tenantId, userId: p.subjectId };
   const settings = await tx.tenantSettings.findUnique({
@@ -66,6 +76,24 @@ export async function handleAiGdprRequest(tx: Tx, envelope: ConsumedEnvelope, de
   const retentionClass = settings?.retentionClass ?? DEFAULT_TENANT.retentionClass;
   const rows = retentionPermitsZeroing(retentionClass, deps.zeroingClasses) ? await eraseSubjectFromRows(tx, subject) : {};
   const storedEvents = await eraseSubjectFromStoredEvents(tx, subject, deps.zeroingClasses);
-  log.info({ retentionClass, rows, storedEvents }, 'GDPR erasure applied to the AI subgraph');
-  return { erased: true, rows, storedEvents };
+  const idempotencyRecords = await eraseIdempotencyRecords(tx, subject, deps.idempotencyRedis);
+  log.info({ retentionClass, rows, storedEvents, idempotencyRecords }, 'GDPR erasure applied to the AI subgraph');
+  return { erased: true, rows, storedEvents, idempotencyRecords };
+}
+
+/**
+ * The records kept for Idempotency-Key retries, of the gateway and of both subgraphs (one table
+ * each, and the state Redis): erased here once for the whole platform, whatever the retention
+ * class (platform/idempotency/subject-erasure.ts says why). In Redis before the commit: a failure
+ * there fails the transaction and the request is redelivered; erasing twice changes nothing.
+ */
+async function eraseIdempotencyRecords(
+  tx: Tx,
+  subject: { tenantId: string; userId: string },
+  redis: Redis | undefined,
+): Promise<IdempotencyRecordsErased> {
+  const inTables = await eraseSubjectFromIdempotencyTables(tx, subject);
+  if (!redis) return inTables;
+  const inRedis = await eraseSubjectFromIdempotencyRedis(redis, subject);
+  return { deleted: inTables.deleted + inRedis.deleted, rewritten: inTables.rewritten + inRedis.rewritten };
 }

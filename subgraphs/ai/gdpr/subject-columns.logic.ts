@@ -28,6 +28,12 @@ export interface SubjectTable {
   table: string;
   tenant: { column: 'tenantId' } | { parentTable: string; parentKey: string; foreignKey: string };
   columns: readonly SubjectColumn[];
+  /**
+   * Rows whose tenant is null are global configuration a platform operator wrote (global routing
+   * rules' versions, templates, HITL policies): they belong to no tenant, so any tenant's erasure
+   * of the operator reaches them, under the same retention rule as that tenant's rows.
+   */
+  global?: true;
 }
 
 const text = (column: string): SubjectColumn => ({ column, kind: 'text' });
@@ -37,8 +43,9 @@ const own = { column: 'tenantId' } as const;
 /**
  * Every AI table with a column that can hold a user id. Rows of global configuration
  * (`tenantId` null: global routing rules, templates, HITL policies) are platform operators'
- * records, tied to no tenant: a tenant's request does not reach them (docs/ai-gateway.md).
- * Not listed, holding no person: ProviderRoutingRule, ConsumerCutover, ShadowLatencySample.
+ * records, tied to no tenant: the tables marked `global` have them, and an erasure reaches them
+ * too (docs/ai-gateway.md). Not listed, holding no person: ProviderRoutingRule, ConsumerCutover,
+ * ShadowLatencySample.
  */
 export const AI_SUBJECT_TABLES: readonly SubjectTable[] = [
   {
@@ -51,12 +58,13 @@ export const AI_SUBJECT_TABLES: readonly SubjectTable[] = [
   { table: 'AIProvenance', tenant: own, columns: [text('actorId'), text('subjectRef'), text('heldText'), json('review')] },
   { table: 'FeatureFlag', tenant: own, columns: [text('updatedBy')] },
   { table: 'FeatureFlagChange', tenant: own, columns: [text('changedBy'), text('reason')] },
-  { table: 'HITLPolicy', tenant: own, columns: [text('updatedBy')] },
-  { table: 'PromptTemplate', tenant: own, columns: [text('publishedBy')] },
+  { table: 'HITLPolicy', tenant: own, columns: [text('updatedBy')], global: true },
+  { table: 'PromptTemplate', tenant: own, columns: [text('publishedBy')], global: true },
   {
     table: 'ProviderRoutingRuleVersion',
     tenant: { parentTable: 'ProviderRoutingRule', parentKey: 'id', foreignKey: 'ruleId' },
     columns: [text('createdBy')],
+    global: true,
   },
   // signedBy is "a usr_ id or the signatory's name": the id is replaced; a name is not known to be the subject's.
   { table: 'DataProtectionAssessment', tenant: own, columns: [text('signedBy')] },
@@ -127,9 +135,13 @@ export function erasureStatement(table: SubjectTable, subject: { tenantId: strin
     changes.map(({ holds }) => holds),
     ' OR ',
   );
+  const tenantIs = (column: Prisma.Sql) =>
+    table.global
+      ? Prisma.sql`(${column} = ${subject.tenantId} OR ${column} IS NULL)`
+      : Prisma.sql`${column} = ${subject.tenantId}`;
   const inTenant =
     'column' in table.tenant
-      ? Prisma.sql`${ident(table.tenant.column)} = ${subject.tenantId}`
-      : Prisma.sql`${ident(table.tenant.foreignKey)} IN (SELECT ${ident(table.tenant.parentKey)} FROM ${ident(table.tenant.parentTable)} WHERE "tenantId" = ${subject.tenantId})`;
+      ? tenantIs(ident(table.tenant.column))
+      : Prisma.sql`${ident(table.tenant.foreignKey)} IN (SELECT ${ident(table.tenant.parentKey)} FROM ${ident(table.tenant.parentTable)} WHERE ${tenantIs(Prisma.raw('"tenantId"'))})`;
   return Prisma.sql`UPDATE ${ident(table.table)} SET ${Prisma.join(sets, ', ')} WHERE ${inTenant} AND (${anyHolds})`;
 }

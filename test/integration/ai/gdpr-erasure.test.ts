@@ -2,7 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { subjectFor, type EventEnvelope } from '../../../events/envelope.js';
 import { mintToken } from '../../../platform/auth/dev-keys.js';
 import type { Prisma } from '../../../platform/db/database.js';
+import type { Redis } from 'ioredis';
+import { effectClaim } from '../../../platform/idempotency/effect.logic.js';
+import { scopedKey } from '../../../platform/idempotency/idempotency.logic.js';
+import { IDEMPOTENCY_REDIS_PREFIX } from '../../../platform/idempotency/redis-store.js';
 import { ERASED_USER_ID, newId, newUlid } from '../../../platform/ids.js';
+import { createLogger } from '../../../platform/observability/logger.js';
+import { connectRedis } from '../../../platform/redis.js';
 import type { System } from '../../../processes/system.js';
 import { rowsHolding } from '../../support/database-scan.js';
 import { eventually } from '../../support/eventually.js';
@@ -16,9 +22,10 @@ import { consumedEnvelope, CONSUMED_TRACEPARENT, gdprPayload } from '../catalog/
  * reviewer (claimed, decided, steered, queue member, reject reason), as the caller of assist
  * requests (provenance actor, review facts) and as an admin of the configuration (a routing rule
  * created through the API, with its audit event in the outbox, flags, a HITL policy, a template, an
- * assessment). After tenant A's erasure request, the scan of every table of the database (not a list
- * of known columns, so a new column or table holding the id fails it) finds exactly tenant B's rows,
- * unchanged.
+ * assessment), and as a platform operator who wrote global configuration (no tenant). After tenant
+ * A's erasure request, the scan of every table of the database (not a list of known columns, so a
+ * new column or table holding the id fails it) finds exactly tenant B's rows, unchanged: the global
+ * rows belong to no tenant, so tenant A's request reaches them.
  */
 const TENANT_A = newId('tenant');
 const TENANT_B = newId('tenant');
@@ -28,21 +35,69 @@ const SUBJECT = newId('user');
 const OTHER = newId('user');
 const ERASURE_DEADLINE_MS = 10_000;
 
-/**
- * The records kept for Idempotency-Key retries name their caller and live IDEMPOTENCY_TTL_SECONDS:
- * the documented exception (docs/catalog-and-events.md, GDPR, "What it does not reach").
- */
-const KEPT_FOR_RETRIES = ['IdempotentEffect', 'IdempotencyRecord'];
+/** The tables of the records kept for Idempotency-Key retries (the gateway's and the subgraphs'). */
+const IDEMPOTENCY_TABLES = ['IdempotencyRecord', 'IdempotentEffect'];
+const redisUrl = process.env.REDIS_URL;
 
 let running: TestSystem;
 let system: System;
+/** The state Redis the system's gateway keeps its Idempotency-Key records in, with REDIS_URL. */
+let stateRedis: Redis | undefined;
 
-/** Per table of the database, the rows (as JSON) holding `needle`. */
-async function databaseCopies(needle: string): Promise<Map<string, string[]>> {
+/** Per table of the database (but `except`), the rows (as JSON) holding `needle`. */
+async function databaseCopies(needle: string, except: readonly string[] = []): Promise<Map<string, string[]>> {
   const found = new Map<string, string[]>();
-  for (const [table, row] of await rowsHolding(system.platform.database.prisma, [needle], KEPT_FOR_RETRIES))
+  for (const [table, row] of await rowsHolding(system.platform.database.prisma, [needle], except))
     found.set(table, [...(found.get(table) ?? []), row]);
   return found;
+}
+
+/**
+ * Records kept for Idempotency-Key retries in the tenant, as the gateway and a subgraph write them:
+ * one of the subject's own requests, and one of another caller's whose stored answer quotes the
+ * subject (a review the subject decided). In the tables, and in the state Redis with REDIS_URL.
+ * The subject's own effect row comes from createRoutingRuleAs. Returns the keys.
+ */
+async function seedIdempotencyRecords(tenantId: string) {
+  const prisma = system.platform.database.prisma;
+  const answer = JSON.stringify({ data: { review: { decidedBy: SUBJECT } } });
+  const expiresAt = new Date(Date.now() + 3_600_000);
+  const own = scopedKey({ tenantId, subject: SUBJECT, route: 'graphql:Decide' }, newUlid());
+  const others = scopedKey({ tenantId, subject: OTHER, route: 'graphql:Decide' }, newUlid());
+  const record = { fingerprint: 'f', state: 'completed', status: 200, headers: { 'x-decided-by': SUBJECT }, body: answer };
+  await prisma.idempotencyRecord.createMany({
+    data: [
+      { key: own, ...record, expiresAt },
+      { key: others, ...record, expiresAt },
+    ],
+  });
+  const othersEffect = effectClaim(
+    { tenantId, subject: OTHER, field: 'decideReview', alias: 'decideReview', args: {}, idempotencyKey: newUlid() },
+    3600,
+  );
+  await prisma.idempotentEffect.create({
+    data: { key: othersEffect.key, fingerprint: othersEffect.fingerprint, value: { decidedBy: SUBJECT }, expiresAt },
+  });
+  const redisRecord = JSON.stringify({ fingerprint: 'f', state: 'completed', response: record, expiresAt: expiresAt.getTime() });
+  await stateRedis?.set(IDEMPOTENCY_REDIS_PREFIX + own, redisRecord, 'EX', 3600);
+  await stateRedis?.set(IDEMPOTENCY_REDIS_PREFIX + others, redisRecord, 'EX', 3600);
+  return { own, others, othersEffect: othersEffect.key };
+}
+
+/** The state Redis's idempotency records holding `needle`, by key. */
+async function redisCopies(needle: string): Promise<string[]> {
+  if (!stateRedis) return [];
+  const found: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = await stateRedis.scan(cursor, 'MATCH', `${IDEMPOTENCY_REDIS_PREFIX}*`, 'COUNT', 1000);
+    cursor = next;
+    const values = keys.length ? await stateRedis.mget(keys) : [];
+    keys.forEach((key, i) => {
+      if (key.includes(needle) || values[i]?.includes(needle)) found.push(key);
+    });
+  } while (cursor !== '0');
+  return found.sort();
 }
 
 const counts = (copies: Map<string, string[]>) =>
@@ -139,7 +194,43 @@ async function seedTenant(tenantId: string) {
       documentHash: 'sha256:' + '1'.repeat(64),
     },
   });
-  return { ruleId, queueId, claimedTask, decidedTask, steeredTask, asked, decided };
+  const idempotency = await seedIdempotencyRecords(tenantId);
+  return { ruleId, queueId, claimedTask, decidedTask, steeredTask, asked, decided, idempotency };
+}
+
+/**
+ * The subject as a platform operator: global configuration (no tenant) it wrote, a routing rule's
+ * version, a template and a HITL policy. Any tenant's erasure of the subject reaches these rows.
+ */
+async function seedGlobal() {
+  const prisma = system.platform.database.prisma;
+  const ruleId = newId('routingRule');
+  await prisma.providerRoutingRule.create({
+    data: {
+      id: ruleId,
+      tenantId: null,
+      featureKey: 'erasure.global',
+      versions: { create: { version: 1, primary: { provider: 'mock', model: 'm' }, fallbacks: [], createdBy: SUBJECT } },
+    },
+  });
+  const templateId = newId('promptTemplate');
+  await prisma.promptTemplate.create({
+    data: {
+      id: templateId,
+      tenantId: null,
+      featureKey: 'erasure.global',
+      version: 1,
+      body: 'Summarise {{note}}',
+      variables: ['note'],
+      hash: 'sha256:' + '2'.repeat(64),
+      publishedBy: SUBJECT,
+    },
+  });
+  const policyId = newId('hitlPolicy');
+  await prisma.hITLPolicy.create({
+    data: { id: policyId, tenantId: null, featureKey: 'erasure.global', mode: 'required', updatedBy: SUBJECT },
+  });
+  return { ruleId, templateId, policyId };
 }
 
 async function send(envelope: EventEnvelope) {
@@ -150,11 +241,13 @@ async function send(envelope: EventEnvelope) {
 }
 
 beforeAll(async () => {
-  running = await startTestSystem('ai-gdpr-erasure');
+  running = await startTestSystem('ai-gdpr-erasure', redisUrl ? { REDIS_URL: redisUrl } : {});
   system = running.system;
+  if (redisUrl) stateRedis = await connectRedis(redisUrl, createLogger({ level: 'silent' }));
 }, 120_000);
 
 afterAll(async () => {
+  stateRedis?.disconnect();
   await running?.stop();
 });
 
@@ -163,6 +256,8 @@ describe('a GDPR erasure reaches every copy the AI subgraph keeps', () => {
     const prisma = system.platform.database.prisma;
     await seedTenant(TENANT_B);
     const tenantBOnly = counts(await databaseCopies(SUBJECT));
+    const tenantBInRedis = await redisCopies(SUBJECT);
+    const global = await seedGlobal();
     const a = await seedTenant(TENANT_A);
     const before = counts(await databaseCopies(SUBJECT));
     // Every AI table the subject's id is in holds tenant A's copies too: the scan finds them while they are there.
@@ -177,6 +272,7 @@ describe('a GDPR erasure reaches every copy the AI subgraph keeps', () => {
       'PromptTemplate',
       'DataProtectionAssessment',
       'OutboxEvent',
+      ...IDEMPOTENCY_TABLES,
     ]) {
       expect(before[table], table).toBeGreaterThan(tenantBOnly[table] ?? 0);
     }
@@ -188,10 +284,13 @@ describe('a GDPR erasure reaches every copy the AI subgraph keeps', () => {
         const after = await databaseCopies(SUBJECT);
         // Exactly tenant B's copies are left, whatever table or column they sit in.
         expect(counts(after)).toEqual(tenantBOnly);
+        const erasedHere = [TENANT_A, a.ruleId, global.ruleId, global.templateId, global.policyId];
         const leftInA = [...after].flatMap(([table, rows]) =>
-          rows.filter((row) => row.includes(TENANT_A) || row.includes(a.ruleId)).map((row) => `${table} ${row}`),
+          rows.filter((row) => erasedHere.some((id) => row.includes(id))).map((row) => `${table} ${row}`),
         );
         expect(leftInA).toEqual([]);
+        // The state Redis's records too: tenant B's are left, unchanged.
+        expect(await redisCopies(SUBJECT)).toEqual(tenantBInRedis);
       },
       'no row of tenant A holding the erased id',
       { timeoutMs: ERASURE_DEADLINE_MS - (Date.now() - erasedAt) },
@@ -216,16 +315,47 @@ describe('a GDPR erasure reaches every copy the AI subgraph keeps', () => {
         [OTHER, ERASED_USER_ID],
       ].sort(),
     );
+    // The global configuration the subject wrote as a platform operator names the zero id.
+    expect(
+      [
+        (await prisma.providerRoutingRuleVersion.findFirst({ where: { ruleId: global.ruleId } }))?.createdBy,
+        (await prisma.promptTemplate.findUnique({ where: { id: global.templateId } }))?.publishedBy,
+        (await prisma.hITLPolicy.findUnique({ where: { id: global.policyId } }))?.updatedBy,
+      ],
+      'global rows',
+    ).toEqual([ERASED_USER_ID, ERASED_USER_ID, ERASED_USER_ID]);
+    // The subject's own Idempotency-Key records are gone; another caller's keeps answering its
+    // retry, with the zero id where its stored answer quoted the subject.
+    expect(await prisma.idempotencyRecord.findUnique({ where: { key: a.idempotency.own } })).toBeNull();
+    const others = await prisma.idempotencyRecord.findUnique({ where: { key: a.idempotency.others } });
+    expect([others?.body, others?.headers]).toEqual([
+      JSON.stringify({ data: { review: { decidedBy: ERASED_USER_ID } } }),
+      { 'x-decided-by': ERASED_USER_ID },
+    ]);
+    expect((await prisma.idempotentEffect.findUnique({ where: { key: a.idempotency.othersEffect } }))?.value).toEqual({
+      decidedBy: ERASED_USER_ID,
+    });
+    if (stateRedis) {
+      expect(await stateRedis.get(IDEMPOTENCY_REDIS_PREFIX + a.idempotency.own)).toBeNull();
+      expect(await stateRedis.get(IDEMPOTENCY_REDIS_PREFIX + a.idempotency.others)).toContain(ERASED_USER_ID);
+      expect(await stateRedis.ttl(IDEMPOTENCY_REDIS_PREFIX + a.idempotency.others)).toBeGreaterThan(0);
+    }
     // Tenant B's reviewer still holds its claim: its rows are not the request's.
     const stillClaimed = await prisma.reviewTask.count({ where: { tenantId: TENANT_B, claimedBy: SUBJECT } });
     expect(stillClaimed).toBe(1);
   });
 
-  it("keeps the ids where the tenant's retention class does not permit zeroing them", async () => {
+  it("keeps the ids where the tenant's retention class does not permit zeroing them, but not in answers kept for retries", async () => {
     const prisma = system.platform.database.prisma;
     await prisma.tenantSettings.create({ data: { tenantId: TENANT_HELD, retentionClass: 'legal_hold' } });
     await seedTenant(TENANT_HELD);
-    const before = counts(await databaseCopies(SUBJECT));
+    const before = counts(await databaseCopies(SUBJECT, IDEMPOTENCY_TABLES));
+    const inIdempotencyTables = async () =>
+      [...(await databaseCopies(SUBJECT))]
+        .filter(([table]) => IDEMPOTENCY_TABLES.includes(table))
+        .flatMap(([, rows]) => rows)
+        .filter((row) => row.includes(TENANT_HELD));
+    expect(await inIdempotencyTables()).toHaveLength(4);
     const request = consumedEnvelope('gdpr', gdprPayload(TENANT_HELD, SUBJECT, 'erasure'));
     await send(request);
     // Handled (its inbox row commits with whatever it changed), and nothing changed.
@@ -238,7 +368,9 @@ describe('a GDPR erasure reaches every copy the AI subgraph keeps', () => {
         ).toBe(1),
       'the AI consumer handled the request',
     );
-    expect(counts(await databaseCopies(SUBJECT))).toEqual(before);
+    expect(counts(await databaseCopies(SUBJECT, IDEMPOTENCY_TABLES))).toEqual(before);
     expect(await prisma.reviewTask.count({ where: { tenantId: TENANT_HELD, claimedBy: SUBJECT } })).toBe(1);
+    // Copies of answers kept for a day are not the records a retention class protects.
+    expect(await inIdempotencyTables()).toEqual([]);
   });
 });

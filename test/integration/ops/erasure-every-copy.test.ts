@@ -31,7 +31,7 @@ import { builtPayload, consumedEnvelope, CONSUMED_TRACEPARENT, gdprPayload } fro
  * Before the erasure every read is shown to be a cache hit on both replicas and to hold the ids,
  * so a scan that finds nothing afterwards found nothing because the copies were changed. Then,
  * within one deadline of 10 s from the requests, nothing may hold either id: any table of the
- * database, either replica's L1, a live L2 entry, a message the bus carried after the requests,
+ * database (the Idempotency-Key records included), either replica's L1, any L2 entry (live or invalidated: its bytes are a copy too), a message the bus carried after the requests,
  * what a replay of the archive sends, GraphQL and REST answers of both replicas; and a REST
  * `If-None-Match` with the course's old ETag gets the new course (200), not a 304.
  */
@@ -49,6 +49,12 @@ const COURSE =
 const VERSION = 'query V($id: ID!) { courseVersion(courseVersionId: $id) { courseVersionId courseId publishedBy } }';
 const LIST =
   '{ courses(first: 100) { edges { node { courseId authors { userId } versions { courseVersionId publishedBy } } } } }';
+/**
+ * Cached before the erasure and never read after it: a read of the same key after the erasure
+ * would store the new answer over the old entry's slot, so only an entry nobody asks for again
+ * shows whether the dropped bytes are deleted.
+ */
+const UNREAD_AFTER = 'query Unread($id: ID!) { courseVersion(courseVersionId: $id) { courseVersionId publishedBy } }';
 
 interface Replica {
   name: string;
@@ -138,14 +144,14 @@ function l1Bodies(replica: Replica): string[] {
 }
 
 /**
- * How many L2 entries a replica could still serve (redis-store.ts: `<key>\n<tags>\n<tokens>\n<body>`,
- * served only while every tag's token is the recorded one) hold `needle`. Invalidated entries are
- * not counted: their bytes stay in Redis until their TTL or until their slot is written again
- * (docs/catalog-and-events.md, GDPR, "What it does not reach").
+ * How many L2 entries (redis-store.ts: `<key>\n<tags>\n<tokens>\n<body>`) hold `needle`, and how
+ * many of them a replica could still serve (every tag's token is the recorded one). Both must reach
+ * 0: an invalidated entry is never served, but its bytes are a copy of the erased id until they are
+ * deleted (before the sweep they stayed until the TTL).
  */
-async function liveL2Copies(needle: string): Promise<number> {
-  let live = 0;
-  if (!cacheRedis) return live;
+async function l2Copies(needle: string): Promise<{ stored: number; live: number }> {
+  const copies = { stored: 0, live: 0 };
+  if (!cacheRedis) return copies;
   let cursor = '0';
   do {
     const [next, keys] = await cacheRedis.scan(cursor, 'MATCH', 'rc:e:*', 'COUNT', 1000);
@@ -153,25 +159,19 @@ async function liveL2Copies(needle: string): Promise<number> {
     const values = keys.length ? await cacheRedis.mget(keys) : [];
     for (const value of values) {
       if (!value?.includes(needle)) continue;
+      copies.stored += 1;
       const [, tagLine, tokenLine] = value.split('\n');
       const tags = tagLine.split(' ');
       const current = await cacheRedis.mget(tags.map((tag) => `rc:t:${tag}`));
-      if (tokenLine.split(' ').every((token, i) => current[i] === token)) live += 1;
+      if (tokenLine.split(' ').every((token, i) => current[i] === token)) copies.live += 1;
     }
   } while (cursor !== '0');
-  return live;
+  return copies;
 }
-
-/**
- * The records kept for Idempotency-Key retries name their caller (the key is scoped by the token's
- * subject) and live IDEMPOTENCY_TTL_SECONDS (24 h): the documented exception (docs/catalog-and-events.md,
- * GDPR, "What it does not reach"). Every other table is scanned.
- */
-const KEPT_FOR_RETRIES = ['IdempotentEffect', 'IdempotencyRecord'];
 
 /** The rows of every table of the database holding one of `needles`, as `database <table>` and the row's JSON. */
 async function databaseCopies(needles: readonly string[]): Promise<Array<[string, string]>> {
-  const rows = await rowsHolding(system.platform.database.prisma, needles, KEPT_FOR_RETRIES);
+  const rows = await rowsHolding(system.platform.database.prisma, needles);
   return rows.map(([table, row]) => [`database ${table}`, row]);
 }
 
@@ -199,10 +199,13 @@ async function send(envelope: EventEnvelope) {
   });
 }
 
-/** The subject, as an admin, publishes a taxonomy: its version's author and the events' actor. */
+/**
+ * The subject, as an admin, publishes a taxonomy through a gateway replica: its version's author,
+ * the events' actor, and the caller of the Idempotency-Key records (the gateway's and the catalog's).
+ */
 async function publishTaxonomyAs(userId: string) {
   const admin = await mintToken(running.keys.privateJwk, { sub: userId, tid: TENANT, scope: 'catalog.admin' });
-  const response = await fetch(system.catalogUrl, {
+  const response = await fetch(`${replicas[0].gateway.url}/graphql`, {
     method: 'POST',
     headers: {
       authorization: `Bearer ${admin}`,
@@ -296,11 +299,19 @@ describe('erasure reaches every copy within 10 s of the GDPR event', () => {
       oldEtags.push(rest.etag);
       expect(l1Bodies(replica).join('\n')).toContain(PUBLISHER);
     }
-    if (cacheRedis) expect(await liveL2Copies(PUBLISHER)).toBeGreaterThan(0);
+    await cachedOn(replicas[0], (r) => graphql(r, UNREAD_AFTER, { id: version.id }));
+    if (cacheRedis) expect((await l2Copies(PUBLISHER)).live).toBeGreaterThan(reads.length - 1);
     // The scans of the database and of the archive find the ids while they are there.
     expect((await databaseCopies([PUBLISHER])).map(([where]) => where)).toContain('database CourseVersion');
     expect((await databaseCopies([AUTHOR])).map(([where]) => where)).toEqual(
-      expect.arrayContaining(['database Course', 'database TaxonomyVersion', 'database HeldPlayPackage', 'database OutboxEvent']),
+      expect.arrayContaining([
+        'database Course',
+        'database TaxonomyVersion',
+        'database HeldPlayPackage',
+        'database OutboxEvent',
+        'database IdempotencyRecord',
+        'database IdempotentEffect',
+      ]),
     );
     await eventually(
       async () => expect((await archiveReplay(startedAt)).join('\n')).toContain(AUTHOR_NAME),
@@ -329,8 +340,8 @@ describe('erasure reaches every copy within 10 s of the GDPR event', () => {
       }
       const found = copies.flatMap(([where, text]) => needles.filter((n) => text.includes(n)).map((n) => `${where}: ${n}`));
       for (const needle of needles) {
-        const live = await liveL2Copies(needle);
-        if (live) found.push(`L2 (${live} live entries): ${needle}`);
+        const { stored, live } = await l2Copies(needle);
+        if (stored) found.push(`L2 (${stored} stored entries, ${live} live): ${needle}`);
       }
       return found;
     };

@@ -44,6 +44,7 @@ describe('handleAiGdprRequest before any write', () => {
       erased: false,
       rows: {},
       storedEvents: 0,
+      idempotencyRecords: { deleted: 0, rewritten: 0 },
     });
   });
 });

@@ -40,10 +40,24 @@ describe('erasureStatement', () => {
   it("updates only the request's tenant's rows, by their own tenantId or their parent's", () => {
     const task = statementOf('ReviewTask');
     expect(task.text).toMatch(/^UPDATE "ReviewTask" SET .* WHERE "tenantId" = \$\d+ AND \(/s);
+    expect(task.text).not.toContain('IS NULL');
     expect(task.values).toContain(TENANT);
     const version = statementOf('ProviderRoutingRuleVersion');
-    expect(version.text).toMatch(/WHERE "ruleId" IN \(SELECT "id" FROM "ProviderRoutingRule" WHERE "tenantId" = \$\d+\)/);
+    expect(version.text).toMatch(
+      /WHERE "ruleId" IN \(SELECT "id" FROM "ProviderRoutingRule" WHERE \("tenantId" = \$\d+ OR "tenantId" IS NULL\)\)/,
+    );
     expect(version.values).toContain(TENANT);
+  });
+
+  it('also reaches the global configuration rows (no tenant), in the tables that have them and only there', () => {
+    const global = AI_SUBJECT_TABLES.filter((t) => t.global).map((t) => t.table);
+    expect(global.sort()).toEqual(['HITLPolicy', 'PromptTemplate', 'ProviderRoutingRuleVersion']);
+    for (const table of ['HITLPolicy', 'PromptTemplate']) {
+      expect(statementOf(table).text, table).toMatch(/WHERE \("tenantId" = \$\d+ OR "tenantId" IS NULL\) AND \(/);
+    }
+    for (const table of AI_SUBJECT_TABLES.filter((t) => !t.global)) {
+      expect(statementOf(table.table).text, table.table).not.toContain('IS NULL');
+    }
   });
 
   it('replaces the id by the erased id, and removes it from queue members', () => {

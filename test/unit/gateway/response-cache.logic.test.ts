@@ -2,7 +2,7 @@ import { buildSchema, parse, type OperationDefinitionNode } from 'graphql';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../../platform/text/canonical-json.js';
-import { RedisStore } from '../../../gateway/response-cache/redis-store.js';
+import { RedisStore, SWEEP_BATCH } from '../../../gateway/response-cache/redis-store.js';
 import { operationShape } from '../../../gateway/response-cache/document.js';
 import {
   decide,
@@ -13,6 +13,7 @@ import {
   invalidationLagSeconds,
   keyParts,
   listTag,
+  tenantsOfTags,
   tenantTag,
   type OperationShape,
 } from '../../../gateway/response-cache/cache-policy.logic.js';
@@ -87,6 +88,15 @@ describe('tags', () => {
     expect(eventTags({ eventType: 'catalog.something.new', tenantId: 't1' })).toEqual([tenantTag('t1')]);
     expect(eventTags({ eventType: 'catalog.course.archived', tenantId: 't1', payload: {} })).toEqual([tenantTag('t1')]);
     expect(eventTags({})).toEqual([GLOBAL_TAG]);
+  });
+
+  it('names the tenants whose stored entries an invalidation drops (for the Redis sweep)', () => {
+    const tenant = 'ten a:b c';
+    const event = eventTags({ eventType: 'catalog.course.archived', tenantId: tenant, partitionKey: 'c1', payload: {} });
+    expect(tenantsOfTags(event)).toEqual(new Set([tenant]));
+    expect(tenantsOfTags([tenantTag(tenant), entityTag('t2', 'courseVersionId', 'v:1')])).toEqual(new Set([tenant, 't2']));
+    expect(tenantsOfTags([listTag('t1'), GLOBAL_TAG])).toBe('all');
+    expect(tenantsOfTags([])).toEqual(new Set());
   });
 
   it('keeps tag parts from breaking the stored format', () => {
@@ -274,5 +284,26 @@ describe('L2 slots', () => {
     // Another tenant's window is elsewhere (these two do not overlap).
     const other = slotsOf('ten_quiet');
     expect([...slotsOf('ten_noisy')].filter((slot) => other.has(slot))).toEqual([]);
+  });
+
+  it("sweeps every slot of a tenant's window and nothing else, in bounded batches", async () => {
+    const calls: string[][] = [];
+    const sweeping = {
+      defineCommand() {},
+      rcSweep: (count: number, ...batch: string[]) => {
+        expect(batch).toHaveLength(count);
+        calls.push(batch);
+        return Promise.resolve(1);
+      },
+    } as unknown as Redis;
+    const swept = new RedisStore(sweeping, { ttlSeconds: 60, slots: 4096, tenantSlots: 16 }, () => 'n');
+    expect(await swept.sweep(new Set(['ten_noisy']))).toBe(1);
+    const window = new Set(keys.map((key) => swept.slotOf(key, 'ten_noisy')));
+    expect(calls.flat()).toHaveLength(16);
+    for (const slot of window) expect(calls.flat()).toContain(slot);
+    calls.length = 0;
+    expect(await swept.sweep('all')).toBe(4096 / SWEEP_BATCH);
+    expect(new Set(calls.flat()).size).toBe(4096);
+    expect(Math.max(...calls.map((batch) => batch.length))).toBe(SWEEP_BATCH);
   });
 });

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   decodeEffectValue,
+  effectCallerPrefix,
   effectClaim,
+  effectTenantPrefix,
   encodeEffectValue,
   type EffectRequest,
 } from '../../../platform/idempotency/effect.logic.js';
@@ -59,6 +61,16 @@ describe('effect claims', () => {
     // A separator inside a part cannot make two scopes collide.
     expect(effectClaim({ ...request, subject: 'a|b', field: 'c' }, 60).key).not.toBe(
       effectClaim({ ...request, subject: 'a', field: 'b|c' }, 60).key,
+    );
+  });
+
+  it("start with their tenant's and caller's prefix, matching no other caller (a GDPR erasure deletes by it)", () => {
+    const key = effectClaim({ ...request, subject: 'usr_a|b' }, 60).key;
+    expect(key.startsWith(effectCallerPrefix(request.tenantId, 'usr_a|b'))).toBe(true);
+    expect(key.startsWith(effectTenantPrefix(request.tenantId))).toBe(true);
+    expect(key.startsWith(effectCallerPrefix(request.tenantId, 'usr_a'))).toBe(false);
+    expect(effectClaim({ ...request, subject: 'usr_ab' }, 60).key.startsWith(effectCallerPrefix(request.tenantId, 'usr_a'))).toBe(
+      false,
     );
   });
 

@@ -11,6 +11,8 @@ import {
   replayableHeaders,
   requestFingerprint,
   scopedKey,
+  callerKeyPrefix,
+  tenantKeyPrefix,
 } from '../../../platform/idempotency/idempotency.logic.js';
 
 describe('Idempotency-Key syntax', () => {
@@ -62,6 +64,17 @@ describe('key scope and request fingerprint', () => {
       scopedKey({ ...scope, subject: 'svc', route: 'a b|rest:ai.assist' }, 'K'),
     ];
     expect(new Set([key, ...others]).size).toBe(5);
+  });
+
+  it("finds a caller's keys by prefix, and no other caller's (a GDPR erasure deletes them)", () => {
+    const key = scopedKey(scope, 'K');
+    expect(key.startsWith(callerKeyPrefix(scope.tenantId, scope.subject))).toBe(true);
+    expect(key.startsWith(tenantKeyPrefix(scope.tenantId))).toBe(true);
+    // A caller whose id starts with the subject's, or the same caller in another tenant, is not matched.
+    expect(
+      scopedKey({ ...scope, subject: `${scope.subject}x` }, 'K').startsWith(callerKeyPrefix(scope.tenantId, scope.subject)),
+    ).toBe(false);
+    expect(scopedKey(scope, 'K').startsWith(callerKeyPrefix('ten_01JD0000000000000000000001', scope.subject))).toBe(false);
   });
 
   it('treats bodies equal up to member order and spacing as the same request', () => {
