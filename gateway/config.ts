@@ -64,6 +64,8 @@ export interface ResponseCacheConfig {
   tenantRedisSlots: number;
   /** How long cached answers are still served once the catalog event feed is lost. */
   feedGraceMs: number;
+  /** Sweep rounds of the cache Redis (deleting invalidated entries' bytes) start at least this far apart. */
+  sweepIntervalMs: number;
 }
 
 export interface ApqSettings {
@@ -89,6 +91,8 @@ function responseCacheConfig(env: Env): ResponseCacheConfig {
     tenantMemoryBytes: envInt(env, 'RESPONSE_CACHE_TENANT_MEMORY_BYTES', Math.floor(memoryBytes / 4), 64 * 1024, memoryBytes),
     tenantRedisSlots: envInt(env, 'RESPONSE_CACHE_TENANT_REDIS_SLOTS', Math.floor(redisSlots / 16), 1, redisSlots),
     feedGraceMs: envInt(env, 'RESPONSE_CACHE_FEED_GRACE_MS', 5_000, 0, 60_000),
+    // At most 5 s: an erased person's bytes must be gone within 10 s of the GDPR event.
+    sweepIntervalMs: envInt(env, 'RESPONSE_CACHE_SWEEP_INTERVAL_MS', 1_000, 0, 5_000),
   };
 }
 

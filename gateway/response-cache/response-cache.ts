@@ -25,6 +25,17 @@ export interface ResponseCacheSettings {
   tenantRedisSlots?: number;
   /** How long the cache still serves after its event feed is lost (feed-watch.logic.ts). */
   feedGraceMs: number;
+  /**
+   * Sweep rounds of the cache Redis start at least this far apart (default 1,000 ms): a tenant
+   * written 20 times a second costs each replica one sweep a second, not one per write, and an
+   * erased person's bytes are still gone well within the 10 s bound.
+   */
+  sweepIntervalMs?: number;
+}
+
+/** Resolves after `ms` without keeping the process alive (a sweep waiting is no reason to stay up). */
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 export type CacheResult = 'hit' | 'miss' | 'bypass' | 'coalesced';
@@ -84,6 +95,7 @@ export class ResponseCache {
   private readonly invalidations?: ReturnType<Metrics['counter']>;
   private readonly redisErrors?: ReturnType<Metrics['counter']>;
   private readonly swept?: ReturnType<Metrics['counter']>;
+  private readonly sweepRounds?: ReturnType<Metrics['counter']>;
   private readonly invalidationLag?: ReturnType<Metrics['histogram']>;
   private readonly feedUp?: ReturnType<Metrics['gauge']>;
   private localSeq = 0;
@@ -99,6 +111,8 @@ export class ResponseCache {
   /** Tenants whose Redis entries wait to be swept after an invalidation ('all': every tenant's). */
   private sweepPending: 'all' | Set<string> = new Set();
   private sweeping = false;
+  /** When this replica's last sweep round started: rounds start at least sweepIntervalMs apart. */
+  private lastSweepAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     readonly settings: ResponseCacheSettings,
@@ -138,6 +152,11 @@ export class ResponseCache {
     this.swept = deps.metrics?.counter({
       name: 'response_cache_redis_swept_total',
       help: 'Invalidated entries whose bytes this replica deleted from the cache Redis (they could no longer be served).',
+      labelNames: [],
+    });
+    this.sweepRounds = deps.metrics?.counter({
+      name: 'response_cache_redis_sweeps_total',
+      help: 'Sweep rounds this replica ran on the cache Redis (at most one a RESPONSE_CACHE_SWEEP_INTERVAL_MS).',
       labelNames: [],
     });
     this.invalidationLag = deps.metrics?.histogram({
@@ -328,7 +347,8 @@ export class ResponseCache {
    * Deletes the dropped entries' bytes from Redis (redis-store.ts, `sweep`), after the invalidation
    * and off its path: an invalidated entry is never served, but until its TTL it would still be a
    * copy of what it held (an erased person's id, issue #33). Tenants invalidated while a sweep runs
-   * are swept by the next round, so a burst of events costs one sweep per tenant, not one per event.
+   * are swept by the next round (at most one a sweepIntervalMs), so a burst of events costs one sweep
+   * per tenant, not one per event.
    * Every replica that hears an event sweeps (idempotent), so one replica dying does not keep the
    * bytes. After a Redis failure the tenants wait for the next invalidation's sweep.
    */
@@ -342,6 +362,11 @@ export class ResponseCache {
   private async sweepPendingTenants(): Promise<void> {
     try {
       while (this.sweepPending === 'all' || this.sweepPending.size > 0) {
+        // Tenants invalidated meanwhile wait for the next round, which sweeps them all at once.
+        const wait = this.lastSweepAt + (this.settings.sweepIntervalMs ?? 1_000) - Date.now();
+        if (wait > 0) await pause(wait);
+        this.lastSweepAt = Date.now();
+        this.sweepRounds?.inc();
         const tenants = this.sweepPending;
         this.sweepPending = new Set();
         // Sends the invalidations Redis still misses first: a sweep before them would find the entries current.

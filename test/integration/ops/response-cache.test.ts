@@ -375,6 +375,22 @@ describe.skipIf(!redisUrl)('response cache (set REDIS_URL to run)', () => {
     expect((await graphql(replicas[0], COURSE_QUERY, { id: courseId })).data?.course.title).toEqual({ en: 'Written' });
   });
 
+  it("a burst of one tenant's invalidations costs one Redis sweep round per interval, and the last round still comes", async () => {
+    const metrics = createMetrics();
+    const cache = new ResponseCache({ ...SETTINGS, sweepIntervalMs: 2_000 }, { redis, metrics, logger: silent });
+    const rounds = async () => Number(/^response_cache_redis_sweeps_total (\S+)$/m.exec((await metrics.render()).body)?.[1] ?? 0);
+    const tenant = newId('tenant');
+    const started = Date.now();
+    for (let i = 0; i < 20; i++) await cache.invalidate([`t:${tenant}`], 'event');
+    const burstMs = Date.now() - started;
+    // One round at once, then at most one per interval (one per invalidation without the pacing).
+    expect(await rounds()).toBeLessThanOrEqual(1 + Math.ceil(burstMs / 2_000));
+    // The invalidations that waited are swept by the next round, and then nothing is left waiting.
+    await eventually(async () => expect(await rounds()).toBeGreaterThanOrEqual(2), 'the paced sweep round', {
+      timeoutMs: 10_000,
+    });
+  });
+
   it('answers reads when the cache Redis is down, from the subgraphs', async () => {
     const deadRedis = createRedis('redis://127.0.0.1:9', silent);
     const replica = await startReplica(deadRedis);
