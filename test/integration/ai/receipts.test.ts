@@ -79,6 +79,19 @@ describe.each(databaseKinds())('provenance receipts on %s', (kind) => {
     expect(await verdict(other)).toMatchObject({ ok: true, count: 10, lastSeq: 10 });
   });
 
+  it('falls back to the lock when another replica moved the head a replica remembers, and the chain stays one line', async () => {
+    const tenant = newId('tenant');
+    // Each replica's next answer is signed against the head it wrote last, which the other one has
+    // moved since: that statement writes nothing, and the answer is recorded under the head's lock.
+    const answers = [];
+    for (let i = 0; i < 6; i++) answers.push(await replicas[i % 2].assistPipeline.run(caller(tenant), input));
+    expect(answers.map((answer) => answer.status)).toEqual(Array(6).fill('completed'));
+    expect(await db.prisma.aIProvenance.count({ where: { tenantId: tenant } })).toBe(6);
+    const receipts = await db.prisma.provenanceReceipt.findMany({ where: { tenantId: tenant }, orderBy: { seq: 'asc' } });
+    expect(receipts.map((receipt) => receipt.provenanceId)).toEqual(answers.map((answer) => answer.provenanceId));
+    expect(await verdict(tenant)).toMatchObject({ ok: true, count: 6, firstSeq: 1, lastSeq: 6 });
+  });
+
   async function tamperedChain(tamper: (tenantId: string) => Promise<unknown>): Promise<Break> {
     const tenant = newId('tenant');
     await assists(tenant, 5);
