@@ -8,7 +8,7 @@ import { exportChain } from '../../../subgraphs/ai/provenance/receipts/receipt-e
 import { signCanonical } from '../../../subgraphs/ai/provenance/receipts/receipt.sign.js';
 import { BREAK_CODES, verifyExport, type Break } from '../../../subgraphs/ai/provenance/receipts/verify-receipts.js';
 import { seedBaseline } from '../../../subgraphs/ai/seed.js';
-import { createAiServices, type AiServices } from '../../../subgraphs/ai/services.js';
+import { createAiServices, secretStoreFromConfig, type AiServices } from '../../../subgraphs/ai/services.js';
 import { SecretStoreError, type SecretStore } from '../../../subgraphs/ai/vault/secrets.js';
 import { processDataDir } from '../../support/child-env.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../../support/database.js';
@@ -239,5 +239,30 @@ describe.each(databaseKinds())('provenance receipts on %s', (kind) => {
     });
     expect(await db.prisma.aIProvenance.count({ where: { tenantId: tenant } })).toBe(0);
     expect(await db.prisma.provenanceReceipt.count({ where: { tenantId: tenant } })).toBe(0);
+  });
+  it('records no answer when signing fails on the road that signs before the statement', async () => {
+    const config = loadSystemConfig({ HOST: '127.0.0.1', DATA_DIR: dataDir, AI_CONFIG_CACHE_MS: '0', VAULT_CACHE_SECONDS: '0' });
+    const vault = secretStoreFromConfig(config);
+    const outage = { on: false };
+    const flaky: SecretStore = {
+      ...vault,
+      read: async (path) => {
+        if (outage.on) throw new SecretStoreError('vault unreachable');
+        return vault.read(path);
+      },
+    };
+    const signer = replica(config, flaky);
+    const tenant = newId('tenant');
+    // The first answer teaches the replica its head, so the second is signed before its statement.
+    expect((await signer.assistPipeline.run(caller(tenant), input)).status).toBe('completed');
+    outage.on = true;
+    await expect(signer.assistPipeline.run(caller(tenant), input)).rejects.toMatchObject({
+      code: 'receipt.signing_unavailable',
+    });
+    expect(await db.prisma.aIProvenance.count({ where: { tenantId: tenant } })).toBe(1);
+    expect(await db.prisma.provenanceReceipt.count({ where: { tenantId: tenant } })).toBe(1);
+    outage.on = false;
+    expect((await signer.assistPipeline.run(caller(tenant), input)).status).toBe('completed');
+    expect(await verdict(tenant)).toMatchObject({ ok: true, count: 2, lastSeq: 2 });
   });
 });
