@@ -17,6 +17,7 @@ import { silentLogger } from '../platform/observability/logger.js';
 import { loadSystemConfig } from '../processes/config.js';
 import type { AssistCaller } from '../subgraphs/ai/assist/assist.pipeline.js';
 import { seedBaseline } from '../subgraphs/ai/seed.js';
+import { noReceipts } from '../subgraphs/ai/provenance/receipts/receipt.repo.js';
 import { createAiServices, type AiServices } from '../subgraphs/ai/services.js';
 import { f, freshDatabase, machine, table } from './lib.js';
 
@@ -64,7 +65,7 @@ try {
   await seedBaseline(db.prisma, { hostedModel: config.providers.openaiModel, logger: silentLogger });
   const targets = {
     'with receipts': createAiServices({ config, db: db.prisma, logger: silentLogger }),
-    'without receipts': createAiServices({ config, db: db.prisma, logger: silentLogger, receipts: { append: async () => {} } }),
+    'without receipts': createAiServices({ config, db: db.prisma, logger: silentLogger, receipts: noReceipts }),
   };
   const tenants = Array.from({ length: TENANTS }, () => newId('tenant'));
   const rates: Record<string, number[]> = { 'with receipts': [], 'without receipts': [] };

@@ -8,11 +8,11 @@ import {
   type EffectEntry,
 } from '../../../platform/idempotency/effect-store.js';
 import type { EffectClaim } from '../../../platform/idempotency/effect.logic.js';
-import { gatedOutboxInsertSql, type OutboxRow } from '../../../events/publish/outbox.js';
+import { gatedOutboxInsertSql, outboxInsertSql, type OutboxRow } from '../../../events/publish/outbox.js';
 import type { AuditEvent } from '../audit/audit.sink.js';
 import { onClock } from '../audit/audited-change.js';
 import { provenanceAuditDetails, type ProvenanceRecord } from '../provenance/provenance.logic.js';
-import { gatedProvenanceInsertSql, insertProvenance } from '../provenance/provenance.repo.js';
+import { gatedProvenanceInsertSql, insertProvenance, provenanceInsertSql } from '../provenance/provenance.repo.js';
 import type { ReceiptDraft, ReceiptWriter } from '../provenance/receipts/receipt.repo.js';
 import { openReviewTask } from '../review/review.repo.js';
 import type { AssistOutput, SafetyControl } from './assist.logic.js';
@@ -141,12 +141,17 @@ const RECORD_BATCH_MAX = 64;
 const RECORD_COMMITS_IN_FLIGHT = 1;
 
 /**
- * The rows of several answers in ONE statement: each keyed answer's effect row, then every
- * answer's provenance and audit outbox rows, those of a keyed answer only if its effect row was
- * written; then, in the same transaction, the receipts of the records written (receipt.repo.ts:
- * a receipt needs its tenant's chain head locked, and the records roll back if signing fails).
+ * The rows of several answers and their receipts. The common case is ONE statement without an
+ * interactive transaction: receipts signed against the chain heads this process last wrote, and the
+ * statement that writes them with the provenance and audit rows only if those heads are still
+ * current, holding the heads' locks for that statement alone (a hot tenant's commits queue on its
+ * head, so what the lock spans is what they cost: bench/README.md, receipts). Otherwise (a head
+ * unknown or moved, or an answer under an Idempotency-Key, whose effect decides whether its rows
+ * are written, so whether it gets a sequence number, only inside the statement), the transaction:
+ * the record statement, then the receipts of the records written under the heads' locks.
  */
-function writeRecords(db: Db, receipts: ReceiptWriter, entries: readonly RecordEntry[]): Promise<boolean[]> {
+async function writeRecords(db: Db, receipts: ReceiptWriter, entries: readonly RecordEntry[]): Promise<boolean[]> {
+  if (entries.every((entry) => !entry.effect) && (await writeChained(db, receipts, entries))) return entries.map(() => true);
   return db.$transaction(
     async (tx) => {
       const written = await writeRecordRows(tx, entries);
@@ -160,6 +165,40 @@ function writeRecords(db: Db, receipts: ReceiptWriter, entries: readonly RecordE
   );
 }
 
+/** Answers without a key and their receipts in one statement; false when a chain head was not as signed against (nothing written). */
+async function writeChained(db: Db, receipts: ReceiptWriter, entries: readonly RecordEntry[]): Promise<boolean> {
+  const chained = await receipts.chain(entries.map((entry) => receiptDraft(entry.record)));
+  if (!chained) return false;
+  const rows = await db.$queryRaw<Array<{ chained: boolean }>>(
+    prepared(
+      `assist_record_${chained.label}`,
+      Prisma.sql`
+    WITH ${Prisma.join(
+      [
+        ...chained.ctes,
+        Prisma.sql`provenance AS (${provenanceInsertSql(
+          entries.map((entry) => entry.record),
+          chained.gate,
+        )})`,
+        Prisma.sql`audit AS (${outboxInsertSql(
+          entries.flatMap((entry) => entry.auditRows),
+          chained.gate,
+        )})`,
+      ],
+      ', ',
+    )}
+    SELECT ${chained.gate} AS chained`,
+    ),
+  );
+  const ok = rows[0]?.chained === true;
+  chained.settle(ok);
+  return ok;
+}
+
+/**
+ * Each keyed answer's effect row, then every answer's provenance and audit outbox rows, those of a
+ * keyed answer only if its effect row was written, in ONE statement.
+ */
 async function writeRecordRows(db: Tx, entries: readonly RecordEntry[]): Promise<boolean[]> {
   const gate = (entry: RecordEntry) => entry.effect?.claim.key ?? null;
   const effects = entries.flatMap((entry) => (entry.effect ? [entry.effect] : []));

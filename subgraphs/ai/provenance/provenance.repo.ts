@@ -84,9 +84,9 @@ const PROVENANCE_COLUMNS: readonly Column<ProvenanceRecord>[] = [
   { name: 'completedAt', type: 'timestamp', value: (r) => r.completedAt },
 ];
 
-/** The provenance row as one INSERT, to be combined with its audit row in one statement (assist). */
-export function provenanceInsertSql(record: ProvenanceRecord, onlyIf?: Prisma.Sql): Prisma.Sql {
-  return insertSql('AIProvenance', PROVENANCE_COLUMNS, [record], { onlyIf });
+/** Provenance rows as one INSERT, to be combined with their audit rows and receipts in one statement (assist). */
+export function provenanceInsertSql(records: readonly ProvenanceRecord[], onlyIf?: Prisma.Sql): Prisma.Sql {
+  return insertSql('AIProvenance', PROVENANCE_COLUMNS, records, { onlyIf });
 }
 
 /** Provenance rows of several requests in one statement, each written only if its gate is open (bulk-sql.ts). */

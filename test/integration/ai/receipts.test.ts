@@ -8,7 +8,7 @@ import { exportChain } from '../../../subgraphs/ai/provenance/receipts/receipt-e
 import { signCanonical } from '../../../subgraphs/ai/provenance/receipts/receipt.sign.js';
 import { BREAK_CODES, verifyExport, type Break } from '../../../subgraphs/ai/provenance/receipts/verify-receipts.js';
 import { seedBaseline } from '../../../subgraphs/ai/seed.js';
-import { createAiServices, type AiServices } from '../../../subgraphs/ai/services.js';
+import { createAiServices, secretStoreFromConfig, type AiServices } from '../../../subgraphs/ai/services.js';
 import { SecretStoreError, type SecretStore } from '../../../subgraphs/ai/vault/secrets.js';
 import { processDataDir } from '../../support/child-env.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../../support/database.js';
@@ -77,6 +77,19 @@ describe.each(databaseKinds())('provenance receipts on %s', (kind) => {
     const result = await verdict(tenant);
     expect(result).toMatchObject({ ok: true, count: 50, firstSeq: 1, lastSeq: 50, headHash: head.hash });
     expect(await verdict(other)).toMatchObject({ ok: true, count: 10, lastSeq: 10 });
+  });
+
+  it('falls back to the lock when another replica moved the head a replica remembers, and the chain stays one line', async () => {
+    const tenant = newId('tenant');
+    // Each replica's next answer is signed against the head it wrote last, which the other one has
+    // moved since: that statement writes nothing, and the answer is recorded under the head's lock.
+    const answers = [];
+    for (let i = 0; i < 6; i++) answers.push(await replicas[i % 2].assistPipeline.run(caller(tenant), input));
+    expect(answers.map((answer) => answer.status)).toEqual(Array(6).fill('completed'));
+    expect(await db.prisma.aIProvenance.count({ where: { tenantId: tenant } })).toBe(6);
+    const receipts = await db.prisma.provenanceReceipt.findMany({ where: { tenantId: tenant }, orderBy: { seq: 'asc' } });
+    expect(receipts.map((receipt) => receipt.provenanceId)).toEqual(answers.map((answer) => answer.provenanceId));
+    expect(await verdict(tenant)).toMatchObject({ ok: true, count: 6, firstSeq: 1, lastSeq: 6 });
   });
 
   async function tamperedChain(tamper: (tenantId: string) => Promise<unknown>): Promise<Break> {
@@ -226,5 +239,30 @@ describe.each(databaseKinds())('provenance receipts on %s', (kind) => {
     });
     expect(await db.prisma.aIProvenance.count({ where: { tenantId: tenant } })).toBe(0);
     expect(await db.prisma.provenanceReceipt.count({ where: { tenantId: tenant } })).toBe(0);
+  });
+  it('records no answer when signing fails on the road that signs before the statement', async () => {
+    const config = loadSystemConfig({ HOST: '127.0.0.1', DATA_DIR: dataDir, AI_CONFIG_CACHE_MS: '0', VAULT_CACHE_SECONDS: '0' });
+    const vault = secretStoreFromConfig(config);
+    const outage = { on: false };
+    const flaky: SecretStore = {
+      ...vault,
+      read: async (path) => {
+        if (outage.on) throw new SecretStoreError('vault unreachable');
+        return vault.read(path);
+      },
+    };
+    const signer = replica(config, flaky);
+    const tenant = newId('tenant');
+    // The first answer teaches the replica its head, so the second is signed before its statement.
+    expect((await signer.assistPipeline.run(caller(tenant), input)).status).toBe('completed');
+    outage.on = true;
+    await expect(signer.assistPipeline.run(caller(tenant), input)).rejects.toMatchObject({
+      code: 'receipt.signing_unavailable',
+    });
+    expect(await db.prisma.aIProvenance.count({ where: { tenantId: tenant } })).toBe(1);
+    expect(await db.prisma.provenanceReceipt.count({ where: { tenantId: tenant } })).toBe(1);
+    outage.on = false;
+    expect((await signer.assistPipeline.run(caller(tenant), input)).status).toBe('completed');
+    expect(await verdict(tenant)).toMatchObject({ ok: true, count: 2, lastSeq: 2 });
   });
 });

@@ -24,7 +24,7 @@ describe.each(databaseKinds())('assist records of concurrent answers share their
   let db: TestDatabase;
   let dataDir: string;
   let services: AiServices;
-  const statements = { count: 0, failNext: 0 };
+  const statements = { count: 0, failNext: 0, transactions: 0 };
 
   beforeAll(async () => {
     db = await createTestDatabase(kind);
@@ -81,6 +81,21 @@ describe.each(databaseKinds())('assist records of concurrent answers share their
     expect(claims.map((claim) => recorded.get(claim.key))).toEqual(answers.map((answer) => answer.provenanceId));
   });
 
+  it("records a tenant's answers and their receipts in one statement each, without a transaction, once the replica knows its chain head", async () => {
+    const tenant = newId('tenant');
+    // The first answer learns the head under its lock (a transaction); the next ones sign against it.
+    expect((await services.assistPipeline.run(caller(tenant), input())).status).toBe('completed');
+    const before = { ...statements };
+    for (let i = 0; i < 3; i++) expect((await services.assistPipeline.run(caller(tenant), input())).status).toBe('completed');
+    expect(statements.transactions - before.transactions).toBe(0);
+    expect(statements.count - before.count).toBe(3);
+    expect(await rows(tenant)).toEqual({ provenance: 4, audit: 4 });
+    const receipts = await db.prisma.provenanceReceipt.findMany({ where: { tenantId: tenant }, orderBy: { seq: 'asc' } });
+    expect(receipts.map((receipt) => receipt.seq)).toEqual([1, 2, 3, 4]);
+    const head = await db.prisma.receiptChainHead.findUniqueOrThrow({ where: { tenantId: tenant } });
+    expect(head).toMatchObject({ seq: 4, hash: expect.stringMatching(/^sha256:/) });
+  });
+
   it('answers two concurrent executions under one key with one recorded answer, the other one its copy', async () => {
     const tenant = newId('tenant');
     const key = newUlid();
@@ -130,16 +145,16 @@ describe.each(databaseKinds())('assist records of concurrent answers share their
 });
 
 /**
- * The client, counting assist's record statements and failing the next `failNext` of them; the
- * client of a transaction it opens counts too (the record statement runs in one with its receipts).
+ * The client, counting assist's record statements and failing the next `failNext` of them, and the
+ * transactions opened; the client of a transaction it opens counts too.
  */
-function countingDb(prisma: Db, statements: { count: number; failNext: number }): Db {
+function countingDb(prisma: Db, statements: { count: number; failNext: number; transactions: number }): Db {
   return new Proxy(prisma, {
     get(target, property) {
       const value = Reflect.get(target, property, target) as unknown;
       if (property === '$transaction' && typeof value === 'function') {
         return (work: unknown, ...rest: unknown[]) =>
-          typeof work === 'function'
+          ++statements.transactions && typeof work === 'function'
             ? (value as (...args: unknown[]) => unknown).call(target, (tx: Db) => work(countingDb(tx, statements)), ...rest)
             : (value as (...args: unknown[]) => unknown).call(target, work, ...rest);
       }

@@ -60,7 +60,7 @@ describe.each(databaseKinds())('one-statement inserts on %s', (kind) => {
     const given = record({ moderation: { required: true, input: { flagged: false } } });
     await db.prisma.$transaction(async (tx) => {
       await tx.$executeRawUnsafe(`SET LOCAL TIME ZONE 'America/New_York'`);
-      await tx.$executeRaw(provenanceInsertSql(given));
+      await tx.$executeRaw(provenanceInsertSql([given]));
     });
     const stored = await db.prisma.aIProvenance.findUniqueOrThrow({ where: { id: given.id } });
     expect(stored).toMatchObject(given);
@@ -70,7 +70,7 @@ describe.each(databaseKinds())('one-statement inserts on %s', (kind) => {
 
   it('writes nothing when its condition is false', async () => {
     const given = record();
-    await db.prisma.$executeRaw(provenanceInsertSql(given, Prisma.sql`false`));
+    await db.prisma.$executeRaw(provenanceInsertSql([given], Prisma.sql`false`));
     expect(await db.prisma.aIProvenance.count({ where: { id: given.id } })).toBe(0);
   });
 

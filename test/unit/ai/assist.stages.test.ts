@@ -25,6 +25,7 @@ import { Breakers } from '../../../subgraphs/ai/providers/breakers.js';
 import type { ModelProvider } from '../../../subgraphs/ai/providers/provider.js';
 import { providerRegistry } from '../../../subgraphs/ai/providers/registry.js';
 import type { QuotaReservation, QuotaService } from '../../../subgraphs/ai/quota/quota.service.js';
+import { noReceipts } from '../../../subgraphs/ai/provenance/receipts/receipt.repo.js';
 
 /**
  * The assist stages without a database: each is a function of its dependencies, the request and
@@ -89,7 +90,7 @@ function setup(options: { hitlMode?: string | null; moderator?: Moderator; laten
   const deps: AssistDeps = {
     // The stages below read no table (no residency needs an assessment); the record stage is not run here.
     db: {} as Db,
-    receipts: { append: async () => {} },
+    receipts: noReceipts,
     quota,
     registry: providerRegistry([model]),
     callPolicy: {
