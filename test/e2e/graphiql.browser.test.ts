@@ -125,7 +125,12 @@ describe.runIf(available || process.env.CI)('GraphiQL at /graphiql (offline)', (
     await context?.close();
     if (userDataDir) fs.rmSync(userDataDir, { recursive: true, force: true });
     await close?.();
-    await Promise.all([allowedPage, strangerPage].map((server) => new Promise((resolve) => server?.close(resolve))));
+    // A server that never started (beforeAll failed early) has nothing to close.
+    await Promise.all(
+      [allowedPage, strangerPage].map(
+        (server) => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())),
+      ),
+    );
   });
 
   it('loads without any request leaving the machine, with the token and tenant headers to fill in', async () => {
