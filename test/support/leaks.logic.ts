@@ -28,11 +28,12 @@ export function processesOfRun(processes: ProcessFacts[], run: RunIdentity): Pro
 }
 
 /**
- * Caches tools keep in TMPDIR on purpose — tsx's transform cache (`tsx-<uid>`) and Node's module
- * compile cache (`node-compile-cache`, which npm's CLI turns on) — are reused, not leaked.
+ * What tools keep in TMPDIR on purpose — tsx's transform cache (`tsx-<uid>`), Node's module
+ * compile cache (`node-compile-cache`, which npm's CLI turns on) and the run-wide registry of
+ * handed-out ports (`port-reservations`, platform/free-port.ts) — is shared, not leaked.
  * Everything else a test made there should be gone when it ends.
  */
-const CACHES = [/^tsx-\d+$/, /^node-compile-cache$/];
+const CACHES = [/^tsx-\d+$/, /^node-compile-cache$/, /^port-reservations$/];
 
 export function leftoverEntries(names: string[]): string[] {
   return names.filter((name) => !CACHES.some((cache) => cache.test(name))).sort();

@@ -17,7 +17,7 @@ describe('leak check', () => {
   });
 
   it("counts every leftover entry of the run's TMPDIR except tsx's and Node's compile caches", () => {
-    expect(leftoverEntries(['tsx-0', 'system-e2e-x1', 'node-compile-cache', 'jwks-y', 'tsx-1000'])).toEqual([
+    expect(leftoverEntries(['tsx-0', 'system-e2e-x1', 'node-compile-cache', 'port-reservations', 'jwks-y', 'tsx-1000'])).toEqual([
       'jwks-y',
       'system-e2e-x1',
     ]);
