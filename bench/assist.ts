@@ -19,7 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
-import { ensureDevKeyPair, mintToken } from '../platform/auth/dev-keys.js';
+import { generateEd25519, mintToken } from '../platform/auth/dev-keys.js';
 import { newUlid } from '../platform/ids.js';
 import { createTestDatabase } from '../test/support/database.js';
 import { ROUNDS, freePort, heading } from './lib.js';
@@ -29,7 +29,7 @@ const LEVELS = (process.env.BENCH_ASSIST_LEVELS ?? '1,10,100').split(',').map(Nu
 const DURATION = Number(process.env.BENCH_DURATION_SECONDS ?? 10);
 const TENANT = 'ten_01JDBENCH0000000000000000A';
 
-async function waitForHealth(url: string, child: ChildProcess, timeoutMs = 120_000): Promise<void> {
+export async function waitForHealth(url: string, child: ChildProcess, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`the AI subgraph exited with code ${child.exitCode}`);
@@ -48,7 +48,19 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
-interface LevelResult {
+/** Routes the token's tenant's `portal.triage` to the mock provider (a routing rule made through the subgraph). */
+export async function routeToMock(base: string, headers: Record<string, string>): Promise<void> {
+  const rule = await fetch(`${base}/graphql`, {
+    method: 'POST',
+    headers: { ...headers, 'idempotency-key': newUlid() },
+    body: JSON.stringify({
+      query: `mutation { createRoutingRule(input: { featureKey: "portal.triage", primary: { provider: "mock", model: "mock-1" }, fallbacks: [] }) { ruleId } }`,
+    }),
+  }).then((r) => r.json() as Promise<{ errors?: unknown }>);
+  if (rule.errors) throw new Error(`could not route the bench tenant to mock: ${JSON.stringify(rule.errors)}`);
+}
+
+export interface LevelResult {
   connections: number;
   requests: number;
   rps: number;
@@ -59,7 +71,7 @@ interface LevelResult {
   serverTotal: number[];
 }
 
-async function runLevel(
+export async function runLevel(
   url: string,
   headers: Record<string, string>,
   body: string,
@@ -119,6 +131,7 @@ async function runLevel(
 
 export async function run(): Promise<void> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-ai-'));
+  const keys = await generateEd25519();
   const port = await freePort();
   // A fresh database on the DATABASE_URL server (dropped at the end), else embedded PGlite.
   const database = process.env.DATABASE_URL ? await createTestDatabase('postgres') : undefined;
@@ -133,6 +146,10 @@ export async function run(): Promise<void> {
     // As the other scenarios run every process: production mode, no trace export.
     NODE_ENV: 'production',
     OTEL_SDK_DISABLED: 'true',
+    // Production refuses the mock provider unless told it is meant (platform/config/production.logic.ts).
+    AI_ALLOW_MOCK_PROVIDER: 'true',
+    // Production takes no development key from DATA_DIR.
+    AUTH_PUBLIC_KEY: JSON.stringify(keys.publicJwk),
   };
   delete env.DATABASE_URL;
   delete env.OPENAI_BASE_URL;
@@ -156,7 +173,6 @@ export async function run(): Promise<void> {
     await waitForHealth(`${base}/v1/ai/health`, child).catch((error: Error) => {
       throw new Error(`${error.message}\n${output}`);
     });
-    const keys = await ensureDevKeyPair(dataDir);
     const token = await mintToken(keys.privateJwk, {
       sub: 'svc-bench',
       tid: TENANT,
@@ -165,14 +181,7 @@ export async function run(): Promise<void> {
     });
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'x-tenant-id': TENANT };
 
-    const rule = await fetch(`${base}/graphql`, {
-      method: 'POST',
-      headers: { ...headers, 'idempotency-key': newUlid() },
-      body: JSON.stringify({
-        query: `mutation { createRoutingRule(input: { featureKey: "portal.triage", primary: { provider: "mock", model: "mock-1" }, fallbacks: [] }) { ruleId } }`,
-      }),
-    }).then((r) => r.json() as Promise<{ errors?: unknown }>);
-    if (rule.errors) throw new Error(`could not route the bench tenant to mock: ${JSON.stringify(rule.errors)}`);
+    await routeToMock(base, headers);
 
     const body = JSON.stringify({
       query: `mutation A($input: AssistInput!) { assist(input: $input) { provenanceId status provider timings { totalMs providerMs queueMs } } }`,

@@ -6,6 +6,7 @@ import type { PartStack } from '../platform/lifecycle/parts.js';
 import { databaseCheck, redisCheck } from '../platform/lifecycle/readiness.js';
 import { REST_OPERATION_NAMES } from '../rest-compat/documents.js';
 import { feedAiMetrics } from '../subgraphs/ai/metrics.js';
+import type { ReceiptWriter } from '../subgraphs/ai/provenance/receipts/receipt.repo.js';
 import { QUOTA_DEGRADED_DETAIL } from '../subgraphs/ai/quota/quota.service.js';
 import { seedBaseline } from '../subgraphs/ai/seed.js';
 import { startAiSubgraph } from '../subgraphs/ai/server.js';
@@ -51,7 +52,14 @@ export async function catalogPart(
 /** The AI subgraph on AI_PORT, its baseline seeded; Redis holds quotas (a local cap without it). */
 export async function aiPart(
   stack: PartStack,
-  deps: { config: AiProcessConfig; platform: Platform; metrics: Metrics; redis?: Redis },
+  deps: {
+    config: AiProcessConfig;
+    platform: Platform;
+    metrics: Metrics;
+    redis?: Redis;
+    /** Only bench/receipts-http.ts sets it: the same process without receipts, to measure their cost. */
+    receipts?: ReceiptWriter;
+  },
 ) {
   const { config, platform, redis } = deps;
   const db = platform.database.prisma;
@@ -68,6 +76,7 @@ export async function aiPart(
         metrics: deps.metrics,
         knownOperations: REST_OPERATION_NAMES,
         readiness: stack.readiness,
+        receipts: deps.receipts,
       }),
     (running) => running.close(),
     (running) => running.closeConnectionsAfterReply(),

@@ -1,0 +1,141 @@
+// Issue 36, item 7, through the whole door: assist throughput of the AI subgraph process with
+// receipts against the same process without them (bench/ai-without-receipts.main.ts), in the same
+// run, on one fresh database. Each request is what a caller sends: HTTP, a token, the GraphQL assist
+// mutation and a fresh Idempotency-Key (the door refuses a mutation without one), so the record
+// stage takes its keyed path. bench/receipts.ts measures the pipeline alone, the worst case.
+//   DATABASE_URL=postgresql://postgres@127.0.0.1:5432/test REDIS_URL=redis://127.0.0.1:6379 \
+//     npx tsx bench/receipts-http.ts
+// Variables: BENCH_ROUNDS (default 3), BENCH_DURATION_SECONDS (per measurement, 10),
+// BENCH_RECEIPT_LEVELS (concurrent connections, "10,50").
+import 'reflect-metadata';
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { generateEd25519, mintToken } from '../platform/auth/dev-keys.js';
+import { createTestDatabase } from '../test/support/database.js';
+import { routeToMock, runLevel, waitForHealth } from './assist.js';
+import { f, freePort, machine, table } from './lib.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const DURATION = Number(process.env.BENCH_DURATION_SECONDS ?? 10);
+const LEVELS = (process.env.BENCH_RECEIPT_LEVELS ?? '10,50').split(',').map(Number);
+const TENANT = 'ten_01JDBENCH0000000000000000R';
+const TARGETS = {
+  'with receipts': 'processes/ai.main.ts',
+  'without receipts': 'bench/ai-without-receipts.main.ts',
+} as const;
+type Target = keyof typeof TARGETS;
+
+const ASSIST = JSON.stringify({
+  query: `mutation A($input: AssistInput!) { assist(input: $input) { provenanceId status timings { totalMs providerMs } } }`,
+  variables: {
+    input: {
+      featureKey: 'portal.triage',
+      variables: { message: 'I have had a headache for two days.' },
+      context: { facilityId: 'fac-bench', specialty: 'general' },
+    },
+  },
+});
+
+interface Started {
+  child: ChildProcess;
+  base: string;
+}
+
+async function startTarget(entry: string, env: Record<string, string>): Promise<Started> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry)], {
+    cwd: ROOT,
+    env: { ...env, AI_PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let output = '';
+  child.stderr?.on('data', (chunk: Buffer) => (output = (output + chunk.toString('utf8')).slice(-8 * 1024)));
+  const base = `http://127.0.0.1:${port}`;
+  await waitForHealth(`${base}/v1/ai/health`, child).catch((error: Error) => {
+    child.kill('SIGKILL');
+    throw new Error(`${entry}: ${error.message}\n${output}`);
+  });
+  return { child, base };
+}
+
+async function stop({ child }: Started): Promise<void> {
+  if (child.exitCode !== null) return;
+  child.kill('SIGTERM');
+  await new Promise((resolve) => child.once('exit', resolve));
+}
+
+// Production mode, as deployed: it refuses to start without Redis and a configured token key.
+if (!process.env.REDIS_URL)
+  throw new Error('set REDIS_URL (e.g. redis://127.0.0.1:6379): the AI process runs in production mode');
+const keys = await generateEd25519();
+const database = await createTestDatabase('postgres');
+const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-receipts-http-'));
+const started: Partial<Record<Target, Started>> = {};
+try {
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    DATABASE_URL: database.url,
+    DATA_DIR: dataDir,
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'error',
+    NODE_ENV: 'production',
+    OTEL_SDK_DISABLED: 'true',
+    AI_ALLOW_MOCK_PROVIDER: 'true',
+    AUTH_PUBLIC_KEY: JSON.stringify(keys.publicJwk),
+  };
+  delete env.OPENAI_BASE_URL;
+  // One after the other: both seed the same baseline rows on start.
+  for (const [name, entry] of Object.entries(TARGETS)) started[name as Target] = await startTarget(entry, env);
+  const token = await mintToken(keys.privateJwk, { sub: 'svc-bench', tid: TENANT, scope: 'ai.assist ai.admin', ttlSeconds: 900 });
+  const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'x-tenant-id': TENANT };
+  await routeToMock(started['with receipts']!.base, headers);
+
+  const measure = (target: Target, connections: number, seconds: number) =>
+    runLevel(`${started[target]!.base}/graphql`, headers, ASSIST, connections, seconds);
+  // Warm-up of both (JIT, pools, the signing key's provisioning).
+  for (const target of Object.keys(TARGETS) as Target[]) await measure(target, 10, 5);
+  const rows: string[][] = [];
+  const ratios = new Map<number, number[]>();
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const connections of LEVELS) {
+      const order = (Object.keys(TARGETS) as Target[])[round % 2 === 1 ? 'slice' : 'reverse']();
+      const rps: Partial<Record<Target, number>> = {};
+      for (const target of order) {
+        await measure(target, connections, 2);
+        const result = await measure(target, connections, DURATION);
+        if (result.errors > 0) throw new Error(`${target}: ${result.errors} failed requests at ${connections} connections`);
+        rps[target] = result.rps;
+      }
+      const ratio = rps['with receipts']! / rps['without receipts']!;
+      ratios.set(connections, [...(ratios.get(connections) ?? []), ratio]);
+      rows.push([
+        String(round),
+        String(connections),
+        f(rps['with receipts']!, 0),
+        f(rps['without receipts']!, 0),
+        `${f((ratio - 1) * 100)} %`,
+      ]);
+    }
+  }
+  const provenance = await database.prisma.aIProvenance.count();
+  const receipts = await database.prisma.provenanceReceipt.count();
+  console.log(machine());
+  console.log(
+    `\nGraphQL assist over HTTP with an Idempotency-Key each, mock provider; ${DURATION} s per measurement after 2 s of warm-up, ${ROUNDS} rounds, order flipped every round; ${provenance} provenance rows, ${receipts} receipts\n`,
+  );
+  console.log(table(['round', '>connections', '>with receipts req/s', '>without req/s', '>with vs without'], rows));
+  for (const [connections, values] of ratios) {
+    const median = [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+    console.log(
+      `\n${connections} connections: median ${f((median - 1) * 100)} % (target: within 5 %, ${median >= 0.95 ? 'met' : 'missed'})`,
+    );
+  }
+} finally {
+  await Promise.all(Object.values(started).map((target) => stop(target!)));
+  await database.close();
+  await fs.rm(dataDir, { recursive: true, force: true });
+}
