@@ -6,7 +6,7 @@
 //   DATABASE_URL=postgresql://postgres@127.0.0.1:5432/test REDIS_URL=redis://127.0.0.1:6379 \
 //     npx tsx bench/receipts-http.ts
 // Variables: BENCH_ROUNDS (default 3), BENCH_DURATION_SECONDS (per measurement, 10),
-// BENCH_RECEIPT_LEVELS (concurrent connections, "10,50").
+// BENCH_RECEIPT_LEVELS (concurrent connections, "10,50"), BENCH_COMPARE_DIR (see below).
 import 'reflect-metadata';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
@@ -23,11 +23,18 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION = Number(process.env.BENCH_DURATION_SECONDS ?? 10);
 const LEVELS = (process.env.BENCH_RECEIPT_LEVELS ?? '10,50').split(',').map(Number);
 const TENANT = 'ten_01JDBENCH0000000000000000R';
-const TARGETS = {
-  'with receipts': 'processes/ai.main.ts',
-  'without receipts': 'bench/ai-without-receipts.main.ts',
-} as const;
-type Target = keyof typeof TARGETS;
+/**
+ * BENCH_COMPARE_DIR: another checkout's AI process, with its receipts, takes the place of "without
+ * receipts" (a change's before and after in one run).
+ */
+const COMPARE_DIR = process.env.BENCH_COMPARE_DIR ? path.resolve(process.env.BENCH_COMPARE_DIR) : undefined;
+type Target = 'ours' | 'other';
+const TARGETS: Record<Target, { dir: string; entry: string; label: string }> = {
+  ours: { dir: ROOT, entry: 'processes/ai.main.ts', label: 'with receipts' },
+  other: COMPARE_DIR
+    ? { dir: COMPARE_DIR, entry: 'processes/ai.main.ts', label: `with receipts at ${COMPARE_DIR}` }
+    : { dir: ROOT, entry: 'bench/ai-without-receipts.main.ts', label: 'without receipts' },
+};
 
 const ASSIST = JSON.stringify({
   query: `mutation A($input: AssistInput!) { assist(input: $input) { provenanceId status timings { totalMs providerMs } } }`,
@@ -45,10 +52,10 @@ interface Started {
   base: string;
 }
 
-async function startTarget(entry: string, env: Record<string, string>): Promise<Started> {
+async function startTarget({ dir, entry }: { dir: string; entry: string }, env: Record<string, string>): Promise<Started> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry)], {
-    cwd: ROOT,
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(dir, entry)], {
+    cwd: dir,
     env: { ...env, AI_PORT: String(port) },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -89,10 +96,10 @@ try {
   };
   delete env.OPENAI_BASE_URL;
   // One after the other: both seed the same baseline rows on start.
-  for (const [name, entry] of Object.entries(TARGETS)) started[name as Target] = await startTarget(entry, env);
+  for (const target of Object.keys(TARGETS) as Target[]) started[target] = await startTarget(TARGETS[target], env);
   const token = await mintToken(keys.privateJwk, { sub: 'svc-bench', tid: TENANT, scope: 'ai.assist ai.admin', ttlSeconds: 900 });
   const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'x-tenant-id': TENANT };
-  await routeToMock(started['with receipts']!.base, headers);
+  await routeToMock(started.ours!.base, headers);
 
   const measure = (target: Target, connections: number, seconds: number) =>
     runLevel(`${started[target]!.base}/graphql`, headers, ASSIST, connections, seconds);
@@ -107,18 +114,13 @@ try {
       for (const target of order) {
         await measure(target, connections, 2);
         const result = await measure(target, connections, DURATION);
-        if (result.errors > 0) throw new Error(`${target}: ${result.errors} failed requests at ${connections} connections`);
+        if (result.errors > 0)
+          throw new Error(`${TARGETS[target].label}: ${result.errors} failed requests at ${connections} connections`);
         rps[target] = result.rps;
       }
-      const ratio = rps['with receipts']! / rps['without receipts']!;
+      const ratio = rps.ours! / rps.other!;
       ratios.set(connections, [...(ratios.get(connections) ?? []), ratio]);
-      rows.push([
-        String(round),
-        String(connections),
-        f(rps['with receipts']!, 0),
-        f(rps['without receipts']!, 0),
-        `${f((ratio - 1) * 100)} %`,
-      ]);
+      rows.push([String(round), String(connections), f(rps.ours!, 0), f(rps.other!, 0), `${f((ratio - 1) * 100)} %`]);
     }
   }
   const provenance = await database.prisma.aIProvenance.count();
@@ -127,12 +129,11 @@ try {
   console.log(
     `\nGraphQL assist over HTTP with an Idempotency-Key each, mock provider; ${DURATION} s per measurement after 2 s of warm-up, ${ROUNDS} rounds, order flipped every round; ${provenance} provenance rows, ${receipts} receipts\n`,
   );
-  console.log(table(['round', '>connections', '>with receipts req/s', '>without req/s', '>with vs without'], rows));
+  console.log(table(['round', '>connections', `>${TARGETS.ours.label} req/s`, `>${TARGETS.other.label} req/s`, '>ratio'], rows));
   for (const [connections, values] of ratios) {
     const median = [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-    console.log(
-      `\n${connections} connections: median ${f((median - 1) * 100)} % (target: within 5 %, ${median >= 0.95 ? 'met' : 'missed'})`,
-    );
+    const verdict = COMPARE_DIR ? '' : ` (target: within 5 %, ${median >= 0.95 ? 'met' : 'missed'})`;
+    console.log(`\n${connections} connections: median ${f((median - 1) * 100)} %${verdict}`);
   }
 } finally {
   await Promise.all(Object.values(started).map((target) => stop(target!)));

@@ -71,8 +71,8 @@ const EFFECT_COLUMNS: readonly Column<EffectEntry>[] = [
  * entries must not share a key: an upsert may not touch one row twice (the group commit keeps such
  * entries in separate batches). Without entries it writes nothing, as a CTE of such a statement.
  */
-export function effectsInsertSql(entries: readonly EffectEntry[]): Prisma.Sql {
-  return Prisma.sql`${insertSql('IdempotentEffect', EFFECT_COLUMNS, entries, { allowEmpty: true })}
+export function effectsInsertSql(entries: readonly EffectEntry[], onlyIf?: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`${insertSql('IdempotentEffect', EFFECT_COLUMNS, entries, { allowEmpty: true, onlyIf })}
     ON CONFLICT (key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, value = EXCLUDED.value,
       "createdAt" = EXCLUDED."createdAt", "expiresAt" = EXCLUDED."expiresAt"
     WHERE "IdempotentEffect"."expiresAt" <= EXCLUDED."createdAt"

@@ -1,6 +1,7 @@
 import { Prisma, type Db, type Tx } from '../../../platform/db/database.js';
 import { GroupCommit } from '../../../platform/db/group-commit.js';
 import { prepared } from '../../../platform/db/prepared.js';
+import { sqlStateOf } from '../../../platform/db/unreachable.js';
 import {
   effectOfWinner,
   effectsInsertSql,
@@ -143,15 +144,15 @@ const RECORD_COMMITS_IN_FLIGHT = 1;
 /**
  * The rows of several answers and their receipts. The common case is ONE statement without an
  * interactive transaction: receipts signed against the chain heads this process last wrote, and the
- * statement that writes them with the provenance and audit rows only if those heads are still
- * current, holding the heads' locks for that statement alone (a hot tenant's commits queue on its
- * head, so what the lock spans is what they cost: bench/README.md, receipts). Otherwise (a head
- * unknown or moved, or an answer under an Idempotency-Key, whose effect decides whether its rows
- * are written, so whether it gets a sequence number, only inside the statement), the transaction:
- * the record statement, then the receipts of the records written under the heads' locks.
+ * statement that writes them with the effect, provenance and audit rows only if those heads are
+ * still current, holding the heads' locks for that statement alone (a hot tenant's commits queue on
+ * its head, so what the lock spans is what they cost: bench/README.md, receipts). Otherwise (a head
+ * unknown or moved, or a key another execution holds, whose answer must then get no receipt), the
+ * transaction: the record statement, then the receipts of the records written under the heads'
+ * locks.
  */
 async function writeRecords(db: Db, receipts: ReceiptWriter, entries: readonly RecordEntry[]): Promise<boolean[]> {
-  if (entries.every((entry) => !entry.effect) && (await writeChained(db, receipts, entries))) return entries.map(() => true);
+  if (await writeChained(db, receipts, entries)) return entries.map(() => true);
   return db.$transaction(
     async (tx) => {
       const written = await writeRecordRows(tx, entries);
@@ -165,35 +166,57 @@ async function writeRecords(db: Db, receipts: ReceiptWriter, entries: readonly R
   );
 }
 
-/** Answers without a key and their receipts in one statement; false when a chain head was not as signed against (nothing written). */
+/**
+ * Every answer and its receipt in one statement; false (nothing written) when a chain head was not
+ * as signed against, or when another execution holds one of the keys.
+ *
+ * The receipts were signed for every answer, so they may be written only if every keyed answer's
+ * effect row is: a key held elsewhere would leave a gap in the chain. The effect rows are written
+ * only under current heads, and a statement that wrote fewer than all of them ends in a division by
+ * zero, the one way a single statement can take back what its CTEs already wrote (Postgres has no
+ * RAISE outside PL/pgSQL). The transaction then records the batch key by key.
+ */
 async function writeChained(db: Db, receipts: ReceiptWriter, entries: readonly RecordEntry[]): Promise<boolean> {
   const chained = await receipts.chain(entries.map((entry) => receiptDraft(entry.record)));
   if (!chained) return false;
-  const rows = await db.$queryRaw<Array<{ chained: boolean }>>(
-    prepared(
-      `assist_record_${chained.label}`,
-      Prisma.sql`
-    WITH ${Prisma.join(
-      [
-        ...chained.ctes,
-        Prisma.sql`provenance AS (${provenanceInsertSql(
-          entries.map((entry) => entry.record),
-          chained.gate,
-        )})`,
-        Prisma.sql`audit AS (${outboxInsertSql(
-          entries.flatMap((entry) => entry.auditRows),
-          chained.gate,
-        )})`,
-      ],
-      ', ',
-    )}
-    SELECT ${chained.gate} AS chained`,
-    ),
-  );
-  const ok = rows[0]?.chained === true;
+  const effects = entries.flatMap((entry) => (entry.effect ? [entry.effect] : []));
+  const keyed = effects.length > 0;
+  const ctes = [
+    ...chained.ctes,
+    ...(keyed ? [Prisma.sql`effect AS (${effectsInsertSql(effects, chained.gate)})`] : []),
+    Prisma.sql`provenance AS (${provenanceInsertSql(
+      entries.map((entry) => entry.record),
+      chained.gate,
+    )})`,
+    Prisma.sql`audit AS (${outboxInsertSql(
+      entries.flatMap((entry) => entry.auditRows),
+      chained.gate,
+    )})`,
+  ];
+  const everyKeyWritten = keyed
+    ? Prisma.sql`, 1 / (CASE WHEN ${chained.gate} AND (SELECT count(*) FROM effect) <> ${effects.length}::int THEN 0 ELSE 1 END) AS "everyKeyWritten"`
+    : Prisma.empty;
+  let ok = false;
+  try {
+    const rows = await db.$queryRaw<Array<{ chained: boolean }>>(
+      prepared(
+        `assist_record_${chained.label}${keyed ? '_keyed' : ''}`,
+        Prisma.sql`WITH ${Prisma.join(ctes, ', ')} SELECT ${chained.gate} AS chained${everyKeyWritten}`,
+      ),
+    );
+    ok = rows[0]?.chained === true;
+  } catch (error) {
+    if (!(keyed && sqlStateOf(error) === DIVISION_BY_ZERO)) {
+      chained.settle(false);
+      throw error;
+    }
+  }
   chained.settle(ok);
   return ok;
 }
+
+/** SQLSTATE of writeChained's deliberate end when a key is held elsewhere (nothing was written). */
+const DIVISION_BY_ZERO = '22012';
 
 /**
  * Each keyed answer's effect row, then every answer's provenance and audit outbox rows, those of a

@@ -2,6 +2,7 @@ import { processDataDir } from '../../support/child-env.js';
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../../platform/db/database.js';
+import { sqlStateOf } from '../../../platform/db/unreachable.js';
 import { effectClaim, type EffectClaim } from '../../../platform/idempotency/effect.logic.js';
 import { newId, newUlid } from '../../../platform/ids.js';
 import { silentLogger } from '../../../platform/observability/logger.js';
@@ -15,7 +16,7 @@ import { createTestDatabase, databaseKinds, type TestDatabase } from '../../supp
  * Group commit of assist's records on a real database: concurrent answers' provenance, audit and
  * keyed-effect rows share statements, and still every answer is released only once its rows are
  * committed ("answered ⇒ recorded"). The database client is wrapped to count the record
- * statements and, where a test says so, to fail them.
+ * statements (and those taken back because a key was held) and, where a test says so, to fail them.
  */
 // Every statement that records an assist (before the group commit: assist_record, assist_record_keyed).
 const RECORD_STATEMENT = 'prepared:assist_record';
@@ -24,7 +25,7 @@ describe.each(databaseKinds())('assist records of concurrent answers share their
   let db: TestDatabase;
   let dataDir: string;
   let services: AiServices;
-  const statements = { count: 0, failNext: 0, transactions: 0 };
+  const statements = { count: 0, failNext: 0, transactions: 0, aborted: 0 };
 
   beforeAll(async () => {
     db = await createTestDatabase(kind);
@@ -96,6 +97,49 @@ describe.each(databaseKinds())('assist records of concurrent answers share their
     expect(head).toMatchObject({ seq: 4, hash: expect.stringMatching(/^sha256:/) });
   });
 
+  // Every caller of the door sends an Idempotency-Key: before, every keyed answer took the locking
+  // transaction (five round trips with the tenant's head locked), bench/receipts-http.ts.
+  it("records a tenant's keyed answers and their receipts in one statement each, without a transaction, once the replica knows its chain head", async () => {
+    const tenant = newId('tenant');
+    expect((await services.assistPipeline.run(caller(tenant, keyed(tenant)), input())).status).toBe('completed');
+    const before = { ...statements };
+    const claims = Array.from({ length: 3 }, () => keyed(tenant));
+    for (const claim of claims)
+      expect((await services.assistPipeline.run(caller(tenant, claim), input())).status).toBe('completed');
+    expect(statements.transactions - before.transactions).toBe(0);
+    expect(statements.count - before.count).toBe(3);
+    expect(await rows(tenant)).toEqual({ provenance: 4, audit: 4 });
+    expect(await db.prisma.idempotentEffect.count({ where: { key: { in: claims.map((claim) => claim.key) } } })).toBe(3);
+    const receipts = await db.prisma.provenanceReceipt.findMany({ where: { tenantId: tenant }, orderBy: { seq: 'asc' } });
+    expect(receipts.map((receipt) => receipt.seq)).toEqual([1, 2, 3, 4]);
+  });
+
+  it("takes back the whole statement of a batch in which another execution holds a key: that answer gets the holder's, the others are recorded, the chain has no gap", async () => {
+    const tenant = newId('tenant');
+    // The replica learns the tenant's head, so the next batches go to the one statement.
+    expect((await services.assistPipeline.run(caller(tenant), input())).status).toBe('completed');
+    const before = statements.aborted;
+    // Two executions under one key never share a batch: the second one's batch finds the key held.
+    const heldKey = newUlid();
+    const claims = [keyed(tenant, heldKey), keyed(tenant, heldKey), ...Array.from({ length: 4 }, () => keyed(tenant))];
+    const answers = await Promise.all(claims.map((claim) => services.assistPipeline.run(caller(tenant, claim), input())));
+    expect(statements.aborted - before).toBeGreaterThan(0);
+    expect(answers[1]!.provenanceId).toBe(answers[0]!.provenanceId);
+    expect(new Set(answers.map((answer) => answer.provenanceId)).size).toBe(5);
+    expect(await rows(tenant)).toEqual({ provenance: 6, audit: 6 });
+    const receipts = await db.prisma.provenanceReceipt.findMany({ where: { tenantId: tenant }, orderBy: { seq: 'asc' } });
+    expect(receipts.map((receipt) => receipt.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+    const provenanceIds = await db.prisma.aIProvenance.findMany({ where: { tenantId: tenant }, select: { id: true } });
+    expect(new Set(receipts.map((receipt) => receipt.provenanceId))).toEqual(new Set(provenanceIds.map((row) => row.id)));
+    // No effect row without its answer's provenance row.
+    const effects = await db.prisma.idempotentEffect.findMany({ where: { key: { in: claims.map((claim) => claim.key) } } });
+    expect(effects).toHaveLength(5);
+    for (const effect of effects) {
+      const recorded = (effect.value as unknown as { output: AssistOutput }).output.provenanceId;
+      expect(provenanceIds.map((row) => row.id)).toContain(recorded);
+    }
+  });
+
   it('answers two concurrent executions under one key with one recorded answer, the other one its copy', async () => {
     const tenant = newId('tenant');
     const key = newUlid();
@@ -148,7 +192,7 @@ describe.each(databaseKinds())('assist records of concurrent answers share their
  * The client, counting assist's record statements and failing the next `failNext` of them, and the
  * transactions opened; the client of a transaction it opens counts too.
  */
-function countingDb(prisma: Db, statements: { count: number; failNext: number; transactions: number }): Db {
+function countingDb(prisma: Db, statements: { count: number; failNext: number; transactions: number; aborted: number }): Db {
   return new Proxy(prisma, {
     get(target, property) {
       const value = Reflect.get(target, property, target) as unknown;
@@ -170,7 +214,12 @@ function countingDb(prisma: Db, statements: { count: number; failNext: number; t
             return Promise.reject(new Error('connection terminated unexpectedly'));
           }
         }
-        return (value as (...args: unknown[]) => unknown).call(target, query, ...rest);
+        const result = (value as (...args: unknown[]) => unknown).call(target, query, ...rest) as Promise<unknown>;
+        if (!text.includes(RECORD_STATEMENT)) return result;
+        return result.catch((error: unknown) => {
+          if (sqlStateOf(error) === '22012') statements.aborted += 1;
+          throw error;
+        });
       };
     },
   });
