@@ -14,7 +14,7 @@ import type { AuditEvent } from '../audit/audit.sink.js';
 import { onClock } from '../audit/audited-change.js';
 import { provenanceAuditDetails, type ProvenanceRecord } from '../provenance/provenance.logic.js';
 import { gatedProvenanceInsertSql, insertProvenance, provenanceInsertSql } from '../provenance/provenance.repo.js';
-import type { ReceiptDraft, ReceiptWriter } from '../provenance/receipts/receipt.repo.js';
+import type { ChainedReceipts, ReceiptDraft, ReceiptWriter } from '../provenance/receipts/receipt.repo.js';
 import { openReviewTask } from '../review/review.repo.js';
 import type { AssistOutput, SafetyControl } from './assist.logic.js';
 import type { AssistDeps, AssistRequest, RecordedAssist } from './assist.request.js';
@@ -179,6 +179,27 @@ async function writeRecords(db: Db, receipts: ReceiptWriter, entries: readonly R
 async function writeChained(db: Db, receipts: ReceiptWriter, entries: readonly RecordEntry[]): Promise<boolean> {
   const chained = await receipts.chain(entries.map((entry) => receiptDraft(entry.record)));
   if (!chained) return false;
+  const statement = chainedRecordStatement(chained, entries);
+  let ok = false;
+  try {
+    const rows = await db.$queryRaw<Array<{ chained: boolean }>>(statement.sql);
+    ok = rows[0]?.chained === true;
+  } catch (error) {
+    if (!(statement.keyed && sqlStateOf(error) === DIVISION_BY_ZERO)) {
+      chained.settle(false);
+      throw error;
+    }
+  }
+  chained.settle(ok);
+  return ok;
+}
+
+/**
+ * writeChained's statement: the receipt CTEs, then the effect (keyed answers only), provenance and
+ * audit rows under their gate; it answers whether the heads were current, and a keyed one divides by
+ * zero when they were but a key was not written.
+ */
+function chainedRecordStatement(chained: ChainedReceipts, entries: readonly RecordEntry[]): { sql: Prisma.Sql; keyed: boolean } {
   const effects = entries.flatMap((entry) => (entry.effect ? [entry.effect] : []));
   const keyed = effects.length > 0;
   const ctes = [
@@ -196,23 +217,11 @@ async function writeChained(db: Db, receipts: ReceiptWriter, entries: readonly R
   const everyKeyWritten = keyed
     ? Prisma.sql`, 1 / (CASE WHEN ${chained.gate} AND (SELECT count(*) FROM effect) <> ${effects.length}::int THEN 0 ELSE 1 END) AS "everyKeyWritten"`
     : Prisma.empty;
-  let ok = false;
-  try {
-    const rows = await db.$queryRaw<Array<{ chained: boolean }>>(
-      prepared(
-        `assist_record_${chained.label}${keyed ? '_keyed' : ''}`,
-        Prisma.sql`WITH ${Prisma.join(ctes, ', ')} SELECT ${chained.gate} AS chained${everyKeyWritten}`,
-      ),
-    );
-    ok = rows[0]?.chained === true;
-  } catch (error) {
-    if (!(keyed && sqlStateOf(error) === DIVISION_BY_ZERO)) {
-      chained.settle(false);
-      throw error;
-    }
-  }
-  chained.settle(ok);
-  return ok;
+  const sql = prepared(
+    `assist_record_${chained.label}${keyed ? '_keyed' : ''}`,
+    Prisma.sql`WITH ${Prisma.join(ctes, ', ')} SELECT ${chained.gate} AS chained${everyKeyWritten}`,
+  );
+  return { sql, keyed };
 }
 
 /** SQLSTATE of writeChained's deliberate end when a key is held elsewhere (nothing was written). */
