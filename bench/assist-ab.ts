@@ -7,7 +7,9 @@
 // every answer was recorded (provenance, audit, keyed effect, quota), as assist-peer does.
 //
 //   BENCH_AB_DIRS     label=dir,label=dir  roots of the checkouts (node_modules and, with
-//                     BENCH_OURS_BUILT=1, dist/ in each); default: this checkout alone
+//                     BENCH_OURS_BUILT=1, dist/ in each); default: this checkout alone; label=dir=entry starts another
+//                     entry of that checkout (e.g. bench/system-without-receipts.main.ts: the cost of
+//                     receipts through the whole system)
 //   BENCH_AB_PORTKEY  0 leaves Portkey out (e.g. for a profile of ours alone)
 //   BENCH_ASSIST_PEER_CONNECTIONS, BENCH_ROUNDS, BENCH_DURATION_SECONDS, BENCH_CPU_PROF_DIR as for assist-peer
 import path from 'node:path';
@@ -75,8 +77,7 @@ function cpuDelta(before: Map<number, number>, after: Map<number, number>): numb
 }
 
 async function startVariant(
-  label: string,
-  dir: string,
+  { label, dir, entry }: { label: string; dir: string; entry?: string },
   index: number,
   shared: { upstream: string; keys: Awaited<ReturnType<typeof benchKeys>> },
 ): Promise<Variant> {
@@ -85,6 +86,7 @@ async function startVariant(
   const ours = await startOurs({
     name: `ours-${label}`,
     dir,
+    entry,
     db,
     keys: shared.keys,
     upstream: shared.upstream,
@@ -134,8 +136,8 @@ export async function run(): Promise<void> {
   if (withPortkey) ensurePeers();
   const levels = (process.env.BENCH_ASSIST_PEER_CONNECTIONS ?? '10,50').split(',').map(Number);
   const dirs = (process.env.BENCH_AB_DIRS ?? `this=${ROOT}`).split(',').map((entry) => {
-    const [label, dir] = entry.split('=');
-    return { label: label!, dir: path.resolve(dir!) };
+    const [label, dir, start] = entry.split('=');
+    return { label: label!, dir: path.resolve(dir!), entry: start };
   });
   const keys = await benchKeys();
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
@@ -147,8 +149,8 @@ export async function run(): Promise<void> {
     const fake = await startFakeUpstream();
     procs.push(fake.proc);
     const upstream = fake.url;
-    for (const [index, { label, dir }] of dirs.entries()) {
-      variants.push(await startVariant(label, dir, index, { upstream, keys }));
+    for (const [index, checkout] of dirs.entries()) {
+      variants.push(await startVariant(checkout, index, { upstream, keys }));
     }
     const portkeyHeaders = {
       'content-type': 'application/json',

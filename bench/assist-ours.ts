@@ -21,6 +21,8 @@ export interface OursOptions {
   name: string;
   /** The checkout to run (default: this one): an older one for a same-run comparison. */
   dir?: string;
+  /** The entry to start, relative to `dir` (default: main.ts, or dist/main.js with BENCH_OURS_BUILT=1). */
+  entry?: string;
   db: TestDatabase;
   /** DATABASE_URL when it differs from the database's own (e.g. with libpq `options`). */
   databaseUrl?: string;
@@ -73,8 +75,9 @@ export async function startOurs(options: OursOptions): Promise<Ours> {
   // BENCH_OURS_BUILT=1: the production build (`npm run build` first), as a platform team runs it.
   const built = process.env.BENCH_OURS_BUILT === '1';
   const base = `http://127.0.0.1:${port}`;
-  const proc = await spawnNode(options.name, built ? 'dist/main.js' : 'main.ts', {
-    tsx: !built,
+  const entry = options.entry ?? (built ? 'dist/main.js' : 'main.ts');
+  const proc = await spawnNode(options.name, entry, {
+    tsx: entry.endsWith('.ts'),
     cwd: options.dir ?? ROOT,
     env: { ...env, PORT: String(port) },
     readyUrl: `${base}/readyz`,

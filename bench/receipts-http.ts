@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { generateEd25519, mintToken } from '../platform/auth/dev-keys.js';
 import { createTestDatabase } from '../test/support/database.js';
 import { routeToMock, runLevel, waitForHealth } from './assist.js';
-import { f, freePort, machine, table } from './lib.js';
+import { cpuMs, f, freePort, machine, table } from './lib.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -54,7 +54,11 @@ interface Started {
 
 async function startTarget({ dir, entry }: { dir: string; entry: string }, env: Record<string, string>): Promise<Started> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(dir, entry)], {
+  // BENCH_CPU_PROF_DIR: each process writes a V8 CPU profile there on exit (bench/profile.ts reads one).
+  const profile = process.env.BENCH_CPU_PROF_DIR
+    ? ['--cpu-prof', `--cpu-prof-dir=${path.join(process.env.BENCH_CPU_PROF_DIR, path.basename(entry, '.ts'))}`]
+    : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', path.join(dir, entry)], {
     cwd: dir,
     env: { ...env, AI_PORT: String(port) },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -111,16 +115,28 @@ try {
     for (const connections of LEVELS) {
       const order = (Object.keys(TARGETS) as Target[])[round % 2 === 1 ? 'slice' : 'reverse']();
       const rps: Partial<Record<Target, number>> = {};
+      // CPU of the AI process per answer (/proc): moves less than req/s on a shared machine.
+      const cpu: Partial<Record<Target, number>> = {};
       for (const target of order) {
         await measure(target, connections, 2);
+        const cpuBefore = cpuMs([started[target]!.child.pid!]);
         const result = await measure(target, connections, DURATION);
         if (result.errors > 0)
           throw new Error(`${TARGETS[target].label}: ${result.errors} failed requests at ${connections} connections`);
         rps[target] = result.rps;
+        cpu[target] = (cpuMs([started[target]!.child.pid!]) - cpuBefore) / Math.max(1, result.requests);
       }
       const ratio = rps.ours! / rps.other!;
       ratios.set(connections, [...(ratios.get(connections) ?? []), ratio]);
-      rows.push([String(round), String(connections), f(rps.ours!, 0), f(rps.other!, 0), `${f((ratio - 1) * 100)} %`]);
+      rows.push([
+        String(round),
+        String(connections),
+        f(rps.ours!, 0),
+        f(rps.other!, 0),
+        `${f((ratio - 1) * 100)} %`,
+        f(cpu.ours!, 3),
+        f(cpu.other!, 3),
+      ]);
     }
   }
   const provenance = await database.prisma.aIProvenance.count();
@@ -129,7 +145,20 @@ try {
   console.log(
     `\nGraphQL assist over HTTP with an Idempotency-Key each, mock provider; ${DURATION} s per measurement after 2 s of warm-up, ${ROUNDS} rounds, order flipped every round; ${provenance} provenance rows, ${receipts} receipts\n`,
   );
-  console.log(table(['round', '>connections', `>${TARGETS.ours.label} req/s`, `>${TARGETS.other.label} req/s`, '>ratio'], rows));
+  console.log(
+    table(
+      [
+        'round',
+        '>connections',
+        `>${TARGETS.ours.label} req/s`,
+        `>${TARGETS.other.label} req/s`,
+        '>ratio',
+        `>${TARGETS.ours.label} CPU ms/answer`,
+        `>${TARGETS.other.label} CPU ms/answer`,
+      ],
+      rows,
+    ),
+  );
   for (const [connections, values] of ratios) {
     const median = [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
     const verdict = COMPARE_DIR ? '' : ` (target: within 5 %, ${median >= 0.95 ? 'met' : 'missed'})`;

@@ -4,6 +4,7 @@ import type { Platform } from '../platform/lifecycle/bootstrap.js';
 import { createLogger } from '../platform/observability/logger.js';
 import { createMetrics } from '../platform/observability/metrics.js';
 import { buildParts, PartStack } from '../platform/lifecycle/parts.js';
+import type { ReceiptWriter } from '../subgraphs/ai/provenance/receipts/receipt.repo.js';
 import { publishDemoCatalog } from '../subgraphs/catalog/demo/demo-catalog.js';
 import type { SystemConfig } from './config.js';
 import { busPart, catalogEventFeed, gatewayPart, opsServerPart, platformPart, redisPart } from './parts.js';
@@ -30,8 +31,13 @@ export interface System {
  * same parts as separate processes through their own entry points (processes/*.main.ts). Started in
  * this order and stopped in reverse: the gateway stops taking requests first, then the subgraphs,
  * then the worker finishes its messages and flushes the outbox, then the connections close.
+ * `bench` is for bench/system-without-receipts.main.ts alone (the cost of receipts, measured).
  */
-export async function startSystem(config: SystemConfig, onStack?: PartStack): Promise<System> {
+export async function startSystem(
+  config: SystemConfig,
+  onStack?: PartStack,
+  bench?: { receipts?: ReceiptWriter },
+): Promise<System> {
   const stack = onStack ?? new PartStack();
   if (!onStack) stack.useLogger(createLogger({ level: config.logLevel, name: 'main' }));
   const system = await buildParts(stack, async () => {
@@ -62,7 +68,7 @@ export async function startSystem(config: SystemConfig, onStack?: PartStack): Pr
       bus,
       afterEventsCommitted: () => worker.notifyRelay(),
     });
-    const ai = await aiPart(stack, { config, platform, metrics, redis });
+    const ai = await aiPart(stack, { config, platform, metrics, redis, receipts: bench?.receipts });
     const gateway = await gatewayPart(stack, {
       config,
       platform,
