@@ -6,7 +6,11 @@
 //   DATABASE_URL=postgresql://postgres@127.0.0.1:5432/test REDIS_URL=redis://127.0.0.1:6379 \
 //     npx tsx bench/receipts-http.ts
 // Variables: BENCH_ROUNDS (default 3), BENCH_DURATION_SECONDS (per measurement, 10),
-// BENCH_RECEIPT_LEVELS (concurrent connections, "10,50"), BENCH_COMPARE_DIR (see below).
+// BENCH_RECEIPT_LEVELS (concurrent connections, "10,50"), BENCH_COMPARE_DIR (see below),
+// BENCH_RECEIPT_REPLICAS (AI processes per target on the one database and tenant, the connections
+// split between them: replicas that share a tenant's chain; default 1), BENCH_RECEIPT_TENANTS
+// (`shared`, the default: every replica answers the one tenant; `own`: each replica its own tenant,
+// the control that tells the chain's contention from the processes' competition for the cores).
 import 'reflect-metadata';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
@@ -23,6 +27,10 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION = Number(process.env.BENCH_DURATION_SECONDS ?? 10);
 const LEVELS = (process.env.BENCH_RECEIPT_LEVELS ?? '10,50').split(',').map(Number);
 const TENANT = 'ten_01JDBENCH0000000000000000R';
+const REPLICAS = Number(process.env.BENCH_RECEIPT_REPLICAS ?? 1);
+const OWN_TENANTS = process.env.BENCH_RECEIPT_TENANTS === 'own';
+/** The tenant replica `index` answers. */
+const tenantOf = (index: number) => (OWN_TENANTS ? `${TENANT.slice(0, -1)}${'RSTUVWXYZ'[index]}` : TENANT);
 /**
  * BENCH_COMPARE_DIR: another checkout's AI process, with its receipts, takes the place of "without
  * receipts" (a change's before and after in one run).
@@ -85,7 +93,7 @@ if (!process.env.REDIS_URL)
 const keys = await generateEd25519();
 const database = await createTestDatabase('postgres');
 const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-receipts-http-'));
-const started: Partial<Record<Target, Started>> = {};
+const started: Partial<Record<Target, Started[]>> = {};
 try {
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
@@ -100,13 +108,44 @@ try {
   };
   delete env.OPENAI_BASE_URL;
   // One after the other: both seed the same baseline rows on start.
-  for (const target of Object.keys(TARGETS) as Target[]) started[target] = await startTarget(TARGETS[target], env);
-  const token = await mintToken(keys.privateJwk, { sub: 'svc-bench', tid: TENANT, scope: 'ai.assist ai.admin', ttlSeconds: 900 });
-  const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'x-tenant-id': TENANT };
-  await routeToMock(started.ours!.base, headers);
+  for (const target of Object.keys(TARGETS) as Target[]) {
+    started[target] = [];
+    for (let replica = 0; replica < REPLICAS; replica++) started[target].push(await startTarget(TARGETS[target], env));
+  }
+  const headersOf = async (tenantId: string) => ({
+    'content-type': 'application/json',
+    authorization: `Bearer ${await mintToken(keys.privateJwk, { sub: 'svc-bench', tid: tenantId, scope: 'ai.assist ai.admin', ttlSeconds: 900 })}`,
+    'x-tenant-id': tenantId,
+  });
+  const replicaHeaders: Array<Record<string, string>> = [];
+  for (let replica = 0; replica < REPLICAS; replica++) {
+    replicaHeaders.push(await headersOf(tenantOf(replica)));
+    if (replica === 0 || OWN_TENANTS) await routeToMock(started.ours![0]!.base, replicaHeaders[replica]!);
+  }
 
-  const measure = (target: Target, connections: number, seconds: number) =>
-    runLevel(`${started[target]!.base}/graphql`, headers, ASSIST, connections, seconds);
+  /** Every replica of the target at once, the connections split between them; their sums. */
+  const measure = async (target: Target, connections: number, seconds: number) => {
+    const replicas = started[target]!;
+    const results = await Promise.all(
+      replicas.map((replica, index) =>
+        runLevel(
+          `${replica.base}/graphql`,
+          replicaHeaders[index]!,
+          ASSIST,
+          Math.max(1, Math.round(connections / replicas.length)),
+          seconds,
+        ),
+      ),
+    );
+    const sum = (pick: (result: (typeof results)[number]) => number) =>
+      results.reduce((total, result) => total + pick(result), 0);
+    return {
+      rps: sum((result) => result.rps),
+      requests: sum((result) => result.requests),
+      errors: sum((result) => result.errors),
+    };
+  };
+  const pids = (target: Target) => started[target]!.map((replica) => replica.child.pid!);
   // Warm-up of both (JIT, pools, the signing key's provisioning).
   for (const target of Object.keys(TARGETS) as Target[]) await measure(target, 10, 5);
   const rows: string[][] = [];
@@ -115,16 +154,16 @@ try {
     for (const connections of LEVELS) {
       const order = (Object.keys(TARGETS) as Target[])[round % 2 === 1 ? 'slice' : 'reverse']();
       const rps: Partial<Record<Target, number>> = {};
-      // CPU of the AI process per answer (/proc): moves less than req/s on a shared machine.
+      // CPU of the AI processes per answer (/proc): moves less than req/s on a shared machine.
       const cpu: Partial<Record<Target, number>> = {};
       for (const target of order) {
         await measure(target, connections, 2);
-        const cpuBefore = cpuMs([started[target]!.child.pid!]);
+        const cpuBefore = cpuMs(pids(target));
         const result = await measure(target, connections, DURATION);
         if (result.errors > 0)
           throw new Error(`${TARGETS[target].label}: ${result.errors} failed requests at ${connections} connections`);
         rps[target] = result.rps;
-        cpu[target] = (cpuMs([started[target]!.child.pid!]) - cpuBefore) / Math.max(1, result.requests);
+        cpu[target] = (cpuMs(pids(target)) - cpuBefore) / Math.max(1, result.requests);
       }
       const ratio = rps.ours! / rps.other!;
       ratios.set(connections, [...(ratios.get(connections) ?? []), ratio]);
@@ -143,7 +182,7 @@ try {
   const receipts = await database.prisma.provenanceReceipt.count();
   console.log(machine());
   console.log(
-    `\nGraphQL assist over HTTP with an Idempotency-Key each, mock provider; ${DURATION} s per measurement after 2 s of warm-up, ${ROUNDS} rounds, order flipped every round; ${provenance} provenance rows, ${receipts} receipts\n`,
+    `\nGraphQL assist over HTTP with an Idempotency-Key each, mock provider; ${REPLICAS} AI process(es) per target on ${OWN_TENANTS ? 'a tenant each' : 'one tenant'}; ${DURATION} s per measurement after 2 s of warm-up, ${ROUNDS} rounds, order flipped every round; ${provenance} provenance rows, ${receipts} receipts\n`,
   );
   console.log(
     table(
@@ -165,7 +204,7 @@ try {
     console.log(`\n${connections} connections: median ${f((median - 1) * 100)} %${verdict}`);
   }
 } finally {
-  await Promise.all(Object.values(started).map((target) => stop(target!)));
+  await Promise.all(Object.values(started).flatMap((replicas) => replicas.map(stop)));
   await database.close();
   await fs.rm(dataDir, { recursive: true, force: true });
 }
