@@ -12,17 +12,14 @@
 // (`shared`, the default: every replica answers the one tenant; `own`: each replica its own tenant,
 // the control that tells the chain's contention from the processes' competition for the cores).
 import 'reflect-metadata';
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { generateEd25519, mintToken } from '../platform/auth/dev-keys.js';
 import { createTestDatabase } from '../test/support/database.js';
-import { routeToMock, runLevel, waitForHealth } from './assist.js';
-import { cpuMs, f, freePort, machine, table } from './lib.js';
+import { routeToMock, runLevel } from './assist.js';
+import { cpuMs, f, freePort, machine, ROOT, spawnNode, table, type Proc } from './lib.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DURATION = Number(process.env.BENCH_DURATION_SECONDS ?? 10);
 const LEVELS = (process.env.BENCH_RECEIPT_LEVELS ?? '10,50').split(',').map(Number);
@@ -56,35 +53,24 @@ const ASSIST = JSON.stringify({
 });
 
 interface Started {
-  child: ChildProcess;
+  proc: Proc;
   base: string;
 }
 
-async function startTarget({ dir, entry }: { dir: string; entry: string }, env: Record<string, string>): Promise<Started> {
+/** One AI process of a target on a free port, ready (bench/lib.ts spawnNode: BENCH_CPU_PROF_DIR, killed on exit). */
+async function startTarget(
+  { dir, entry }: { dir: string; entry: string },
+  env: Record<string, string | undefined>,
+  name: string,
+): Promise<Started> {
   const port = await freePort();
-  // BENCH_CPU_PROF_DIR: each process writes a V8 CPU profile there on exit (bench/profile.ts reads one).
-  const profile = process.env.BENCH_CPU_PROF_DIR
-    ? ['--cpu-prof', `--cpu-prof-dir=${path.join(process.env.BENCH_CPU_PROF_DIR, path.basename(entry, '.ts'))}`]
-    : [];
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', path.join(dir, entry)], {
+  const base = `http://127.0.0.1:${port}`;
+  const proc = await spawnNode(name, path.join(dir, entry), {
     cwd: dir,
     env: { ...env, AI_PORT: String(port) },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    readyUrl: `${base}/v1/ai/health`,
   });
-  let output = '';
-  child.stderr?.on('data', (chunk: Buffer) => (output = (output + chunk.toString('utf8')).slice(-8 * 1024)));
-  const base = `http://127.0.0.1:${port}`;
-  await waitForHealth(`${base}/v1/ai/health`, child).catch((error: Error) => {
-    child.kill('SIGKILL');
-    throw new Error(`${entry}: ${error.message}\n${output}`);
-  });
-  return { child, base };
-}
-
-async function stop({ child }: Started): Promise<void> {
-  if (child.exitCode !== null) return;
-  child.kill('SIGTERM');
-  await new Promise((resolve) => child.once('exit', resolve));
+  return { proc, base };
 }
 
 // Production mode, as deployed: it refuses to start without Redis and a configured token key.
@@ -95,22 +81,23 @@ const database = await createTestDatabase('postgres');
 const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-receipts-http-'));
 const started: Partial<Record<Target, Started[]>> = {};
 try {
-  const env: Record<string, string> = {
-    ...(process.env as Record<string, string>),
+  // On top of spawnNode's production environment; the mock provider answers, never a real one.
+  const env: Record<string, string | undefined> = {
     DATABASE_URL: database.url,
+    REDIS_URL: process.env.REDIS_URL,
     DATA_DIR: dataDir,
-    HOST: '127.0.0.1',
     LOG_LEVEL: 'error',
-    NODE_ENV: 'production',
-    OTEL_SDK_DISABLED: 'true',
     AI_ALLOW_MOCK_PROVIDER: 'true',
     AUTH_PUBLIC_KEY: JSON.stringify(keys.publicJwk),
+    OPENAI_BASE_URL: undefined,
   };
-  delete env.OPENAI_BASE_URL;
   // One after the other: both seed the same baseline rows on start.
   for (const target of Object.keys(TARGETS) as Target[]) {
     started[target] = [];
-    for (let replica = 0; replica < REPLICAS; replica++) started[target].push(await startTarget(TARGETS[target], env));
+    for (let replica = 0; replica < REPLICAS; replica++)
+      started[target].push(
+        await startTarget(TARGETS[target], env, `${path.basename(TARGETS[target].entry, '.ts')}-${target}-${replica + 1}`),
+      );
   }
   const headersOf = async (tenantId: string) => ({
     'content-type': 'application/json',
@@ -145,7 +132,7 @@ try {
       errors: sum((result) => result.errors),
     };
   };
-  const pids = (target: Target) => started[target]!.map((replica) => replica.child.pid!);
+  const pids = (target: Target) => started[target]!.map((replica) => replica.proc.pid);
   // Warm-up of both (JIT, pools, the signing key's provisioning).
   for (const target of Object.keys(TARGETS) as Target[]) await measure(target, 10, 5);
   const rows: string[][] = [];
@@ -204,7 +191,7 @@ try {
     console.log(`\n${connections} connections: median ${f((median - 1) * 100)} %${verdict}`);
   }
 } finally {
-  await Promise.all(Object.values(started).flatMap((replicas) => replicas.map(stop)));
+  await Promise.all(Object.values(started).flatMap((replicas) => replicas.map((replica) => replica.proc.stop())));
   await database.close();
   await fs.rm(dataDir, { recursive: true, force: true });
 }
