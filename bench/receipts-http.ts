@@ -6,7 +6,9 @@
 //   DATABASE_URL=postgresql://postgres@127.0.0.1:5432/test REDIS_URL=redis://127.0.0.1:6379 \
 //     npx tsx bench/receipts-http.ts
 // Variables: BENCH_ROUNDS (default 3), BENCH_DURATION_SECONDS (per measurement, 10),
-// BENCH_RECEIPT_LEVELS (concurrent connections, "10,50"), BENCH_COMPARE_DIR (see below),
+// BENCH_RECEIPT_LEVELS (concurrent connections, "10,50"), BENCH_RECEIPT_TARGETS (which processes, in
+// order, each compared with the last: `with` receipts, the signature `floor` of bench/receipt-floor.ts,
+// `without` receipts; default "with,without"), BENCH_COMPARE_DIR (see below),
 // BENCH_RECEIPT_REPLICAS (AI processes per target on the one database and tenant, the connections
 // split between them: replicas that share a tenant's chain; default 1), BENCH_RECEIPT_TENANTS
 // (`shared`, the default: every replica answers the one tenant; `own`: each replica its own tenant,
@@ -33,13 +35,28 @@ const tenantOf = (index: number) => (OWN_TENANTS ? `${TENANT.slice(0, -1)}${'RST
  * receipts" (a change's before and after in one run).
  */
 const COMPARE_DIR = process.env.BENCH_COMPARE_DIR ? path.resolve(process.env.BENCH_COMPARE_DIR) : undefined;
-type Target = 'ours' | 'other';
-const TARGETS: Record<Target, { dir: string; entry: string; label: string }> = {
-  ours: { dir: ROOT, entry: 'processes/ai.main.ts', label: 'with receipts' },
-  other: COMPARE_DIR
+interface Target {
+  dir: string;
+  entry: string;
+  label: string;
+}
+/** Every target this bench knows by name; BENCH_RECEIPT_TARGETS picks and orders them. */
+const KNOWN_TARGETS: Record<string, Target> = {
+  with: { dir: ROOT, entry: 'processes/ai.main.ts', label: 'with receipts' },
+  // Each answer's claims signed and nothing written (bench/receipt-floor.ts): what any receipt costs at least.
+  floor: { dir: ROOT, entry: 'bench/ai-receipt-floor.main.ts', label: 'signature floor' },
+  without: COMPARE_DIR
     ? { dir: COMPARE_DIR, entry: 'processes/ai.main.ts', label: `with receipts at ${COMPARE_DIR}` }
     : { dir: ROOT, entry: 'bench/ai-without-receipts.main.ts', label: 'without receipts' },
 };
+/** The targets measured, in order; each is compared with the last, the baseline. */
+const TARGETS: readonly Target[] = (process.env.BENCH_RECEIPT_TARGETS ?? 'with,without').split(',').map((name) => {
+  const target = KNOWN_TARGETS[name.trim()];
+  if (!target) throw new Error(`BENCH_RECEIPT_TARGETS: unknown target ${name} (known: ${Object.keys(KNOWN_TARGETS).join(', ')})`);
+  return target;
+});
+if (TARGETS.length < 2) throw new Error('BENCH_RECEIPT_TARGETS names at least two targets');
+const BASELINE = TARGETS.length - 1;
 
 const ASSIST = JSON.stringify({
   query: `mutation A($input: AssistInput!) { assist(input: $input) { provenanceId status timings { totalMs providerMs } } }`,
@@ -79,7 +96,8 @@ if (!process.env.REDIS_URL)
 const keys = await generateEd25519();
 const database = await createTestDatabase('postgres');
 const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-receipts-http-'));
-const started: Partial<Record<Target, Started[]>> = {};
+/** Per target (its index in TARGETS), its replicas. */
+const started: Started[][] = [];
 try {
   // On top of spawnNode's production environment; the mock provider answers, never a real one.
   const env: Record<string, string | undefined> = {
@@ -91,13 +109,12 @@ try {
     AUTH_PUBLIC_KEY: JSON.stringify(keys.publicJwk),
     OPENAI_BASE_URL: undefined,
   };
-  // One after the other: both seed the same baseline rows on start.
-  for (const target of Object.keys(TARGETS) as Target[]) {
-    started[target] = [];
+  // One after the other: each seeds the same baseline rows on start.
+  for (const [index, target] of TARGETS.entries()) {
+    const replicas: Started[] = [];
+    started.push(replicas);
     for (let replica = 0; replica < REPLICAS; replica++)
-      started[target].push(
-        await startTarget(TARGETS[target], env, `${path.basename(TARGETS[target].entry, '.ts')}-${target}-${replica + 1}`),
-      );
+      replicas.push(await startTarget(target, env, `${path.basename(target.entry, '.ts')}-${index + 1}-${replica + 1}`));
   }
   const headersOf = async (tenantId: string) => ({
     'content-type': 'application/json',
@@ -107,11 +124,11 @@ try {
   const replicaHeaders: Array<Record<string, string>> = [];
   for (let replica = 0; replica < REPLICAS; replica++) {
     replicaHeaders.push(await headersOf(tenantOf(replica)));
-    if (replica === 0 || OWN_TENANTS) await routeToMock(started.ours![0]!.base, replicaHeaders[replica]!);
+    if (replica === 0 || OWN_TENANTS) await routeToMock(started[0]![0]!.base, replicaHeaders[replica]!);
   }
 
   /** Every replica of the target at once, the connections split between them; their sums. */
-  const measure = async (target: Target, connections: number, seconds: number) => {
+  const measure = async (target: number, connections: number, seconds: number) => {
     const replicas = started[target]!;
     const results = await Promise.all(
       replicas.map((replica, index) =>
@@ -132,36 +149,35 @@ try {
       errors: sum((result) => result.errors),
     };
   };
-  const pids = (target: Target) => started[target]!.map((replica) => replica.proc.pid);
+  const pids = (target: number) => started[target]!.map((replica) => replica.proc.pid);
   // Warm-up of both (JIT, pools, the signing key's provisioning).
-  for (const target of Object.keys(TARGETS) as Target[]) await measure(target, 10, 5);
+  for (const index of TARGETS.keys()) await measure(index, 10, 5);
   const rows: string[][] = [];
-  const ratios = new Map<number, number[]>();
+  /** Per connection level, per round, each target's req/s over the baseline's. */
+  const ratios = new Map<number, number[][]>();
   for (let round = 1; round <= ROUNDS; round++) {
     for (const connections of LEVELS) {
-      const order = (Object.keys(TARGETS) as Target[])[round % 2 === 1 ? 'slice' : 'reverse']();
-      const rps: Partial<Record<Target, number>> = {};
+      const order = [...TARGETS.keys()][round % 2 === 1 ? 'slice' : 'reverse']();
+      const rps: number[] = [];
       // CPU of the AI processes per answer (/proc): moves less than req/s on a shared machine.
-      const cpu: Partial<Record<Target, number>> = {};
+      const cpu: number[] = [];
       for (const target of order) {
         await measure(target, connections, 2);
         const cpuBefore = cpuMs(pids(target));
         const result = await measure(target, connections, DURATION);
         if (result.errors > 0)
-          throw new Error(`${TARGETS[target].label}: ${result.errors} failed requests at ${connections} connections`);
+          throw new Error(`${TARGETS[target]!.label}: ${result.errors} failed requests at ${connections} connections`);
         rps[target] = result.rps;
         cpu[target] = (cpuMs(pids(target)) - cpuBefore) / Math.max(1, result.requests);
       }
-      const ratio = rps.ours! / rps.other!;
-      ratios.set(connections, [...(ratios.get(connections) ?? []), ratio]);
+      const compared = TARGETS.map((_, index) => rps[index]! / rps[BASELINE]!).slice(0, BASELINE);
+      ratios.set(connections, [...(ratios.get(connections) ?? []), compared]);
       rows.push([
         String(round),
         String(connections),
-        f(rps.ours!, 0),
-        f(rps.other!, 0),
-        `${f((ratio - 1) * 100)} %`,
-        f(cpu.ours!, 3),
-        f(cpu.other!, 3),
+        ...rps.map((value) => f(value, 0)),
+        ...compared.map((ratio) => `${f((ratio - 1) * 100)} %`),
+        ...cpu.map((value) => f(value, 3)),
       ]);
     }
   }
@@ -171,27 +187,32 @@ try {
   console.log(
     `\nGraphQL assist over HTTP with an Idempotency-Key each, mock provider; ${REPLICAS} AI process(es) per target on ${OWN_TENANTS ? 'a tenant each' : 'one tenant'}; ${DURATION} s per measurement after 2 s of warm-up, ${ROUNDS} rounds, order flipped every round; ${provenance} provenance rows, ${receipts} receipts\n`,
   );
+  const baseline = TARGETS[BASELINE]!.label;
   console.log(
     table(
       [
         'round',
         '>connections',
-        `>${TARGETS.ours.label} req/s`,
-        `>${TARGETS.other.label} req/s`,
-        '>ratio',
-        `>${TARGETS.ours.label} CPU ms/answer`,
-        `>${TARGETS.other.label} CPU ms/answer`,
+        ...TARGETS.map((target) => `>${target.label} req/s`),
+        ...TARGETS.slice(0, BASELINE).map((target) => `>${target.label} vs ${baseline}`),
+        ...TARGETS.map((target) => `>${target.label} CPU ms/answer`),
       ],
       rows,
     ),
   );
-  for (const [connections, values] of ratios) {
-    const median = [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-    const verdict = COMPARE_DIR ? '' : ` (target: within 5 %, ${median >= 0.95 ? 'met' : 'missed'})`;
-    console.log(`\n${connections} connections: median ${f((median - 1) * 100)} %${verdict}`);
+  for (const [connections, rounds] of ratios) {
+    for (const [index, target] of TARGETS.slice(0, BASELINE).entries()) {
+      const values = rounds.map((compared) => compared[index]!).sort((a, b) => a - b);
+      const median = values[Math.floor(values.length / 2)]!;
+      const verdict =
+        target === KNOWN_TARGETS.with && baseline === 'without receipts'
+          ? ` (target: within 5 %, ${median >= 0.95 ? 'met' : 'missed'})`
+          : '';
+      console.log(`\n${connections} connections, ${target.label} vs ${baseline}: median ${f((median - 1) * 100)} %${verdict}`);
+    }
   }
 } finally {
-  await Promise.all(Object.values(started).flatMap((replicas) => replicas.map((replica) => replica.proc.stop())));
+  await Promise.all(started.flatMap((replicas) => replicas.map((replica) => replica.proc.stop())));
   await database.close();
   await fs.rm(dataDir, { recursive: true, force: true });
 }
