@@ -150,7 +150,7 @@ try {
     };
   };
   const pids = (target: number) => started[target]!.map((replica) => replica.proc.pid);
-  // Warm-up of both (JIT, pools, the signing key's provisioning).
+  // Warm-up of every target (JIT, pools, the signing key's provisioning).
   for (const index of TARGETS.keys()) await measure(index, 10, 5);
   const rows: string[][] = [];
   /** Per connection level, per round, each target's req/s over the baseline's. */
