@@ -4,11 +4,9 @@
 // and nothing else: no chain lock, no row, no database work at all. A system running it against the
 // same system without receipts shows what the signature alone costs in the same run, the floor under
 // the "within 5 %" of item 7. Never used by the product.
-import type { ChainHead } from '../subgraphs/ai/provenance/receipts/receipt.logic.js';
-import { nextLink, receiptClaims, receiptHash } from '../subgraphs/ai/provenance/receipts/receipt.logic.js';
-import type { ReceiptWriter } from '../subgraphs/ai/provenance/receipts/receipt.repo.js';
+import { nextLink, receiptClaims, receiptHash, type ChainHead } from '../subgraphs/ai/provenance/receipts/receipt.logic.js';
+import { noReceipts, type ReceiptWriter } from '../subgraphs/ai/provenance/receipts/receipt.repo.js';
 import { newSigningKey, signCanonical, signingKeyOf } from '../subgraphs/ai/provenance/receipts/receipt.sign.js';
-import { Prisma } from '../platform/db/database.js';
 
 /** Signs every draft's claims, chained in memory per tenant, with a key of its own; writes nothing. */
 export async function signOnlyReceipts(): Promise<ReceiptWriter> {
@@ -16,7 +14,7 @@ export async function signOnlyReceipts(): Promise<ReceiptWriter> {
   const reviewerKey = 'floor-pseudonyms';
   const heads = new Map<string, ChainHead>();
   return {
-    append: async () => {},
+    append: noReceipts.append,
     async chain(drafts) {
       const signedAt = new Date();
       for (const { subject, event } of drafts) {
@@ -24,7 +22,8 @@ export async function signOnlyReceipts(): Promise<ReceiptWriter> {
         const claims = receiptClaims(subject, event, nextLink(head), { signedAt, reviewerKey });
         heads.set(subject.tenantId, { seq: claims.seq, hash: receiptHash(await signCanonical(claims, key)) });
       }
-      return { label: 'unchained', ctes: [], gate: Prisma.sql`true`, settle() {} };
+      // Written as without receipts: the record statement alone.
+      return noReceipts.chain(drafts);
     },
   };
 }
