@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { createEventBus } from '../events/bus/create-bus.js';
 import type { EventBus, MessageBus } from '../events/bus/event-bus.js';
 import type { CatalogEventFeed } from '../gateway/response-cache/catalog-events.js';
+import { committedAtOf } from '../events/publish/committed-at.logic.js';
 import { catalogSubjects } from '../events/streams.js';
 import { subgraphChecks } from '../gateway/subgraph-calls/readiness.js';
 import { feedReadiness } from '../gateway/response-cache/feed-watch.logic.js';
@@ -93,7 +94,11 @@ export function busPart(stack: PartStack, config: PlatformConfig, logger: Logger
 export function catalogEventFeed(bus: MessageBus): CatalogEventFeed {
   return {
     follow: (onEvent, onGap, onLost) =>
-      bus.follow(catalogSubjects(), { onMessage: (_subject, data) => onEvent(data), onGap, onLost }),
+      bus.follow(catalogSubjects(), {
+        onMessage: (_subject, data, headers) => onEvent(data, { committedAtMs: committedAtOf(headers) }),
+        onGap,
+        onLost,
+      }),
   };
 }
 

@@ -73,7 +73,8 @@ export type MessageHandler = (message: BusMessage) => Promise<void>;
 
 /** What `MessageBus.follow` calls: each message as it is published, and a possible gap. */
 export interface Follower {
-  onMessage(subject: string, data: Uint8Array): void;
+  /** `headers` as published (a follower may read what the publisher stamped, e.g. a commit time). */
+  onMessage(subject: string, data: Uint8Array, headers: Headers): void;
   /** Some messages may have been missed; the follow goes on (after a reconnect, a link back). */
   onGap(): void;
   /**

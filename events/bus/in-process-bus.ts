@@ -81,7 +81,7 @@ async function publish(bus: MemBus, subject: string, data: Uint8Array, opts: Pub
   queueMicrotask(() => {
     for (const consumer of stream.consumers.values()) pump(bus, stream, consumer);
     for (const { filters, follower } of bus.followers) {
-      if (filters.some((filter) => subjectMatches(filter, subject))) follower.onMessage(subject, data);
+      if (filters.some((filter) => subjectMatches(filter, subject))) follower.onMessage(subject, data, { ...headers });
     }
   });
   return { stream: stream.spec.name, seq, duplicate: false };

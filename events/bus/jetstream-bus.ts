@@ -119,7 +119,7 @@ export async function createJetStreamBus(
         nc.subscribe(filter, {
           callback: (error, m) => {
             if (error) logger.warn({ err: error, filter }, 'bus: a followed subscription failed');
-            else follower.onMessage(m.subject, m.data);
+            else follower.onMessage(m.subject, m.data, toHeaders(m.headers));
           },
         }),
       );

@@ -3,6 +3,7 @@ import type { Clock } from '../../platform/clock.js';
 import { extractContextFromHeaders, injectTraceHeaders, SpanKind, withSpan } from '../../platform/observability/telemetry.js';
 import type { MessageBus } from '../bus/event-bus.js';
 import { oneLine } from '../error-text.logic.js';
+import { committedAtHeader } from './committed-at.logic.js';
 import { inPartitions, reportedFailure, type RelayFailure } from './outbox-relay.logic.js';
 import { leaseStillHeld } from './relay-lease.js';
 import { OUTBOX_RELAY_LOCK, type OutboxRow } from './outbox.js';
@@ -12,6 +13,8 @@ export type StoredOutboxRow = Pick<OutboxRow, 'eventId' | 'subject' | 'partition
   id: bigint;
   envelope: unknown;
   headers: Record<string, string> | null;
+  /** When the row's transaction committed (epoch ms); null unless the database tracks commit times. */
+  committedAtMs: number | null;
 };
 
 export interface BatchContext {
@@ -107,8 +110,15 @@ function rowsReadyToPublish(tx: Tx, batchSize: number): Promise<StoredOutboxRow[
   // One replica publishes at a time (the lease) rather than replicas sharing rows with FOR
   // UPDATE SKIP LOCKED: with skipping, replica B would publish row 2 of a course while
   // replica A still holds row 1, and the stream would carry them out of order.
+  //
+  // With track_commit_timestamp on, each row's commit time goes with it (committed-at.logic.ts);
+  // the CASE keeps pg_xact_commit_timestamp, which fails when the setting is off, from being called.
   return tx.$queryRaw<StoredOutboxRow[]>`
-    SELECT id, "eventId", subject, "partitionKey", envelope, headers FROM "OutboxEvent"
+    SELECT id, "eventId", subject, "partitionKey", envelope, headers,
+      CASE WHEN current_setting('track_commit_timestamp') = 'on'
+        THEN (EXTRACT(EPOCH FROM pg_xact_commit_timestamp(((txid % 4294967296)::text)::xid)) * 1000)::float8
+      END AS "committedAtMs"
+    FROM "OutboxEvent"
     WHERE "publishedAt" IS NULL AND txid < (
       SELECT COALESCE(min(xip::text::bigint), min(pg_snapshot_xmax(snap.s)::text::bigint))
       FROM (SELECT pg_current_snapshot() AS s) snap
@@ -153,8 +163,8 @@ async function publishByPartition(
 /**
  * Nats-Msg-Id = eventId: a row re-sent after a crash between publish and commit (or by the next
  * lease holder after a pause) is dropped by the stream's duplicate window and reported as a
- * duplicate, i.e. done. A producer span in the trace of the request that wrote the row; consumers
- * continue from it.
+ * duplicate, i.e. done. The row's commit time goes along when known (committed-at.logic.ts). A
+ * producer span in the trace of the request that wrote the row; consumers continue from it.
  */
 function publishRow(ctx: BatchContext, row: StoredOutboxRow): Promise<unknown> {
   const attributes = {
@@ -171,7 +181,7 @@ function publishRow(ctx: BatchContext, row: StoredOutboxRow): Promise<unknown> {
       if (!ctx.leaseValid()) throw new LeaseLapsed('the relay lease lapsed');
       return ctx.bus.publish(`${ctx.subjectPrefix ?? ''}${row.subject}`, Buffer.from(JSON.stringify(row.envelope)), {
         msgId: row.eventId,
-        headers: injectTraceHeaders({ ...(row.headers ?? {}) }),
+        headers: injectTraceHeaders({ ...(row.headers ?? {}), ...committedAtHeader(row.committedAtMs) }),
       });
     },
     { kind: SpanKind.PRODUCER, parent: extractContextFromHeaders(row.headers ?? {}) },

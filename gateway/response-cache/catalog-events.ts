@@ -11,7 +11,17 @@ import type { ResponseCache } from './response-cache.js';
  */
 export interface CatalogEventFeed {
   /** Starts following; resolves to the function that stops. */
-  follow(onEvent: (body: Uint8Array) => void, onGap: () => void, onLost: () => void): Promise<() => Promise<void>>;
+  follow(
+    onEvent: (body: Uint8Array, heard: HeardEvent) => void,
+    onGap: () => void,
+    onLost: () => void,
+  ): Promise<() => Promise<void>>;
+}
+
+/** What the bus says of an event besides its body. */
+export interface HeardEvent {
+  /** When the transaction that wrote the event committed (epoch ms), when the relay knew it. */
+  committedAtMs?: number;
 }
 
 export interface CatalogEventFollower {
@@ -39,10 +49,10 @@ export async function followCatalogEvents(
   onInvalidated?: (tags: string[]) => void,
 ): Promise<CatalogEventFollower> {
   const stop = await feed.follow(
-    (body) => {
+    (body, heard) => {
       const facts = readFacts(body);
       const tags = eventTags(facts);
-      cache.invalidate(tags, 'event', { occurredAt: facts.occurredAt }).then(
+      cache.invalidate(tags, 'event', { occurredAt: facts.occurredAt, committedAtMs: heard.committedAtMs }).then(
         () => onInvalidated?.(tags),
         (err: unknown) => logger.warn({ err }, 'response cache: invalidation from a catalog event failed'),
       );

@@ -97,6 +97,7 @@ export class ResponseCache {
   private readonly swept?: ReturnType<Metrics['counter']>;
   private readonly sweepRounds?: ReturnType<Metrics['counter']>;
   private readonly invalidationLag?: ReturnType<Metrics['histogram']>;
+  private readonly commitLag?: ReturnType<Metrics['histogram']>;
   private readonly feedUp?: ReturnType<Metrics['gauge']>;
   private localSeq = 0;
   /** The catalog event feed's state; a cache no feed was attached to counts as following. */
@@ -162,6 +163,12 @@ export class ResponseCache {
     this.invalidationLag = deps.metrics?.histogram({
       name: 'response_cache_invalidation_lag_seconds',
       help: "Seconds from a catalog event's occurredAt (written with its outbox row) until this replica had dropped what it changed (L1, and the cache Redis unless it is down).",
+      labelNames: [],
+      buckets: INVALIDATION_LAG_BUCKETS,
+    });
+    this.commitLag = deps.metrics?.histogram({
+      name: 'response_cache_invalidation_commit_lag_seconds',
+      help: "Seconds from the commit of a catalog event's transaction (stamped by the outbox relay when the database tracks commit times) until this replica had dropped what it changed: the staleness objective's own measure. Empty when the database does not track commit times.",
       labelNames: [],
       buckets: INVALIDATION_LAG_BUCKETS,
     });
@@ -321,9 +328,14 @@ export class ResponseCache {
   /**
    * Drops every entry that depends on one of `tags`, here and in Redis. Resolves once both are done
    * (or Redis failed, and the tags wait to be sent before Redis is read again). For an event, the
-   * time from its `occurredAt` to then is recorded in response_cache_invalidation_lag_seconds.
+   * time from its `occurredAt` to then is recorded in response_cache_invalidation_lag_seconds, and
+   * from its commit, when the relay stamped it, in response_cache_invalidation_commit_lag_seconds.
    */
-  async invalidate(tags: readonly string[], source: 'mutation' | 'event', event: { occurredAt?: unknown } = {}): Promise<void> {
+  async invalidate(
+    tags: readonly string[],
+    source: 'mutation' | 'event',
+    event: { occurredAt?: unknown; committedAtMs?: number } = {},
+  ): Promise<void> {
     this.localSeq++;
     this.memory.invalidate(tags);
     this.invalidated.record(tags, this.localSeq);
@@ -340,6 +352,7 @@ export class ResponseCache {
     if (source === 'event') {
       const lag = invalidationLagSeconds(event.occurredAt, this.now());
       if (lag !== undefined) this.invalidationLag?.observe(lag);
+      if (event.committedAtMs !== undefined) this.commitLag?.observe(Math.max(0, this.now() - event.committedAtMs) / 1000);
     }
   }
 

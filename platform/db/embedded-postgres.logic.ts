@@ -62,6 +62,9 @@ export function postgresArgs(options: { dataDir: string; port: number; durabilit
     // The catalog relay LISTENs and the ordering guard takes advisory locks: as on a real server.
     log_min_messages: 'warning',
     log_line_prefix: '%m [%p] ',
+    // The outbox relay stamps each event with its commit time (events/publish/committed-at.logic.ts),
+    // so the response cache's lag is measured from the commit, as its objective is stated.
+    track_commit_timestamp: 'on',
   };
   if (options.durability === 'throwaway') {
     Object.assign(settings, { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off' });

@@ -76,6 +76,24 @@ describe.each(busFactories())('MessageBus contract: $name', (factory) => {
     ]);
   });
 
+  it('follow hands on the headers each message was published with', async () => {
+    const { prefix } = await t.fixture();
+    const watched = recorder<Record<string, string>>();
+    const stop = await t.bus.follow([`${prefix}.course.>`], {
+      onMessage: (_subject, _data, headers) => watched.push(headers),
+      onGap: () => undefined,
+    });
+    await t.bus.publish(`${prefix}.course.a`, bytes('one'), {
+      msgId: `h1-${t.run}`,
+      headers: { 'Outbox-Committed-At': '1700000000123' },
+    });
+    await t.bus.publish(`${prefix}.course.b`, bytes('two'));
+    await watched.until((items) => items.length >= 2, 'two watched messages');
+    await stop();
+    expect(watched.items[0]).toMatchObject({ 'Outbox-Committed-At': '1700000000123', 'Nats-Msg-Id': `h1-${t.run}` });
+    expect(watched.items[1]).not.toHaveProperty('Outbox-Committed-At');
+  });
+
   it('drops a repeated Nats-Msg-Id within the duplicate window and reports it as a duplicate', async () => {
     const { name, prefix, consumer } = await t.fixture();
     const first = await t.bus.publish(`${prefix}.x`, bytes('once'), { msgId: `dup-${t.run}` });

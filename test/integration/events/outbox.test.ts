@@ -9,6 +9,7 @@ import { createInProcessBus } from '../../../events/bus/in-process-bus.js';
 import { manualClock } from '../../../platform/clock.js';
 import { createEventProducer, type EventProducer } from '../../../events/publish/outbox.js';
 import { purgeArchive, replayFromArchive } from '../../../events/archive/outbox-archive.js';
+import { COMMITTED_AT_HEADER, committedAtOf } from '../../../events/publish/committed-at.logic.js';
 import { createOutboxRelay } from '../../../events/publish/outbox-relay.js';
 import { loadSchemaRegistry } from '../../../events/schemas/registry.js';
 import { ensureStreams } from '../../../events/streams.js';
@@ -138,6 +139,30 @@ describe.each(databaseKinds())('outbox and relay on %s', (kind) => {
     });
     const rows = await db.prisma.outboxEvent.findMany({ orderBy: { id: 'asc' } });
     expect(rows.every((r) => r.publishedAt?.toISOString() === clock.now().toISOString())).toBe(true);
+    await bus.close();
+  });
+
+  it('stamps each event with its commit time when the database tracks commit times, with nothing when it does not', async () => {
+    // The embedded database (npm test) tracks them, the machine's Postgres (test:services) does not: CI runs both.
+    const [{ track }] = await db.prisma.$queryRaw<
+      Array<{ track: string }>
+    >`SELECT current_setting('track_commit_timestamp') AS track`;
+    const { bus } = await openBus();
+    const before = Date.now();
+    const [envelope] = await db.prisma.$transaction((tx) => emitPublished(tx));
+    const after = Date.now();
+    const relay = createOutboxRelay({ db: db.prisma, bus, logger: silentLogger, clock });
+    expect(await relay.runOnce()).toEqual({ locked: true, published: 1 });
+    const [sent] = await publishedEnvelopes(bus);
+    expect(sent.envelope.eventId).toBe(envelope.eventId);
+    if (track === 'on') {
+      // Rounded to the millisecond; the server's clock is this machine's.
+      expect(committedAtOf(sent.headers)).toBeGreaterThanOrEqual(before - 1);
+      expect(committedAtOf(sent.headers)).toBeLessThanOrEqual(after + 1);
+    } else {
+      expect(track).toBe('off');
+      expect(sent.headers).not.toHaveProperty(COMMITTED_AT_HEADER);
+    }
     await bus.close();
   });
 

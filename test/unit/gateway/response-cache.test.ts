@@ -17,10 +17,11 @@ function cacheWithMetrics(): { cache: ResponseCache; metrics: Metrics } {
   return { cache, metrics };
 }
 
-async function lagSeries(metrics: Metrics): Promise<Record<string, number>> {
+/** A histogram's series (buckets, count, sum) as /metrics renders them; the occurredAt lag unless named. */
+async function lagSeries(metrics: Metrics, name = 'response_cache_invalidation_lag_seconds'): Promise<Record<string, number>> {
   const text = (await metrics.render()).body;
   const out: Record<string, number> = {};
-  for (const m of text.matchAll(/^response_cache_invalidation_lag_seconds_(bucket\{le="[^"]+"\}|count|sum) (\S+)$/gm)) {
+  for (const m of text.matchAll(new RegExp(`^${name}_(bucket\\{le="[^"]+"\\}|count|sum) (\\S+)$`, 'gm'))) {
     out[m[1]] = Number(m[2]);
   }
   return out;
@@ -49,6 +50,33 @@ describe('response_cache_invalidation_lag_seconds', () => {
     const series = await lagSeries(metrics);
     expect(series.count).toBe(1);
     expect(series['bucket{le="0.005"}']).toBe(1);
+    expect(series.sum).toBe(0);
+  });
+});
+
+describe('response_cache_invalidation_commit_lag_seconds', () => {
+  const commitLagSeries = (metrics: Metrics) => lagSeries(metrics, 'response_cache_invalidation_commit_lag_seconds');
+
+  it('records the time from the commit the relay stamped, apart from the occurredAt lag', async () => {
+    const { cache, metrics } = cacheWithMetrics();
+    // occurredAt 300 ms before now, the commit 40 ms before: the transaction took the rest.
+    await cache.invalidate(['t:a'], 'event', { occurredAt: '2026-11-26T10:00:00.000Z', committedAtMs: NOW - 40 });
+    const series = await commitLagSeries(metrics);
+    expect(series.count).toBe(1);
+    expect(series.sum).toBeCloseTo(0.04, 6);
+    expect(series['bucket{le="0.025"}']).toBe(0);
+    expect(series['bucket{le="0.05"}']).toBe(1);
+    expect((await lagSeries(metrics)).sum).toBeCloseTo(0.3, 6);
+  });
+
+  it('records nothing for an event without a stamped commit or for a mutation, and 0 for a commit from the future', async () => {
+    const { cache, metrics } = cacheWithMetrics();
+    await cache.invalidate(['t:a'], 'event', { occurredAt: '2026-11-26T10:00:00.000Z' });
+    await cache.invalidate(['t:a'], 'mutation', { committedAtMs: NOW - 40 });
+    expect((await commitLagSeries(metrics)).count).toBe(0);
+    await cache.invalidate(['t:a'], 'event', { committedAtMs: NOW + 5 });
+    const series = await commitLagSeries(metrics);
+    expect(series.count).toBe(1);
     expect(series.sum).toBe(0);
   });
 });

@@ -61,6 +61,9 @@ describe('embedded Postgres: server settings and its log', () => {
     expect(durable).toContain('listen_addresses=127.0.0.1');
     expect(durable).toContain('unix_socket_directories=');
     expect(durable.some((arg) => arg.startsWith('fsync='))).toBe(false);
+    // The relay's commit-time header needs it (events/publish/committed-at.logic.ts), in both modes.
+    expect(durable).toContain('track_commit_timestamp=on');
+    expect(postgresArgs({ dataDir: '/d', port: 5555, durability: 'throwaway' })).toContain('track_commit_timestamp=on');
     expect(postgresArgs({ dataDir: '/d', port: 5555, durability: 'throwaway' })).toContain('fsync=off');
   });
 
