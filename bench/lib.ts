@@ -241,7 +241,8 @@ export function sampleRss(proc: Proc, everyMs = 500): { stop(): { peakMb: number
 // ------------------------------------------------------------------ database, keys
 
 /** A fresh, migrated database on the server of DATABASE_URL, dropped by `close()`. */
-export async function freshDatabase(poolSize = 4): Promise<TestDatabase> {
+export async function freshDatabase(poolSize = 4, serverUrl?: string): Promise<TestDatabase> {
+  if (serverUrl) return createTestDatabase('postgres', { poolSize, serverUrl });
   if (!process.env.DATABASE_URL) {
     throw new Error(
       'The benchmarks run against real Postgres: set DATABASE_URL (e.g. postgresql://postgres@127.0.0.1:5432/test); a fresh database is created on that server and dropped after',

@@ -40,6 +40,8 @@ export interface StackOptions {
   gateways?: number;
   /** Also start the event worker (processes/worker.main.ts), which relays the outbox to NATS_URL. */
   worker?: boolean;
+  /** The Postgres server the fresh database is created on, when not DATABASE_URL's. */
+  databaseServerUrl?: string;
 }
 
 /**
@@ -53,7 +55,7 @@ function ourEntry(part: 'catalog' | 'ai' | 'gateway' | 'worker'): { entry: strin
 }
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
-  const db = await freshDatabase();
+  const db = await freshDatabase(undefined, options.databaseServerUrl);
   const keys = await benchKeys();
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-stack-'));
   const procs: Proc[] = [];

@@ -54,9 +54,11 @@ export async function createTestDatabase(
     poolSize?: number;
     /** false: an empty database, for a test of the migrations themselves. */
     migrate?: boolean;
+    /** Another server than the run's (a bench's private one with settings of its own). */
+    serverUrl?: string;
   } = {},
 ): Promise<TestDatabase> {
-  const server = serverUrl(kind);
+  const server = options.serverUrl ?? serverUrl(kind);
   const name = `t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: server });
   await admin.connect();

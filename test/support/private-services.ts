@@ -299,7 +299,11 @@ function run(command: string, args: string[], what: string): void {
  * socket in that directory, TCP on a free loopback port), with one database for the suite.
  * Durability settings stay at Postgres' defaults (fsync and synchronous_commit on).
  */
-export async function startPrivatePostgres(database = 'reliability'): Promise<PrivatePostgres> {
+export async function startPrivatePostgres(
+  database = 'reliability',
+  /** Server settings beyond these, e.g. `{ track_commit_timestamp: 'on' }`. */
+  settings: Record<string, string> = {},
+): Promise<PrivatePostgres> {
   const bin = binaryPath('postgres');
   if (!bin) throw new Error('Postgres binaries (initdb, pg_ctl) not found');
   const root = await fsp.mkdtemp(path.join(os.tmpdir(), 'reliability-pg-'));
@@ -312,7 +316,8 @@ export async function startPrivatePostgres(database = 'reliability'): Promise<Pr
   const dataDir = path.join(root, 'data');
   const logFile = path.join(root, 'postgres.log');
   const port = await freePort();
-  const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c max_connections=200`;
+  const extra = Object.entries(settings).map(([name, value]) => ` -c ${name}=${value}`);
+  const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c max_connections=200${extra.join('')}`;
   const serverUrl = `postgresql://postgres@127.0.0.1:${port}/postgres`;
   const ready = () =>
     new Promise<boolean>((resolve) => {
