@@ -31,7 +31,6 @@ export function createAzureOpenAiProvider(options: AzureOpenAiOptions): ModelPro
       if (!key) throw new Error('no key');
       return { 'api-key': key };
     },
-    fetch: options.fetch,
     clock: options.clock,
   });
 }

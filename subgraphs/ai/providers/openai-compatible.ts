@@ -1,3 +1,4 @@
+import { request as httpRequest, type Dispatcher } from 'undici';
 import { systemClock, type Clock } from '../../../platform/clock.js';
 import { kindForStatus, parseRetryAfter, ProviderError, type ModelProvider } from './provider.js';
 
@@ -11,7 +12,6 @@ export interface OpenAiCompatibleOptions {
   timeoutMs: number;
   /** Read per call from the (cached) vault; undefined = no Authorization header (on-prem servers). */
   apiKey: () => Promise<string | undefined>;
-  fetch?: typeof fetch;
   clock?: Clock;
 }
 
@@ -33,7 +33,6 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions)
       const key = await options.apiKey();
       return key ? { authorization: `Bearer ${key}` } : {};
     },
-    fetch: options.fetch,
     clock: options.clock,
   });
 }
@@ -57,13 +56,21 @@ export interface ChatCompletionsOptions {
   modelInBody: boolean;
   /** Auth headers of one call, the key read through the vault cache; a throw means the key is unavailable. */
   authHeaders: () => Promise<Record<string, string>>;
-  fetch?: typeof fetch;
   clock?: Clock;
 }
 
-/** The chat completions protocol shared by OpenAI, OpenAI-compatible servers and Azure OpenAI. */
+/**
+ * The chat completions protocol shared by OpenAI, OpenAI-compatible servers and Azure OpenAI.
+ *
+ * A call goes out with undici's `request` on the process's global dispatcher (the connection pool
+ * the WHATWG `fetch` used before), not with `fetch`: a completion is one small JSON document read
+ * whole, and through fetch's Request, Response and stream objects the same exchange costs 2.2-3.5
+ * times the CPU (bench/http-client-cost.ts), on every answer of the AI gateway
+ * (bench/results/2026-11-28T2241-assist-provider-request.md).
+ * Redirects are not followed (undici's `request` never follows them): a 3xx is reported as the
+ * provider being unreachable at its configured URL, as `redirect: 'error'` did.
+ */
 export function createChatCompletionsProvider(options: ChatCompletionsOptions): ModelProvider {
-  const doFetch = options.fetch ?? fetch;
   const clock = options.clock ?? systemClock;
   return {
     name: options.name,
@@ -77,9 +84,9 @@ export function createChatCompletionsProvider(options: ChatCompletionsOptions): 
         // The vault's error may name paths or carry a response; none of it belongs in provenance.
         throw new ProviderError('not_configured', 'provider key unavailable from the vault');
       }
-      let response: Response;
+      let response: Dispatcher.ResponseData;
       try {
-        response = await doFetch(options.endpoint(request.model), {
+        response = await httpRequest(options.endpoint(request.model), {
           method: 'POST',
           headers,
           body: JSON.stringify({
@@ -88,7 +95,6 @@ export function createChatCompletionsProvider(options: ChatCompletionsOptions): 
             max_tokens: request.maxOutputTokens,
           }),
           signal: request.signal,
-          redirect: 'error',
         });
       } catch (error) {
         if (request.signal.aborted) throw new ProviderError('timeout', 'provider call timed out');
@@ -96,18 +102,22 @@ export function createChatCompletionsProvider(options: ChatCompletionsOptions): 
       }
       let raw: string;
       try {
-        raw = await response.text();
+        raw = await response.body.text();
       } catch {
         if (request.signal.aborted) throw new ProviderError('timeout', 'provider call timed out');
         throw new ProviderError('connect_error', 'provider connection dropped');
       }
-      if (!response.ok) {
-        const kind = isContentFilter(response.status, raw) ? 'content_filter' : kindForStatus(response.status);
-        throw new ProviderError(kind, `provider answered HTTP ${response.status}`, {
-          status: response.status,
+      const status = response.statusCode;
+      if (status >= 300 && status < 400) {
+        throw new ProviderError('connect_error', `provider answered a redirect (HTTP ${status}), which is not followed`);
+      }
+      if (status >= 400) {
+        const kind = isContentFilter(status, raw) ? 'content_filter' : kindForStatus(status);
+        throw new ProviderError(kind, `provider answered HTTP ${status}`, {
+          status,
           retryAfterMs: parseRetryAfter(
-            response.headers.get('retry-after'),
-            response.headers.get('retry-after-ms'),
+            headerOf(response.headers, 'retry-after'),
+            headerOf(response.headers, 'retry-after-ms'),
             clock.now().getTime(),
           ),
         });
@@ -152,7 +162,15 @@ function isContentFilter(status: number, raw: string): boolean {
   }
 }
 
+/** One response header's value (undici gives lower-cased names; a repeated header, its first value). */
+function headerOf(headers: Dispatcher.ResponseData['headers'], name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** The system's code of a failed connection (ECONNREFUSED, ENOTFOUND...), never its message. */
 function connectCode(error: unknown): string {
-  const cause = (error as { cause?: { code?: unknown } })?.cause;
+  const { code, cause } = (error ?? {}) as { code?: unknown; cause?: { code?: unknown } };
+  if (typeof code === 'string') return code;
   return typeof cause?.code === 'string' ? cause.code : 'network error';
 }

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createOpenAiCompatibleProvider } from '../../../subgraphs/ai/providers/openai-compatible.js';
 import { ProviderError } from '../../../subgraphs/ai/providers/provider.js';
 import { closedPort, startFakeOpenAi, type FakeOpenAi } from './support.js';
@@ -29,6 +29,7 @@ describe('openai-compatible adapter against a local chat completions server', ()
     });
   });
   afterAll(async () => server?.close());
+  afterEach(() => vi.unstubAllGlobals());
 
   it('sends a chat completion with the key and maps the answer and usage', async () => {
     const answer = await call();
@@ -72,6 +73,38 @@ describe('openai-compatible adapter against a local chat completions server', ()
 
     server.script.push({ status: 200, body: { choices: [] } });
     expect((await rejected(ProviderError, call())).kind).toBe('malformed_response');
+  });
+
+  it('does not follow a redirect: the provider is unreachable at its configured URL', async () => {
+    const before = server.requests.length;
+    server.script.push({ status: 302, body: {}, headers: { location: `${server.baseUrl}/chat/completions` } });
+    const error = await rejected(ProviderError, call());
+    expect(error).toMatchObject({ kind: 'connect_error' });
+    expect(error.message).toContain('HTTP 302');
+    expect(server.requests.length).toBe(before + 1);
+  });
+
+  // Every AI answer makes this call, and through WHATWG fetch it costs 2.2-3.5 times the CPU of
+  // undici's request (bench/results/2026-11-28T2241-assist-provider-request.md): the adapter must not use fetch.
+  it('calls the provider without the global fetch', async () => {
+    const globalFetch = vi.fn(() => Promise.reject(new Error('the global fetch was used')));
+    vi.stubGlobal('fetch', globalFetch);
+    const created = createOpenAiCompatibleProvider({
+      baseUrl: server.baseUrl,
+      allowedHosts: [new URL(server.baseUrl).host],
+      residencies: [],
+      timeoutMs: 1000,
+      apiKey: async () => KEY,
+    });
+    const answer = await created.complete({
+      model: 'm',
+      prompt: 'p',
+      maxOutputTokens: 1,
+      attempt: 1,
+      signal: AbortSignal.timeout(1000),
+    });
+    expect(answer.text).toBe('hosted answer to 1 chars');
+    expect(globalFetch).not.toHaveBeenCalled();
   });
 
   it('reports a timeout when the server does not answer in time', async () => {
