@@ -1,4 +1,5 @@
 import { Prisma, type Tx } from '../../platform/db/database.js';
+import { prepared } from '../../platform/db/prepared.js';
 import type { Clock } from '../../platform/clock.js';
 import { extractContextFromHeaders, injectTraceHeaders, SpanKind, withSpan } from '../../platform/observability/telemetry.js';
 import type { MessageBus } from '../bus/event-bus.js';
@@ -46,9 +47,9 @@ class LeaseLapsed extends Error {}
 export async function relayBatch(tx: Tx, ctx: BatchContext): Promise<BatchResult> {
   // A frozen holder's transaction must not hold the shared lock (and GDPR redaction) forever.
   await tx.$executeRawUnsafe(`SET LOCAL idle_in_transaction_session_timeout = ${Math.ceil(ctx.leaseMs)}`);
-  const [{ locked }] = await tx.$queryRaw<
-    Array<{ locked: boolean }>
-  >`SELECT pg_try_advisory_xact_lock_shared(${OUTBOX_RELAY_LOCK}) AS locked`;
+  const [{ locked }] = await tx.$queryRaw<Array<{ locked: boolean }>>(
+    prepared('outbox_relay_lock', Prisma.sql`SELECT pg_try_advisory_xact_lock_shared(${OUTBOX_RELAY_LOCK}) AS locked`),
+  );
   if (!locked) return { locked: false, published: 0 };
   const rows = await rowsReadyToPublish(tx, ctx.batchSize);
   const keepAlive = keepTransactionAlive(tx, ctx.leaseMs / 3);
@@ -97,6 +98,18 @@ function keepTransactionAlive(tx: Tx, everyMs: number): { stop(): Promise<void> 
 }
 
 function rowsReadyToPublish(tx: Tx, batchSize: number): Promise<StoredOutboxRow[]> {
+  return tx.$queryRaw<StoredOutboxRow[]>(readyRowsSql(batchSize));
+}
+
+/**
+ * The relay's read of the rows that may go, as a named prepared statement with no parameter (the
+ * batch size, fixed per process, is part of its text): Postgres parses it once per connection and
+ * reuses one plan. Unnamed, every round (each commit's wake-up and every poll, idle or not) cost
+ * the server 0.9-1.2 ms of parsing and planning (bench/results/2026-11-28T2310-relay-prepared.md).
+ */
+export function readyRowsSql(batchSize: number): Prisma.Sql {
+  if (!Number.isSafeInteger(batchSize) || batchSize < 1)
+    throw new Error(`the relay's batch size is a positive integer: ${batchSize}`);
   // Ids come from a sequence, so a transaction can take a lower id and commit after a
   // higher one. Rows are only taken below the oldest transaction still running (the
   // snapshot's xmin): an uncommitted lower row can never be overtaken, and a row is taken
@@ -113,7 +126,9 @@ function rowsReadyToPublish(tx: Tx, batchSize: number): Promise<StoredOutboxRow[
   //
   // With track_commit_timestamp on, each row's commit time goes with it (committed-at.logic.ts);
   // the CASE keeps pg_xact_commit_timestamp, which fails when the setting is off, from being called.
-  return tx.$queryRaw<StoredOutboxRow[]>`
+  return prepared(
+    'outbox_ready',
+    Prisma.sql`
     SELECT id, "eventId", subject, "partitionKey", envelope, headers,
       CASE WHEN current_setting('track_commit_timestamp') = 'on'
         THEN (EXTRACT(EPOCH FROM pg_xact_commit_timestamp(((txid % 4294967296)::text)::xid)) * 1000)::float8
@@ -127,7 +142,8 @@ function rowsReadyToPublish(tx: Tx, batchSize: number): Promise<StoredOutboxRow[
         WHERE backend_xid IS NOT NULL AND datname IS DISTINCT FROM current_database()
       )
     )
-    ORDER BY id LIMIT ${batchSize}`;
+    ORDER BY id LIMIT ${Prisma.raw(String(batchSize))}`,
+  );
 }
 
 /**

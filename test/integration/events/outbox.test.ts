@@ -11,6 +11,8 @@ import { createEventProducer, type EventProducer } from '../../../events/publish
 import { purgeArchive, replayFromArchive } from '../../../events/archive/outbox-archive.js';
 import { COMMITTED_AT_HEADER, committedAtOf } from '../../../events/publish/committed-at.logic.js';
 import { createOutboxRelay } from '../../../events/publish/outbox-relay.js';
+import { readyRowsSql } from '../../../events/publish/relay-batch.js';
+import { createPrismaClient } from '../../../platform/db/database.js';
 import { loadSchemaRegistry } from '../../../events/schemas/registry.js';
 import { ensureStreams } from '../../../events/streams.js';
 import { createTestDatabase, databaseKinds, serverUrl, type TestDatabase } from '../../support/database.js';
@@ -164,6 +166,33 @@ describe.each(databaseKinds())('outbox and relay on %s', (kind) => {
       expect(sent.headers).not.toHaveProperty(COMMITTED_AT_HEADER);
     }
     await bus.close();
+  });
+
+  it('reads the rows that may go with one prepared statement and one cached plan per connection', async () => {
+    // One connection, so the session's prepared statements are the relay's. Unnamed, the read was
+    // parsed and planned again on every round (bench/results/2026-11-28T2310-relay-prepared.md).
+    const single = createPrismaClient(db.url, 1);
+    try {
+      const { bus } = await openBus();
+      const relay = createOutboxRelay({ db: single, bus, logger: silentLogger, clock });
+      for (let round = 0; round < 3; round++) {
+        await single.$transaction((tx) => emitPublished(tx));
+        expect(await relay.runOnce()).toEqual({ locked: true, published: 1 });
+      }
+      const statements = await single.$queryRaw<Array<{ name: string; generic: number; custom: number }>>`
+        SELECT name, generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements`;
+      const ready = statements.find((statement) => statement.name.startsWith('outbox_ready_'));
+      expect(ready).toMatchObject({ generic: 3, custom: 0 });
+      expect(statements.some((statement) => statement.name.startsWith('outbox_relay_lock_'))).toBe(true);
+      await bus.close();
+    } finally {
+      await single.$disconnect();
+    }
+  });
+
+  it('refuses a batch size that is not a positive integer before it reaches the SQL', () => {
+    expect(readyRowsSql(100).values).toEqual([]);
+    for (const bad of [0, -1, 1.5, Number.NaN]) expect(() => readyRowsSql(bad)).toThrow(/positive integer/);
   });
 
   it('loses nothing while the broker is down and stops the batch at the first failure', async () => {
