@@ -2,6 +2,12 @@ import { request as httpRequest, type Dispatcher } from 'undici';
 import { systemClock, type Clock } from '../../../platform/clock.js';
 import { kindForStatus, parseRetryAfter, ProviderError, type ModelProvider } from './provider.js';
 
+/**
+ * Sent on every provider call. fetch sent its own (`node`); undici's request sends none, and a
+ * provider's edge may refuse or flag calls without one. It names the caller in the provider's logs.
+ */
+export const PROVIDER_USER_AGENT = 'catalog-ai-federation-ai-gateway';
+
 export interface OpenAiCompatibleOptions {
   name?: string;
   /** e.g. https://api.openai.com/v1, http://vllm.internal:8000/v1, http://ollama:11434/v1 */
@@ -77,7 +83,11 @@ export function createChatCompletionsProvider(options: ChatCompletionsOptions): 
     residencies: options.residencies,
     timeoutMs: options.timeoutMs,
     async complete(request) {
-      const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        accept: 'application/json',
+        'user-agent': PROVIDER_USER_AGENT,
+      };
       try {
         Object.assign(headers, await options.authHeaders());
       } catch {

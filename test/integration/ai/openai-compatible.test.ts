@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createOpenAiCompatibleProvider } from '../../../subgraphs/ai/providers/openai-compatible.js';
+import { createOpenAiCompatibleProvider, PROVIDER_USER_AGENT } from '../../../subgraphs/ai/providers/openai-compatible.js';
 import { ProviderError } from '../../../subgraphs/ai/providers/provider.js';
 import { closedPort, startFakeOpenAi, type FakeOpenAi } from './support.js';
 import { rejected } from '../../unit/ai/catching.js';
@@ -41,6 +41,7 @@ describe('openai-compatible adapter against a local chat completions server', ()
     const request = server.requests.at(-1)!;
     expect(request.path).toBe('/v1/chat/completions');
     expect(request.headers.authorization).toBe(`Bearer ${KEY}`);
+    expect(request.headers['user-agent']).toBe(PROVIDER_USER_AGENT);
     expect(request.body).toEqual({ model: 'llama-3-8b', messages: [{ role: 'user', content: 'Summarise: x' }], max_tokens: 32 });
   });
 
