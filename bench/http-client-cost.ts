@@ -8,7 +8,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
-import { heading, table } from './lib.js';
+import { cpuPerCall, heading, table } from './lib.js';
 
 const CALLS = Number(process.env.BENCH_HTTP_CALLS ?? 3000);
 const IN_FLIGHT = 10;
@@ -64,21 +64,6 @@ function clients(url: URL): Array<{ name: string; call: Call; close: () => Promi
   ];
 }
 
-/** CPU µs per call and wall ms of CALLS calls, IN_FLIGHT at a time, after a warm-up. */
-async function measure(call: Call): Promise<{ cpuMicros: number; wallMs: number }> {
-  for (let i = 0; i < 300; i++) await call();
-  const cpu = process.cpuUsage();
-  const startedAt = performance.now();
-  let left = CALLS;
-  await Promise.all(
-    Array.from({ length: IN_FLIGHT }, async () => {
-      while (left-- > 0) await call();
-    }),
-  );
-  const used = process.cpuUsage(cpu);
-  return { cpuMicros: (used.user + used.system) / CALLS, wallMs: performance.now() - startedAt };
-}
-
 const server = http.createServer((request, response) => {
   request.resume();
   request.on('end', () => {
@@ -94,7 +79,7 @@ try {
   for (let round = 1; round <= ROUNDS; round++) {
     const order = round % 2 === 1 ? candidates : [...candidates].reverse();
     for (const client of order) {
-      const { cpuMicros, wallMs } = await measure(client.call);
+      const { cpuMicros, wallMs } = await cpuPerCall(client.call, CALLS, IN_FLIGHT);
       rows.push([round, client.name, CALLS, cpuMicros.toFixed(0), wallMs.toFixed(0)]);
     }
   }

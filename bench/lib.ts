@@ -405,3 +405,26 @@ export function machine(): string {
 export function heading(title: string): void {
   console.log(`\n## ${title}\n\n${machine()}\n`);
 }
+
+/**
+ * This process's CPU µs per call and the wall ms of `calls` calls of `run(i)`, `inFlight` at a time,
+ * after 300 sequential warm-up calls: the cost of one client operation (bench/http-client-cost.ts,
+ * bench/prisma-raw-cost.ts).
+ */
+export async function cpuPerCall(
+  run: (i: number) => Promise<unknown>,
+  calls: number,
+  inFlight: number,
+): Promise<{ cpuMicros: number; wallMs: number }> {
+  for (let i = 0; i < 300; i++) await run(i);
+  const cpu = process.cpuUsage();
+  const startedAt = performance.now();
+  let left = calls;
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (left-- > 0) await run(left);
+    }),
+  );
+  const used = process.cpuUsage(cpu);
+  return { cpuMicros: (used.user + used.system) / calls, wallMs: performance.now() - startedAt };
+}

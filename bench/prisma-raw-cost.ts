@@ -6,7 +6,7 @@
 import pg from 'pg';
 import { createPrismaClient, Prisma } from '../platform/db/database.js';
 import { prepared } from '../platform/db/prepared.js';
-import { heading, table } from './lib.js';
+import { cpuPerCall, heading, table } from './lib.js';
 
 const url = process.env.DATABASE_URL;
 if (!url) throw new Error('DATABASE_URL is required (bench/README.md)');
@@ -33,26 +33,11 @@ const targets: Array<{ name: string; run: (i: number) => Promise<unknown> }> = [
   { name: 'pg pool.query (named)', run: (i) => pool.query({ name: 'bench_raw_cost_pg', text: TEXT, values: [records, i] }) },
 ];
 
-/** Client CPU µs per statement (this process: the caller, the driver, the adapter) and wall ms. */
-async function measure(run: (i: number) => Promise<unknown>): Promise<{ cpuMicros: number; wallMs: number }> {
-  for (let i = 0; i < 300; i++) await run(i);
-  const cpu = process.cpuUsage();
-  const startedAt = performance.now();
-  let left = STATEMENTS;
-  await Promise.all(
-    Array.from({ length: IN_FLIGHT }, async () => {
-      while (left-- > 0) await run(left);
-    }),
-  );
-  const used = process.cpuUsage(cpu);
-  return { cpuMicros: (used.user + used.system) / STATEMENTS, wallMs: performance.now() - startedAt };
-}
-
 const rows: Array<Array<string | number>> = [];
 try {
   for (let round = 1; round <= ROUNDS; round++) {
     for (const target of round % 2 === 1 ? targets : [...targets].reverse()) {
-      const { cpuMicros, wallMs } = await measure(target.run);
+      const { cpuMicros, wallMs } = await cpuPerCall(target.run, STATEMENTS, IN_FLIGHT);
       rows.push([round, target.name, STATEMENTS, cpuMicros.toFixed(0), wallMs.toFixed(0)]);
     }
   }
