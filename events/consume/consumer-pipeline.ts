@@ -5,13 +5,14 @@ import type { BusMessage } from '../bus/event-bus.js';
 import { systemClock, type Clock } from '../../platform/clock.js';
 import { digestMismatchLog, readConsumed } from './consumed-reader.js';
 import { handleBatchOnce, handleOnce, type AttemptDeps, type AttemptOutcome } from './consumer-attempts.js';
-import type { ConsumerStats, StartConsumerOptions } from './consumer-spec.js';
+import type { PipelineStats, StartConsumerOptions } from './consumer-spec.js';
 import { keepAliveIntervalMs, type PendingMessage } from '../ordering/pending.logic.js';
 import { afterBatchFailure, inStreamOrder } from './consumer-stages.logic.js';
 import { databaseReturned, StopSignal } from './database-wait.js';
 import { createDeadLetterWriter, type DeadLetterWriter } from '../dead-letters/dead-letter-writer.js';
 import type { ConsumedEnvelope, EventEnvelope } from '../envelope.js';
 import { MessageOrder } from '../ordering/message-order.js';
+import { MessagesInHand } from './messages-in-hand.js';
 import { oneLine } from '../error-text.logic.js';
 import { retryDelayMs } from '../retry.logic.js';
 import type { SchemaRegistry } from '../schemas/registry.js';
@@ -34,7 +35,7 @@ export class ConsumerPipeline {
   private readonly clock: Clock;
   private readonly nakDelay: (deliveryCount: number) => number;
   private readonly policy: VerdictPolicy;
-  private readonly counts: ConsumerStats = {
+  private readonly counts: PipelineStats = {
     processed: 0,
     duplicates: 0,
     retried: 0,
@@ -50,6 +51,7 @@ export class ConsumerPipeline {
   private readonly order: MessageOrder | undefined;
   private readonly batching: boolean;
   private readonly batches: BatchQueue<PendingMessage>;
+  private readonly inHand = new MessagesInHand();
 
   constructor(private readonly options: StartConsumerOptions) {
     // Typed explicitly: TypeScript only narrows through an assertion method on a declared type.
@@ -104,9 +106,18 @@ export class ConsumerPipeline {
   stop(): void {
     this.stopSignal.stop();
     this.order?.stop();
+    this.inHand.releaseAll();
   }
 
-  stats(): ConsumerStats {
+  /**
+   * Resolves when the message at `seq` is out of this process's hands: at once when it is not
+   * being applied or held here, else once the attempt under way has its verdict.
+   */
+  whenOutOfHand(seq: number): Promise<void> {
+    return this.inHand.left(seq, (s) => this.order?.isHeld(s) ?? false);
+  }
+
+  stats(): PipelineStats {
     return { ...this.counts, held: this.order?.held ?? 0, heldPastLimit: this.order?.heldPastLimit ?? 0 };
   }
 
@@ -137,13 +148,16 @@ export class ConsumerPipeline {
   /** Applies one message (in a batch when batching), keeping it in hand until it has a verdict or is held. */
   private async apply(pending: PendingMessage): Promise<void> {
     // Long handlers keep their message: without it the ack wait would hand it to a second replica.
+    const { seq } = pending.m;
     const keepAlive = setInterval(() => pending.m.working(), keepAliveIntervalMs(this.options.ackWaitMs));
     keepAlive.unref?.();
+    this.inHand.take(seq);
     try {
       if (this.batching) await this.batches.add(pending);
       else await this.run([pending]);
     } finally {
       clearInterval(keepAlive);
+      this.inHand.release(seq, this.order?.isHeld(seq) ?? false);
     }
   }
 

@@ -5,6 +5,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { ConsumedEnvelope, EventEnvelope } from '../envelope.js';
 import type { EmitInput, EventProducer } from '../publish/outbox.js';
 import type { SchemaRegistry } from '../schemas/registry.js';
+import type { SafetyNetStats } from './max-deliveries-safety-net.js';
 
 // What a consumer is (the catalog's ConsumerSpec) and what the runner (consumer-runner.ts) gives
 // its handlers and its caller.
@@ -93,9 +94,17 @@ export interface StartConsumerOptions extends ConsumerSpec {
   transactionTimeoutMs?: number;
   /** How long a message waits for an earlier one of its key at most; default holdLimitMs of the delivery policy. */
   holdLimitMs?: number;
+  /**
+   * After a MAX_DELIVERIES advisory, how long another replica may still commit the message before
+   * the safety net writes its dead letter (max-deliveries-safety-net.ts); default the ack wait.
+   */
+  safetyNetGraceMs?: number;
 }
 
-export interface ConsumerStats {
+/** A consumer's counts: its pipeline's, and its MAX_DELIVERIES safety net's. */
+export type ConsumerStats = PipelineStats & SafetyNetStats;
+
+export interface PipelineStats {
   processed: number;
   duplicates: number;
   retried: number;

@@ -5,7 +5,8 @@ import { retryDelayMs } from '../retry.logic.js';
 /** Set once by the consumer's stop(); ends a wait for the database at once. */
 export class StopSignal {
   private stopped = false;
-  private wake: (() => void) | undefined;
+  /** Every pause under way: several may wait at once (the safety net decides advisories side by side). */
+  private readonly wakes = new Set<() => void>();
 
   get stopping(): boolean {
     return this.stopped;
@@ -13,18 +14,22 @@ export class StopSignal {
 
   stop(): void {
     this.stopped = true;
-    this.wake?.();
+    for (const wake of this.wakes) wake();
+    this.wakes.clear();
   }
 
-  /** Resolves after `ms`, or at once when stop() is called meanwhile. */
+  /** Resolves after `ms`, or at once when stop() is called meanwhile (or was before). */
   pause(ms: number): Promise<void> {
+    if (this.stopped) return Promise.resolve();
     return new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      timer.unref?.();
-      this.wake = () => {
+      const wake = () => {
         clearTimeout(timer);
+        this.wakes.delete(wake);
         resolve();
       };
+      const timer = setTimeout(wake, ms);
+      timer.unref?.();
+      this.wakes.add(wake);
     });
   }
 }

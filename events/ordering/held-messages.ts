@@ -50,6 +50,10 @@ export class HeldMessages<T extends { m: BusMessage }> {
     return this.entries.size;
   }
 
+  has(seq: number): boolean {
+    return this.entries.has(seq);
+  }
+
   hold(item: T, blocker: number): void {
     if (this.stopped) {
       item.m.nak();

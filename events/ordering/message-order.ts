@@ -86,6 +86,11 @@ export class MessageOrder {
     this.holds.stop();
   }
 
+  /** Whether the message at `seq` is held here now, waiting for an earlier one of its key. */
+  isHeld(seq: number): boolean {
+    return this.holds.has(seq);
+  }
+
   get held(): number {
     return this.holds.size;
   }

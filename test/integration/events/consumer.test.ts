@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSystemConfig } from '../../../processes/config.js';
 import { newId } from '../../../platform/ids.js';
 import { silentLogger } from '../../../platform/observability/logger.js';
-import type { EventBus } from '../../../events/bus/event-bus.js';
+import type { EventBus, MaxDeliveriesAdvisory } from '../../../events/bus/event-bus.js';
 import { systemClock } from '../../../platform/clock.js';
 import { startConsumer } from '../../../events/consume/consumer-runner.js';
 import type { ConsumerHandle, EventHandler, StartConsumerOptions } from '../../../events/consume/consumer-spec.js';
@@ -13,6 +13,7 @@ import { createEventProducer } from '../../../events/publish/outbox.js';
 import { loadSchemaRegistry } from '../../../events/schemas/registry.js';
 import { deadLetterSubjectPrefix, ensureStreams, streamSpecs } from '../../../events/streams.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
+import { eventually } from '../../support/eventually.js';
 import { courseEmit, courseRegisteredPayload, playPackageBuiltPayload, testSource } from '../../unit/events/fixtures.js';
 import { bytes, recorder, stacks, streamEnv, text, uniqueToken } from './helpers.js';
 
@@ -374,6 +375,122 @@ describe.each(stacks())('consumer runner, inbox and dead letters: $name', (stack
     await handle.stop();
     expect(deliveries.items).toEqual([1, 1]);
     expect(handle.stats()).toMatchObject({ processed: 2, duplicates: 0 });
+  });
+
+  /** The bus with every delivery's keep-alive lost, as in a NATS restart: the ack wait runs out while a handler still works. */
+  function keepAlivesLost(): EventBus {
+    return { ...bus, consume: (spec, handler) => bus.consume(spec, (m) => handler({ ...m, working: () => {} })) };
+  }
+
+  /** The next MAX_DELIVERIES advisory of `durable`. */
+  function nextAdvisory(durable: string): Promise<MaxDeliveriesAdvisory> {
+    return new Promise((resolve) => {
+      const stop = bus.onMaxDeliveries((advisory) => {
+        if (advisory.consumer !== durable) return;
+        stop();
+        resolve(advisory);
+      });
+    });
+  }
+
+  it('writes no dead letter when the last delivery runs out of ack wait while this process still handles it', async () => {
+    const { publish, consumer, deadLetterStream, token } = await fixture();
+    const advisory = nextAdvisory(`catalog-svc-play-package-built-${token}`);
+    const handled = recorder<string>();
+    const handle = await consumer(
+      async (_tx, env) => {
+        // Still working when JetStream gives the delivery up; it commits after the advisory.
+        await advisory;
+        handled.push(env.eventId);
+      },
+      // No grace: only the wait for this process's own attempt keeps the letter from being written.
+      { bus: keepAlivesLost(), maxDeliver: 1, ackWaitMs: 500, safetyNetGraceMs: 0 },
+    );
+    const event = envelope();
+    await publish(JSON.stringify(event), event.eventId);
+    // The safety net decided, or (as before it waited) wrote a letter beside the commit.
+    await eventually(
+      async () => handle.stats().exhaustedDecided === 1 || (await deadLetterDepth(bus, deadLetterStream)) > 0,
+      "the safety net's decision",
+    );
+    await handle.stop();
+    expect(await deadLetterDepth(bus, deadLetterStream)).toBe(0);
+    expect(handled.items).toEqual([event.eventId]);
+    expect(handle.stats()).toMatchObject({ processed: 1, deadLettered: 0, exhaustedHandledLate: 1 });
+  });
+
+  it("gives another replica's attempt its grace before writing a dead letter", async () => {
+    const { publish, consumer, deadLetterStream, token } = await fixture();
+    const advisory = nextAdvisory(`catalog-svc-play-package-built-${token}`);
+    const handled = recorder<string>();
+    const handler: EventHandler = async (_tx, env) => {
+      await advisory;
+      handled.push(env.eventId);
+    };
+    // Two replicas of one durable: whichever does not hold the message has only the grace to go by.
+    const options = { bus: keepAlivesLost(), maxDeliver: 1, ackWaitMs: 500, safetyNetGraceMs: 5_000 };
+    const replicas = [await consumer(handler, options), await consumer(handler, options)];
+    const event = envelope();
+    await publish(JSON.stringify(event), event.eventId);
+    const decided = () => replicas.reduce((sum, r) => sum + r.stats().exhaustedDecided, 0);
+    await eventually(
+      async () => decided() === 2 || (await deadLetterDepth(bus, deadLetterStream)) > 0,
+      'both safety nets decided',
+      { timeoutMs: 60_000 },
+    );
+    for (const replica of replicas) await replica.stop();
+    expect(await deadLetterDepth(bus, deadLetterStream)).toBe(0);
+    expect(handled.items).toEqual([event.eventId]);
+    expect(replicas.map((r) => r.stats().exhaustedHandledLate)).toEqual([1, 1]);
+  });
+
+  it('keeps deciding through a database and a bus outage instead of leaving the message without a letter', async () => {
+    const { publish, consumer, deadLetters, deadLetterStream, token } = await fixture();
+    let advised = false;
+    const advisory = nextAdvisory(`catalog-svc-play-package-built-${token}`).then(() => (advised = true));
+    let refusals = 0;
+    const flaky: EventBus = {
+      ...bus,
+      // The runner's own letter and the safety net's first try are refused.
+      publish: (subject, data, options) =>
+        subject.startsWith(`${deadLetterStream.subjectPrefix}.`) && refusals++ < 2
+          ? Promise.reject(new Error('nats: timeout'))
+          : bus.publish(subject, data, options),
+    };
+    let inboxFailures = 0;
+    // The safety net's first look at the inbox finds Postgres down.
+    const inbox = db.prisma.inboxEvent;
+    const unreachableOnce = new Proxy(db.prisma, {
+      get(target, property) {
+        if (property === 'inboxEvent' && advised)
+          return {
+            count: (args: Parameters<typeof inbox.count>[0]) =>
+              inboxFailures++ === 0
+                ? Promise.reject(Object.assign(new Error("Can't reach database server"), { code: 'P1001' }))
+                : inbox.count(args),
+          };
+        const value: unknown = Reflect.get(target, property);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const handle = await consumer(
+      async () => {
+        throw new Error('still failing');
+      },
+      { bus: flaky, db: unreachableOnce, maxDeliver: 2, safetyNetGraceMs: 50 },
+    );
+    const event = envelope();
+    await publish(JSON.stringify(event), event.eventId);
+    await advisory;
+    const letters = await deadLetters.until(
+      (items) => items.some((d) => d.headers['x-event-id'] === event.eventId),
+      'the safety-net dead letter',
+    );
+    await handle.stop();
+    expect(inboxFailures).toBeGreaterThanOrEqual(2);
+    expect(refusals).toBe(3);
+    expect(handle.stats()).toMatchObject({ exhaustedDecided: 1, exhaustedHandledLate: 0 });
+    expect(letters.filter((d) => d.headers['x-event-id'] === event.eventId)).toHaveLength(1);
   });
 
   it('dead-letters through the MAX_DELIVERIES safety net when the last attempt could not', async () => {

@@ -45,6 +45,8 @@ describe('event worker metrics', () => {
           schemaDigestMismatches: 0,
           held: 0,
           heldPastLimit: 0,
+          exhaustedDecided: 0,
+          exhaustedHandledLate: 0,
         },
       ],
     };
