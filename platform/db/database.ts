@@ -6,6 +6,7 @@ import { POSTGRES_LINK } from '../config/link-liveness.js';
 import type { Logger } from '../observability/logger.js';
 import { reachDependency, STARTUP_REACH_MS } from '../reach-dependency.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
+import { registerPoolReads } from './pool-reads.js';
 import { statementName } from './statement-name.logic.js';
 
 export { PrismaClient, Prisma } from '../../prisma/generated/client.js';
@@ -41,13 +42,15 @@ export function createPrismaClient(
     ...(options.applicationName ? { application_name: options.applicationName } : {}),
   });
   listenForConnectionErrors(pool, options.logger);
-  return new PrismaClient({
+  const client = new PrismaClient({
     adapter: new PrismaPg(pool, {
       // The pool is ours (for its listeners) but the client's to end: $disconnect ends it.
       disposeExternalPool: true,
       ...(options.preparedStatements === false ? {} : { statementNameGenerator }),
     }),
   });
+  registerPoolReads(client, pool, { named: options.preparedStatements !== false });
+  return client;
 }
 
 /**
