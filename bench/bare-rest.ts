@@ -4,9 +4,10 @@
 // layer of ours is taken away. Run as its own process by bench/rest-list.ts (env: DATABASE_URL,
 // PORT, DB_POOL_SIZE).
 //
-// READ=repository reads the page through the catalog's own repository (`listCourses`, Prisma with
-// its pg adapter) instead: a layer row that splits the distance to the limit into what Prisma costs
-// and what the GraphQL layers above it cost.
+// READ=repository reads the page through the catalog's own repository (`listCourses`) instead: a
+// layer row that splits the distance to the limit into what the repository costs and what the
+// GraphQL layers above it cost. Since 2026-11-29 listCourses is a named statement on the Prisma
+// client's pool (platform/db/pool-reads.ts); before, Prisma's findMany.
 import http from 'node:http';
 import pg from 'pg';
 import { createPrismaClient } from '../platform/db/database.js';
@@ -45,7 +46,7 @@ function pgReader(): { read: ReadPage; close(): Promise<void> } {
   };
 }
 
-/** The same rows through the catalog's repository (Prisma). */
+/** The same rows through the catalog's repository. */
 function repositoryReader(): { read: ReadPage; close(): Promise<void> } {
   const db = createPrismaClient(process.env.DATABASE_URL ?? '', POOL_SIZE);
   return {

@@ -8,7 +8,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
-import { cpuPerCall, heading, table } from './lib.js';
+import { cpuPerCallRounds, heading, table } from './lib.js';
 
 const CALLS = Number(process.env.BENCH_HTTP_CALLS ?? 3000);
 const IN_FLIGHT = 10;
@@ -74,15 +74,12 @@ const server = http.createServer((request, response) => {
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/chat/completions`);
 const candidates = clients(url);
-const rows: Array<Array<string | number>> = [];
+let rows: Array<Array<string | number>> = [];
 try {
-  for (let round = 1; round <= ROUNDS; round++) {
-    const order = round % 2 === 1 ? candidates : [...candidates].reverse();
-    for (const client of order) {
-      const { cpuMicros, wallMs } = await cpuPerCall(client.call, CALLS, IN_FLIGHT);
-      rows.push([round, client.name, CALLS, cpuMicros.toFixed(0), wallMs.toFixed(0)]);
-    }
-  }
+  rows = await cpuPerCallRounds(
+    candidates.map((client) => ({ name: client.name, run: client.call })),
+    { calls: CALLS, inFlight: IN_FLIGHT, rounds: ROUNDS },
+  );
 } finally {
   await Promise.all(candidates.map((client) => client.close()));
   server.close();

@@ -428,3 +428,27 @@ export async function cpuPerCall(
   const used = process.cpuUsage(cpu);
   return { cpuMicros: (used.user + used.system) / calls, wallMs: performance.now() - startedAt };
 }
+
+/** One way of making the call `cpuPerCall` times. */
+export interface CostTarget {
+  name: string;
+  run: (i: number) => Promise<unknown>;
+}
+
+/**
+ * `cpuPerCall` of every target, `rounds` times, the order flipped every round so drift does not
+ * favour one: a table row (round, target, calls, CPU µs per call, wall ms) per measurement.
+ */
+export async function cpuPerCallRounds(
+  targets: readonly CostTarget[],
+  options: { calls: number; inFlight: number; rounds: number },
+): Promise<Array<Array<string | number>>> {
+  const rows: Array<Array<string | number>> = [];
+  for (let round = 1; round <= options.rounds; round++) {
+    for (const target of round % 2 === 1 ? targets : [...targets].reverse()) {
+      const { cpuMicros, wallMs } = await cpuPerCall(target.run, options.calls, options.inFlight);
+      rows.push([round, target.name, options.calls, cpuMicros.toFixed(0), wallMs.toFixed(0)]);
+    }
+  }
+  return rows;
+}

@@ -6,7 +6,7 @@
 import pg from 'pg';
 import { createPrismaClient, Prisma } from '../platform/db/database.js';
 import { prepared } from '../platform/db/prepared.js';
-import { cpuPerCall, heading, table } from './lib.js';
+import { cpuPerCallRounds, type CostTarget, heading, table } from './lib.js';
 
 const url = process.env.DATABASE_URL;
 if (!url) throw new Error('DATABASE_URL is required (bench/README.md)');
@@ -19,7 +19,7 @@ const TEXT = 'SELECT count(*)::int AS n FROM jsonb_to_recordset($1::jsonb) AS v(
 
 const prisma = createPrismaClient(url, IN_FLIGHT);
 const pool = new pg.Pool({ connectionString: url, max: IN_FLIGHT });
-const targets: Array<{ name: string; run: (i: number) => Promise<unknown> }> = [
+const targets: CostTarget[] = [
   {
     name: "Prisma's $queryRaw (pg adapter, prepared)",
     run: (i) =>
@@ -33,14 +33,9 @@ const targets: Array<{ name: string; run: (i: number) => Promise<unknown> }> = [
   { name: 'pg pool.query (named)', run: (i) => pool.query({ name: 'bench_raw_cost_pg', text: TEXT, values: [records, i] }) },
 ];
 
-const rows: Array<Array<string | number>> = [];
+let rows: Array<Array<string | number>> = [];
 try {
-  for (let round = 1; round <= ROUNDS; round++) {
-    for (const target of round % 2 === 1 ? targets : [...targets].reverse()) {
-      const { cpuMicros, wallMs } = await cpuPerCall(target.run, STATEMENTS, IN_FLIGHT);
-      rows.push([round, target.name, STATEMENTS, cpuMicros.toFixed(0), wallMs.toFixed(0)]);
-    }
-  }
+  rows = await cpuPerCallRounds(targets, { calls: STATEMENTS, inFlight: IN_FLIGHT, rounds: ROUNDS });
 } finally {
   await prisma.$disconnect();
   await pool.end();
