@@ -66,6 +66,16 @@ export function poolReadsOf(client: object): PoolReads {
   return reads;
 }
 
+/**
+ * A model's columns as Prisma's findMany returns them, from its generated field list (e.g.
+ * `Prisma.CourseScalarFieldEnum`): a column added to the schema is read without a change here.
+ */
+export function columnList(scalarFields: Record<string, string>, table?: string): string {
+  return Object.values(scalarFields)
+    .map((column) => (table ? `${table}."${column}"` : `"${column}"`))
+    .join(', ');
+}
+
 /** OID of `timestamp` (without time zone). */
 const TIMESTAMP = 1114;
 

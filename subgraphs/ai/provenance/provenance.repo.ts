@@ -1,4 +1,5 @@
 import { Prisma, type Db, type Tx } from '../../../platform/db/database.js';
+import { columnList, poolReadsOf, type PoolRead } from '../../../platform/db/pool-reads.js';
 import { gatedInsertSql, insertSql, type Column, type Gated } from '../../../platform/db/bulk-sql.js';
 import { diffSummary, type DiffOp } from '../../../platform/text/text-diff.logic.js';
 import type { AIProvenance as ProvenanceRow } from '../../../prisma/generated/client.js';
@@ -9,6 +10,17 @@ import type { ReceiptWriter } from './receipts/receipt.repo.js';
 export function findProvenance(db: Db, tenantId: string, id: string): Promise<ProvenanceRow | null> {
   return db.aIProvenance.findFirst({ where: { id, tenantId } });
 }
+
+/** A fixed text, prepared once per connection, on the pool past Prisma's runtime (platform/db/pool-reads.ts). */
+const LATEST_BY_SUBJECTS: PoolRead = {
+  name: 'ai_latest_provenance_by_subjects',
+  summary: 'SELECT AIProvenance',
+  text: `SELECT ${columnList(Prisma.AIProvenanceScalarFieldEnum, 'p')} FROM unnest($1::text[]) AS s(ref)
+    CROSS JOIN LATERAL (
+      SELECT * FROM "AIProvenance" WHERE "tenantId" = $2 AND "subjectRef" = s.ref
+      ORDER BY "createdAt" DESC LIMIT $3
+    ) p`,
+};
 
 /**
  * The newest `first` provenance rows of each subject in one statement (one index range per subject
@@ -21,12 +33,7 @@ export function findLatestProvenanceBySubjects(
   subjectRefs: readonly string[],
   first: number,
 ): Promise<ProvenanceRow[]> {
-  return db.$queryRaw<ProvenanceRow[]>`
-    SELECT p.* FROM unnest(${[...subjectRefs]}::text[]) AS s(ref)
-    CROSS JOIN LATERAL (
-      SELECT * FROM "AIProvenance" WHERE "tenantId" = ${tenantId} AND "subjectRef" = s.ref
-      ORDER BY "createdAt" DESC LIMIT ${first}
-    ) p`;
+  return poolReadsOf(db).rows<ProvenanceRow>(LATEST_BY_SUBJECTS, [[...subjectRefs], tenantId, first]);
 }
 
 /** What `releasedText` reads of each record: the held text and the review state that may release it. */

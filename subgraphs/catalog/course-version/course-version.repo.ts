@@ -1,14 +1,24 @@
 import { insertSql, keyTuplesSql, type Column } from '../../../platform/db/bulk-sql.js';
-import type { Db, Tx } from '../../../platform/db/database.js';
+import { Prisma, type Db, type Tx } from '../../../platform/db/database.js';
+import { columnList, poolReadsOf, type PoolRead } from '../../../platform/db/pool-reads.js';
 import type { CourseVersion } from '../../../prisma/generated/client.js';
 
 export type CourseVersionRow = CourseVersion;
 
+/**
+ * The versions of a page of courses (the `versionsOfCourse` loader, one statement per page): a
+ * fixed text with the ids as one array, so it is prepared once per connection, on the pool past
+ * Prisma's runtime (platform/db/pool-reads.ts), which cost most per row.
+ */
+const VERSIONS_OF_COURSES: PoolRead = {
+  name: 'catalog_versions_of_courses',
+  summary: 'SELECT CourseVersion',
+  text: `SELECT ${columnList(Prisma.CourseVersionScalarFieldEnum)} FROM "CourseVersion"
+    WHERE "tenantId" = $1 AND "courseId" = ANY($2::text[]) ORDER BY "courseId" ASC, sequence ASC`,
+};
+
 export function findVersionsByCourseIds(db: Db, tenantId: string, courseIds: readonly string[]): Promise<CourseVersionRow[]> {
-  return db.courseVersion.findMany({
-    where: { tenantId, courseId: { in: [...courseIds] } },
-    orderBy: [{ courseId: 'asc' }, { sequence: 'asc' }],
-  });
+  return poolReadsOf(db).rows<CourseVersionRow>(VERSIONS_OF_COURSES, [tenantId, [...courseIds]]);
 }
 
 export function findVersionsByIds(db: Db, tenantId: string, ids: readonly string[]): Promise<CourseVersionRow[]> {

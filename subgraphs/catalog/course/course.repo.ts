@@ -1,6 +1,6 @@
 import { insertSql, keyTuplesSql, updateSql, type Column } from '../../../platform/db/bulk-sql.js';
 import { Prisma, type Db, type Tx } from '../../../platform/db/database.js';
-import { poolReadsOf, type PoolRead } from '../../../platform/db/pool-reads.js';
+import { columnList, poolReadsOf, type PoolRead } from '../../../platform/db/pool-reads.js';
 import type { Course } from '../../../prisma/generated/client.js';
 
 export type CourseRow = Course;
@@ -9,10 +9,7 @@ export function findCoursesByIds(db: Db, tenantId: string, ids: readonly string[
   return db.course.findMany({ where: { tenantId, id: { in: [...ids] } } });
 }
 
-/** Every column of Course, as Prisma's findMany returns them (its generated field list). */
-const COURSE_COLUMNS = Object.values(Prisma.CourseScalarFieldEnum)
-  .map((column) => `"${column}"`)
-  .join(', ');
+const COURSE_COLUMNS = columnList(Prisma.CourseScalarFieldEnum);
 
 /**
  * The page read of `courses` (every gateway page of the catalog starts here): two statements of
