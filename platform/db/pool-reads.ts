@@ -3,9 +3,9 @@ import { SpanKind, withSpan } from '../observability/telemetry.js';
 
 /**
  * Reads on the pg pool under a Prisma client, past Prisma's runtime, for the few hot reads whose
- * cost per request Prisma dominates: the catalog's page read (listCourses) costs 122-185 µs of the
- * process's CPU through findMany and 37-45 µs as one named statement on the same pool
- * (bench/catalog-read-cost.ts). Same pool, same connections and their settings (timeouts,
+ * cost per request Prisma dominates: the catalog's page read (listCourses) costs 99-198 µs of the
+ * process's CPU through findMany and 44-56 µs as one named statement on the same pool, span
+ * included (bench/catalog-read-cost.ts, bench/results/2026-11-29T0242-catalog-read-cost.md). Same pool, same connections and their settings (timeouts,
  * application_name), same database errors (platform/db/unreachable.ts reads node-postgres' own).
  *
  * Only the top-level client has reads here: a transaction's client (`Tx`) is not registered, so a
