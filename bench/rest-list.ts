@@ -64,8 +64,8 @@ export async function run(): Promise<void> {
         { label: 'layer: GraphQL through the gateway', url: `${stack.gateway.url}/graphql`, proc: stack.gateway, post: true },
         { label: 'layer: catalog subgraph direct', url: stack.catalog.url, proc: stack.catalog, post: true },
       );
-      // The page through the catalog's repository (Prisma) behind bare http: the cost of Prisma
-      // alone, without any GraphQL layer.
+      // The page through the catalog's repository (listCourses) behind bare http: the cost of the
+      // repository alone, without any GraphQL layer (a pool read since 2026-11-29; Prisma before).
       const repositoryPort = await freePort();
       repository = await spawnNode('bare-rest (repository)', 'bench/bare-rest.ts', {
         env: { DATABASE_URL: stack.db.url, PORT: String(repositoryPort), DB_POOL_SIZE: '10', READ: 'repository' },
@@ -75,7 +75,7 @@ export async function run(): Promise<void> {
       if (canonicalJson(await probe(layerUrl, { headers }, twenty)) !== canonicalJson(limit)) {
         throw new Error('the repository layer and the bare server answer differently');
       }
-      targets.push({ label: 'layer: bare http + catalog repository (Prisma)', url: layerUrl, proc: repository });
+      targets.push({ label: 'layer: bare http + catalog repository (listCourses)', url: layerUrl, proc: repository });
     }
     for (const target of targets) {
       const options = target.post ? { ...graphql, body } : { headers };
