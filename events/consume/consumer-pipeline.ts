@@ -51,7 +51,7 @@ export class ConsumerPipeline {
   private readonly order: MessageOrder | undefined;
   private readonly batching: boolean;
   private readonly batches: BatchQueue<PendingMessage>;
-  private readonly inHand = new MessagesInHand();
+  private readonly inHand = new MessagesInHand((seq) => this.order?.isHeld(seq) ?? false);
 
   constructor(private readonly options: StartConsumerOptions) {
     // Typed explicitly: TypeScript only narrows through an assertion method on a declared type.
@@ -114,7 +114,7 @@ export class ConsumerPipeline {
    * being applied or held here, else once the attempt under way has its verdict.
    */
   whenOutOfHand(seq: number): Promise<void> {
-    return this.inHand.left(seq, (s) => this.order?.isHeld(s) ?? false);
+    return this.inHand.left(seq);
   }
 
   stats(): PipelineStats {
@@ -157,7 +157,7 @@ export class ConsumerPipeline {
       else await this.run([pending]);
     } finally {
       clearInterval(keepAlive);
-      this.inHand.release(seq, this.order?.isHeld(seq) ?? false);
+      this.inHand.release(seq);
     }
   }
 

@@ -11,19 +11,22 @@ export class MessagesInHand {
   private readonly taken = new Map<number, number>();
   private readonly waiters = new Map<number, Array<() => void>>();
 
+  /** `held`: whether a message waits here for an earlier one of its key (it is still in hand then). */
+  constructor(private readonly held: (seq: number) => boolean) {}
+
   take(seq: number): void {
     this.taken.set(seq, (this.taken.get(seq) ?? 0) + 1);
   }
 
-  /** One hold of `seq` ends; `stillHeld` says the message waits elsewhere here (for an earlier one of its key). */
-  release(seq: number, stillHeld: boolean): void {
+  /** One attempt at `seq` ends; the message stays in hand while it is held. */
+  release(seq: number): void {
     const left = (this.taken.get(seq) ?? 1) - 1;
     if (left > 0) {
       this.taken.set(seq, left);
       return;
     }
     this.taken.delete(seq);
-    if (!stillHeld) this.wake(seq);
+    if (!this.held(seq)) this.wake(seq);
   }
 
   has(seq: number): boolean {
@@ -31,8 +34,8 @@ export class MessagesInHand {
   }
 
   /** Resolves once `seq` is out of this process's hands (at once when it is not in them). */
-  left(seq: number, held: (seq: number) => boolean): Promise<void> {
-    if (!this.taken.has(seq) && !held(seq)) return Promise.resolve();
+  left(seq: number): Promise<void> {
+    if (!this.taken.has(seq) && !this.held(seq)) return Promise.resolve();
     return new Promise<void>((resolve) => this.waiters.set(seq, [...(this.waiters.get(seq) ?? []), resolve]));
   }
 
