@@ -106,6 +106,18 @@ export interface ConnectionLimits {
   maxConnections: number;
 }
 
+/**
+ * How a subgraph runs an operation (SUBGRAPH_EXECUTION): `compiled` turns each query document into
+ * a JavaScript function once (graphql-jit) and runs that; `graphql-js` interprets every document
+ * every time, field by field. A page of 20 courses is about 600 resolved fields, and graphql-js
+ * spends about 1 us on each (its own frames were a fifth of the catalog's CPU serving REST pages,
+ * bench/README.md, 2026-11-29). The switch is an operator's way back should the compiled path
+ * ever answer differently (platform/graphql/compiled-execution.ts; the two are held equal by
+ * test/integration/graphql/compiled-execution.test.ts).
+ */
+export type SubgraphExecution = 'compiled' | 'graphql-js';
+export const SUBGRAPH_EXECUTIONS: readonly SubgraphExecution[] = ['compiled', 'graphql-js'];
+
 export interface OpsConfig {
   /** Standard OTel variables; no endpoint means no exporter (spans are not recorded). */
   otel: {
@@ -130,6 +142,8 @@ export interface OpsConfig {
   connections: ConnectionLimits;
   /** What one GraphQL document may ask for, at the gateway and at each subgraph. */
   limits: QueryLimits;
+  /** How each subgraph runs a query (platform/graphql/compiled-execution.ts): compiled unless set to graphql-js. */
+  subgraphExecution: SubgraphExecution;
 }
 
 function loadAuth(env: Env): AuthConfig {
@@ -199,6 +213,7 @@ function loadOps(env: Env, production: boolean): OpsConfig {
       maxConnections: envInt(env, 'HTTP_MAX_CONNECTIONS', 4_096, 16, 1_000_000),
     },
     limits: loadQueryLimits(env),
+    subgraphExecution: envOneOf(env, 'SUBGRAPH_EXECUTION', SUBGRAPH_EXECUTIONS, 'compiled'),
   };
 }
 

@@ -3,7 +3,7 @@ import type { BaseContext } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import type { GraphQLSchema } from 'graphql';
 import type { Principal, TokenVerifier } from '../auth/verifier.js';
-import type { ConnectionLimits, PlatformConfig, QueryLimits } from '../config/config.js';
+import type { ConnectionLimits, PlatformConfig, QueryLimits, SubgraphExecution } from '../config/config.js';
 import { header } from '../http/http.js';
 import { pipeline, type EndpointTable, type Exchange } from '../http/pipeline.js';
 import { probeEndpoints, type ReadinessReport } from '../http/probe-endpoints.js';
@@ -20,6 +20,7 @@ import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { TraceContext } from '../observability/trace-context.js';
 import { createDoorServer } from './apollo-server.js';
+import { compiledQueryExecution } from './compiled-execution.js';
 import { graphqlEndpoints } from './graphql-endpoint.js';
 
 export interface RunningServer {
@@ -49,6 +50,8 @@ export interface SubgraphServerSettings {
   connections: ConnectionLimits;
   /** Serve GET /metrics here; off when the process has an ops port for it (METRICS_PORT). */
   metricsOnThisPort: boolean;
+  /** Queries compiled once per document, or interpreted by graphql-js (SUBGRAPH_EXECUTION). */
+  execution: SubgraphExecution;
 }
 
 export function subgraphServerSettings(config: PlatformConfig): SubgraphServerSettings {
@@ -58,6 +61,7 @@ export function subgraphServerSettings(config: PlatformConfig): SubgraphServerSe
     drainMs: drainBound(config),
     connections: config.ops.connections,
     metricsOnThisPort: config.ops.metricsPort === undefined,
+    execution: config.ops.subgraphExecution,
   };
 }
 
@@ -92,7 +96,7 @@ export async function startSubgraphServer<TContext extends BaseContext>(
   const { logger, settings, metrics } = options;
   const apollo = createDoorServer<TContext>({
     name: options.name,
-    graph: { schema: options.schema },
+    graph: settings.execution === 'compiled' ? { gateway: compiledQueryExecution(options.schema) } : { schema: options.schema },
     logger,
     metrics,
     limits: settings.limits,

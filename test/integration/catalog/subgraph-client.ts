@@ -23,7 +23,7 @@ export interface CallOptions {
  * would: a fresh token of the tenant with both catalog scopes, a traceparent, an Idempotency-Key
  * on mutations.
  */
-export async function startCatalogClient(db: Db) {
+export async function startCatalogClient(db: Db, env: Record<string, string> = {}) {
   const keys = await generateEd25519();
   const verifier = await createTokenVerifier({
     publicKey: JSON.stringify(keys.publicJwk),
@@ -32,10 +32,15 @@ export async function startCatalogClient(db: Db) {
   });
   const admin = newId('user');
   const server = await startCatalogSubgraph(
-    { config: { ...loadSystemConfig({}), host: '127.0.0.1' }, db, verifier, logger: silentLogger },
+    { config: { ...loadSystemConfig(env), host: '127.0.0.1' }, db, verifier, logger: silentLogger },
     0,
   );
-  async function gql(query: string, variables: Record<string, unknown>, options: CallOptions): Promise<GraphQLAnswer> {
+  /** The HTTP status and the parsed body, whatever they are. */
+  async function call(
+    query: string,
+    variables: Record<string, unknown>,
+    options: CallOptions,
+  ): Promise<{ status: number; body: GraphQLAnswer }> {
     const token = await mintToken(keys.privateJwk, {
       sub: options.subject ?? admin,
       tid: options.tenantId,
@@ -53,7 +58,10 @@ export async function startCatalogClient(db: Db) {
       },
       body: JSON.stringify({ query, variables }),
     });
-    return (await response.json()) as GraphQLAnswer;
+    return { status: response.status, body: (await response.json()) as GraphQLAnswer };
+  }
+  async function gql(query: string, variables: Record<string, unknown>, options: CallOptions): Promise<GraphQLAnswer> {
+    return (await call(query, variables, options)).body;
   }
   /** The answer's data; fails with the errors when there are any. */
   async function data(query: string, variables: Record<string, unknown>, options: CallOptions): Promise<Record<string, unknown>> {
@@ -61,7 +69,7 @@ export async function startCatalogClient(db: Db) {
     if (answer.errors?.length || !answer.data) throw new Error(`GraphQL errors: ${JSON.stringify(answer.errors)}`);
     return answer.data;
   }
-  return { gql, data, close: () => server.close() };
+  return { call, gql, data, close: () => server.close() };
 }
 
 export type CatalogClient = Awaited<ReturnType<typeof startCatalogClient>>;

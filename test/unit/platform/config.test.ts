@@ -25,6 +25,8 @@ describe('configuration', () => {
       dbPreparedStatements: true,
     });
     expect(loadSystemConfig({ DB_PREPARED_STATEMENTS: 'false' }).dbPreparedStatements).toBe(false);
+    expect(config.ops.subgraphExecution).toBe('compiled');
+    expect(loadSystemConfig({ SUBGRAPH_EXECUTION: 'graphql-js' }).ops.subgraphExecution).toBe('graphql-js');
     expect(config.catalogUrls).toEqual(['http://127.0.0.1:4001/graphql']);
     expect(config.events).toMatchObject({
       catalogStream: 'CATALOG',
@@ -50,6 +52,7 @@ describe('configuration', () => {
     ['CATALOG_DLQ_STREAM', 'CATALOG.dlq', /CATALOG_DLQ_STREAM is not a valid JetStream stream name/],
     ['MOCK_FAULT_INJECTION', 'maybe', /MOCK_FAULT_INJECTION must be true or false/],
     ['DB_PREPARED_STATEMENTS', 'sometimes', /DB_PREPARED_STATEMENTS must be true or false/],
+    ['SUBGRAPH_EXECUTION', 'jit', /SUBGRAPH_EXECUTION must be one of compiled, graphql-js/],
   ])('names %s when its value %s is invalid', (variable, value, message) => {
     expect(() => loadSystemConfig({ [variable]: value })).toThrow(ConfigError);
     expect(() => loadSystemConfig({ [variable]: value })).toThrow(message);
