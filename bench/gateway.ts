@@ -33,6 +33,7 @@ import {
   measure,
   probe,
   sampleRss,
+  settledCpu,
   spawnNode,
   table,
   treeCpuMs,
@@ -216,7 +217,7 @@ interface CpuPerPage {
  */
 function cpuMeter(stack: Stack, target: Target) {
   const read = async () => {
-    await settled([target.proc, stack.catalog, stack.ai!]);
+    await settledCpu([target.proc, stack.catalog, stack.ai!]);
     const backends = await backendPids(stack);
     return {
       target: treeCpuMs(target.proc.pid),
@@ -246,22 +247,6 @@ function cpuMeter(stack: Stack, target: Target) {
       };
     },
   };
-}
-
-/**
- * Waits (at most 30 s: a wide page on a busy machine takes seconds) until the processes use under
- * 5 % of a core: the pages in flight are done.
- */
-async function settled(procs: Proc[]): Promise<void> {
-  const total = () => procs.reduce((sum, proc) => sum + treeCpuMs(proc.pid), 0);
-  const deadline = Date.now() + 30_000;
-  let before = total();
-  while (Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    const now = total();
-    if (now - before <= 10) return;
-    before = now;
-  }
 }
 
 async function backendPids(stack: Stack): Promise<number[]> {

@@ -221,6 +221,41 @@ export function treeCpuMs(rootPid: number): number {
   return cpuMs(processTree(rootPid));
 }
 
+/**
+ * Waits (at most 30 s: a wide page on a busy machine takes seconds) until the processes use under
+ * 5 % of a core: the requests in flight are done, so a CPU reading taken then counts their cost.
+ */
+export async function settledCpu(procs: Proc[]): Promise<void> {
+  const total = () => procs.reduce((sum, proc) => sum + treeCpuMs(proc.pid), 0);
+  const deadline = Date.now() + 30_000;
+  let before = total();
+  while (Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const now = total();
+    if (now - before <= 10) return;
+    before = now;
+  }
+}
+
+/**
+ * CPU ms per request of `procs` over one measured run: `start` after the warm-up (measure's
+ * beforeMeasuredRun), `perRequest` once the run is over and the processes are idle again. Same-run
+ * req/s moves with whatever else the shared machine runs; CPU per request much less.
+ */
+export function cpuPerRequestMeter(procs: Proc[]) {
+  let first = 0;
+  return {
+    start: async () => {
+      await settledCpu(procs);
+      first = procs.reduce((sum, proc) => sum + treeCpuMs(proc.pid), 0);
+    },
+    perRequest: async (requests: number) => {
+      await settledCpu(procs);
+      return (procs.reduce((sum, proc) => sum + treeCpuMs(proc.pid), 0) - first) / requests;
+    },
+  };
+}
+
 /** Samples a process's RSS while a measurement runs; `stop()` gives the peak and the last value. */
 export function sampleRss(proc: Proc, everyMs = 500): { stop(): { peakMb: number; lastMb: number } } {
   let peak = proc.rssMb();

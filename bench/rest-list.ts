@@ -9,6 +9,7 @@ import {
   DURATION,
   LOAD_HEADERS,
   PREWARM,
+  cpuPerRequestMeter,
   ROUNDS,
   f,
   freePort,
@@ -54,15 +55,33 @@ export async function run(): Promise<void> {
 
     const graphql = { method: 'POST' as const, headers: { ...headers, 'content-type': 'application/json' } };
     const body = JSON.stringify({ query: COURSES, variables: { first: 20 } });
-    const targets: Array<{ label: string; url: string; proc: Proc; post?: boolean }> = [
-      { label: 'REST-compat (gateway + catalog)', url: `${stack.gateway.url}${PATH}`, proc: stack.gateway },
-      { label: 'bare http + pg (limit)', url: `http://127.0.0.1:${port}${PATH}`, proc: bare },
+    // `cpu`: the processes whose CPU a request costs (Postgres's share is the same for every target).
+    const targets: Array<{ label: string; url: string; proc: Proc; cpu: Proc[]; post?: boolean }> = [
+      {
+        label: 'REST-compat (gateway + catalog)',
+        url: `${stack.gateway.url}${PATH}`,
+        proc: stack.gateway,
+        cpu: [stack.gateway, stack.catalog],
+      },
+      { label: 'bare http + pg (limit)', url: `http://127.0.0.1:${port}${PATH}`, proc: bare, cpu: [bare] },
     ];
     // Where the difference goes: the same page one layer down at a time (BENCH_REST_LAYERS=0 skips).
     if (process.env.BENCH_REST_LAYERS !== '0') {
       targets.push(
-        { label: 'layer: GraphQL through the gateway', url: `${stack.gateway.url}/graphql`, proc: stack.gateway, post: true },
-        { label: 'layer: catalog subgraph direct', url: stack.catalog.url, proc: stack.catalog, post: true },
+        {
+          label: 'layer: GraphQL through the gateway',
+          url: `${stack.gateway.url}/graphql`,
+          proc: stack.gateway,
+          cpu: [stack.gateway, stack.catalog],
+          post: true,
+        },
+        {
+          label: 'layer: catalog subgraph direct',
+          url: stack.catalog.url,
+          proc: stack.catalog,
+          cpu: [stack.catalog],
+          post: true,
+        },
       );
       // The page through the catalog's repository (listCourses) behind bare http: the cost of the
       // repository alone, without any GraphQL layer (a pool read since 2026-11-29; Prisma before).
@@ -75,31 +94,34 @@ export async function run(): Promise<void> {
       if (canonicalJson(await probe(layerUrl, { headers }, twenty)) !== canonicalJson(limit)) {
         throw new Error('the repository layer and the bare server answer differently');
       }
-      targets.push({ label: 'layer: bare http + catalog repository (listCourses)', url: layerUrl, proc: repository });
+      targets.push({
+        label: 'layer: bare http + catalog repository (listCourses)',
+        url: layerUrl,
+        proc: repository,
+        cpu: [repository],
+      });
     }
     for (const target of targets) {
       const options = target.post ? { ...graphql, body } : { headers };
       await measure(target.label, { url: target.url, connections: 16, ...options, warmup: 0, duration: PREWARM });
     }
-    const rows: Array<LoadResult & { round: number; rss: number }> = [];
+    const rows: Array<LoadResult & { round: number; rss: number; cpuMs: number }> = [];
     for (let round = 1; round <= ROUNDS; round++) {
       for (const connections of connectionLevels) {
         for (const target of round % 2 ? targets : [...targets].reverse()) {
           const rss = sampleRss(target.proc);
+          const cpu = cpuPerRequestMeter(target.cpu);
           const options = target.post ? { ...graphql, body } : { headers };
-          rows.push({
-            ...(await measure(target.label, { url: target.url, connections, ...options })),
-            round,
-            rss: rss.stop().peakMb,
-          });
+          const result = await measure(target.label, { url: target.url, connections, ...options, beforeMeasuredRun: cpu.start });
+          rows.push({ ...result, round, rss: rss.stop().peakMb, cpuMs: await cpu.perRequest(result.requests) });
         }
       }
     }
     heading(`rest-list: GET ${PATH}, 1,000 courses in the tenant, ${DURATION} s per run`);
     console.log(
       table(
-        ['>round', ...LOAD_HEADERS, '>RSS peak MB', 'load 1m'],
-        rows.map((r) => [r.round, ...loadResultRow(r, [f(r.rss, 0)])]),
+        ['>round', ...LOAD_HEADERS, '>RSS peak MB', '>CPU ms / req', 'load 1m'],
+        rows.map((r) => [r.round, ...loadResultRow(r, [f(r.rss, 0), f(r.cpuMs, 3)])]),
       ),
     );
     // The performance issue's rows: cold (no response cache) ≥ 33 % of the bare server's RPS and
