@@ -109,9 +109,9 @@ export interface ConnectionLimits {
 /**
  * How a subgraph runs an operation (SUBGRAPH_EXECUTION): `compiled` turns each query document into
  * a JavaScript function once (graphql-jit) and runs that; `graphql-js` interprets every document
- * every time, field by field. A page of 20 courses is about 600 resolved fields, and graphql-js
- * spends about 1 us on each (its own frames were a fifth of the catalog's CPU serving REST pages,
- * bench/README.md, 2026-11-29). The switch is an operator's way back should the compiled path
+ * every time, field by field: a page of 20 courses is about 600 resolved fields, and graphql-js's
+ * own frames were a fifth of the catalog's CPU serving REST pages (bench/README.md, 2026-11-29,
+ * second). The switch is an operator's way back should the compiled path
  * ever answer differently (platform/graphql/compiled-execution.ts; the two are held equal by
  * test/integration/graphql/compiled-execution.test.ts).
  */
