@@ -52,7 +52,10 @@ const OPERATIONS: Record<string, string> = {
   } fragment F on Node { __typename }`,
   nonNullRoot: `{ required { id count versions { label } } courses { id } }`,
   overlapping: `{ node(id: "1") { ... on Course { versions { id } } ... on Node { ... on Course { versions { label } count } } } }`,
+  fragmentThenField: `{ course(id: "1") { ... on Course { versions { id } } versions { label } owner { ... on User { name } } } }`,
   introspection: `{ __typename __schema { queryType { name } } course(id: "1") { id } }`,
+  // Response names every plain object inherits from Object.prototype: only an own value counts.
+  inheritedNames: `{ courses { constructor: title toString: title valueOf: ratio __proto__: flag map: title id } }`,
 };
 
 function operationOf(source: string): Operation {
@@ -231,11 +234,27 @@ describe('result shaping answers what Apollo Gateway answers', () => {
     expectSameAnswer(OPERATIONS.abstract, { node: { __typename: 'Version', id: 'v', label: 'l', seq: 2 }, owners: [] });
     expectSameAnswer(OPERATIONS.abstract, { node: { id: 'no typename' }, owners: [{ name: 'no typename' }] });
     expectSameAnswer(OPERATIONS.overlapping, { node: course });
+    const merged = expectSameAnswer(OPERATIONS.fragmentThenField, { course });
+    expect(JSON.parse(merged.json!).course.versions).toEqual([{ id: 'v1', label: '1.0' }]);
   });
 
   it('hands introspection fields to the introspection handler', () => {
     const answer = expectSameAnswer(OPERATIONS.introspection, { course });
     expect(JSON.parse(answer.json!)).toMatchObject({ __typename: 'Query', __schema: 'introspection of __schema' });
+  });
+
+  it('reads only own values, under response names objects inherit too', () => {
+    const own = { id: 'c1', constructor: 'own title', toString: 'own string', valueOf: 2.5, ['__proto__']: true };
+    Object.defineProperty(own, '__proto__', { value: true, enumerable: true }); // own, not the prototype
+    const answer = expectSameAnswer(OPERATIONS.inheritedNames, {
+      courses: [own, JSON.parse('{"id":"c2"}'), Object.assign(Object.create(null), { id: 'c3', constructor: 'null prototype' })],
+    });
+    const courses = JSON.parse(answer.json!).courses;
+    expect(courses[0]).toMatchObject({ constructor: 'own title', toString: 'own string', valueOf: 2.5 });
+    expect(courses[1]).toMatchObject({ constructor: null, toString: null, valueOf: null });
+    expect(courses[2]).toMatchObject({ constructor: 'null prototype', toString: null });
+    // A list where an object is expected: never the methods it inherits from Array.prototype.
+    expectSameAnswer(OPERATIONS.inheritedNames, { courses: [Object.assign(['x'], { id: 'c4' })] });
   });
 
   it('throws what Apollo throws on answers no subgraph may give', () => {
