@@ -11,6 +11,7 @@ import type {
 } from '@apollo/federation-internals';
 import type { GraphQLError } from 'graphql';
 import { compiledFill, type Fill } from './compiled-fill.js';
+import { shareExecutorOperations } from './shared-operations.js';
 
 /**
  * Apollo Gateway's result shaping (`computeResponse` in @apollo/gateway's resultShaping.js): after
@@ -71,10 +72,13 @@ export type ResultShaping = 'lean' | 'apollo';
 /**
  * Chooses the shaping Apollo Gateway's executor calls, for the whole process: it reads the
  * module's export at every call (`(0, resultShaping_1.computeResponse)(…)` in executeQueryPlan.js;
- * test/unit/gateway/result-shaping.test.ts checks that it still does).
+ * test/unit/gateway/result-shaping.test.ts checks that it still does). `lean` also has the executor
+ * build each document's Operation once (shared-operations.ts), so its steps are kept across
+ * requests; `apollo` is Apollo's code path throughout.
  */
 export function useResultShaping(kind: ResultShaping): void {
   apolloShaping.computeResponse = kind === 'lean' ? computeResponse : apolloComputeResponse;
+  shareExecutorOperations(kind === 'lean');
 }
 
 export interface ShapingInput {
@@ -160,7 +164,7 @@ export function computeResponse({ operation, variables, input, introspectionHand
     variables: { __proto__: null, ...operation.collectDefaultedVariableValues(), ...variables } as Record<string, unknown>,
     errors: [],
     introspectionHandling,
-    steps: new Map(),
+    steps: stepsKeptFor(operation),
     invalid: false,
     hasErrors: false,
   };
@@ -175,6 +179,36 @@ export function computeResponse({ operation, variables, input, introspectionHand
     true,
   );
   return { data: result === NULL_BUBBLE_UP ? null : data, errors: shaping.errors };
+}
+
+/**
+ * The steps of an operation's selection sets, kept for every request of it when they cannot depend
+ * on the request: the operation has no @skip or @include (null: it has, each request builds its
+ * own). With the executor's Operation shared per document (shared-operations.ts) the same
+ * Operation comes back, so selection sets, writers and compiled fills are looked up, not rebuilt.
+ */
+const keptSteps = new WeakMap<Operation, Map<SelectionSet, Steps> | null>();
+
+function stepsKeptFor(operation: Operation): Map<SelectionSet, Steps> {
+  let steps = keptSteps.get(operation);
+  if (steps === undefined) {
+    steps = hasConditions(operation.selectionSet, operation.schema(), new Set()) ? null : new Map();
+    keptSteps.set(operation, steps);
+  }
+  return steps ?? new Map();
+}
+
+/** Whether any selection below carries @skip or @include (each fragment's selection set visited once). */
+function hasConditions(selectionSet: SelectionSet, schema: Schema, visited: Set<SelectionSet>): boolean {
+  if (visited.has(selectionSet)) return false;
+  visited.add(selectionSet);
+  for (const selection of selectionSet.selections()) {
+    const element = selection.element;
+    if (element.appliedDirectivesOf(schema.skipDirective()).length > 0) return true;
+    if (element.appliedDirectivesOf(schema.includeDirective()).length > 0) return true;
+    if (selection.selectionSet && hasConditions(selection.selectionSet, schema, visited)) return true;
+  }
+  return false;
 }
 
 interface Steps {

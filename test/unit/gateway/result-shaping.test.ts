@@ -257,6 +257,22 @@ describe('result shaping answers what Apollo Gateway answers', () => {
     expectSameAnswer(OPERATIONS.inheritedNames, { courses: [Object.assign(['x'], { id: 'c4' })] });
   });
 
+  it("keeps an operation's steps for its next requests only where no @skip or @include can change them", () => {
+    const next = random(7);
+    const { object } = generator(next);
+    // One Operation for many requests, as the executor's shared one (shared-operations.ts).
+    for (const name of ['everyKind', 'abstract', 'overlapping', 'fragmentThenField', 'inheritedNames']) {
+      const operation = operationOf(OPERATIONS[name]!);
+      for (let index = 0; index < 60; index++) {
+        const input = object(schema.schemaDefinition.rootType('query')!, 0);
+        const variables = { skip: next() < 0.5, inc: next() < 0.5 };
+        const run = (shape: typeof computeResponse) =>
+          outcome(shape, { operation, variables, input: structuredClone(input), introspectionHandling: () => null });
+        expect(run(computeResponse)).toEqual(run(apollo.computeResponse));
+      }
+    }
+  });
+
   it('throws what Apollo throws on answers no subgraph may give', () => {
     const answer = expectSameAnswer(OPERATIONS.nonNullRoot, { required: { ...course, versions: 'not a list' }, courses: [] });
     expect(answer.threw).toContain('Invalid non-list value');
@@ -335,21 +351,37 @@ describe('useResultShaping', () => {
         undefined,
       );
     const calls: string[] = [];
+    const operations: Operation[] = [];
     try {
       useResultShaping('lean');
       expect(apolloModule.computeResponse).toBe(computeResponse);
       // What the executor calls is what the export holds when it runs, not what it held at load.
       apolloModule.computeResponse = (input) => {
         calls.push('called');
+        operations.push(input.operation);
         return computeResponse(input);
       };
       expect(await answer()).toEqual({ data: { __typename: 'Query' } });
       expect(calls).toEqual(['called']);
+      // The executor's Operation is built once per parsed operation and shared by its requests.
+      expect(await answer()).toEqual({ data: { __typename: 'Query' } });
+      expect(operations[1] === operations[0]).toBe(true);
       useResultShaping('apollo');
       expect(apolloModule.computeResponse).toBe(apollo.computeResponse);
       expect(await answer()).toEqual({ data: { __typename: 'Query' } });
+      // Apollo's path throughout: an Operation per request again.
+      apolloModule.computeResponse = (input) => {
+        operations.push(input.operation);
+        return apollo.computeResponse(input);
+      };
+      await answer();
+      await answer();
+      // Compared as booleans: `not.toBe` deep-compares two Operations (the whole schema graph) to pass.
+      expect(operations[3] === operations[2]).toBe(false);
+      expect(operations[2] === operations[0]).toBe(false);
     } finally {
       apolloModule.computeResponse = apollo.computeResponse;
+      useResultShaping('lean');
     }
   });
 });
