@@ -1,4 +1,3 @@
-import { createRequire } from 'node:module';
 import type {
   CompositeType,
   FieldSelection,
@@ -11,6 +10,7 @@ import type {
 } from '@apollo/federation-internals';
 import type { GraphQLError } from 'graphql';
 import { compiledFill, type Fill } from './compiled-fill.js';
+import { gatewayRequire } from './gateway-require.js';
 import { shareExecutorOperations } from './shared-operations.js';
 
 /**
@@ -40,7 +40,6 @@ import { shareExecutorOperations } from './shared-operations.js';
  */
 
 /** The federation-internals instance Apollo Gateway itself loaded (its classes and schema objects). */
-const gatewayRequire = createRequire(createRequire(import.meta.url).resolve('@apollo/gateway'));
 const fi = gatewayRequire('@apollo/federation-internals') as typeof import('@apollo/federation-internals');
 const {
   ERRORS,

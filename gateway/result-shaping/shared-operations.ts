@@ -1,6 +1,6 @@
-import { createRequire } from 'node:module';
 import type { Operation, Schema } from '@apollo/federation-internals';
 import type { DefinitionNode, DocumentNode, OperationDefinitionNode } from 'graphql';
+import { gatewayRequire } from './gateway-require.js';
 
 /**
  * Apollo Gateway's executor builds the federation `Operation` of every request again, from the
@@ -25,7 +25,6 @@ type OperationFromDocument = (
 ) => Operation;
 
 /** The module whose export executeQueryPlan.js reads at every call (`(0, federation_internals_1.operationFromDocument)`). */
-const gatewayRequire = createRequire(createRequire(import.meta.url).resolve('@apollo/gateway'));
 const operations = gatewayRequire('@apollo/federation-internals/dist/operations.js') as {
   operationFromDocument: OperationFromDocument;
 };
