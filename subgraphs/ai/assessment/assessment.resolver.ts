@@ -1,7 +1,7 @@
 import { Arg, Ctx, Field, ID, InputType, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
 import { adminCaller, type AiContext } from '../context.js';
 
-@ObjectType({ description: 'A signed data-protection impact assessment of the tenant for one residency.' })
+@ObjectType({ simpleResolvers: true, description: 'A signed data-protection impact assessment of the tenant for one residency.' })
 export class DataProtectionAssessment {
   @Field(() => ID) assessmentId: string;
   @Field(() => String) residency: string;

@@ -35,14 +35,14 @@ export class AssistInput {
   mode?: string | null;
 }
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class AssistTemplateRef {
   @Field(() => ID) templateId: string;
   @Field(() => Int) version: number;
   @Field(() => String) hash: string;
 }
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class AssistTimings {
   @Field(() => Int, { description: 'Wall time in the gateway, provider included.' }) totalMs: number;
   @Field(() => Int, { nullable: true, description: 'Time inside provider calls (all attempts).' }) providerMs: number | null;
@@ -50,7 +50,7 @@ export class AssistTimings {
     number | null;
 }
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class AssistResult {
   @Field(() => ID, { description: 'Store it with the output: the key to its provenance record.' }) provenanceId: string;
   @Field(() => String, { description: 'completed, pending_review or blocked.' }) status: string;

@@ -20,7 +20,7 @@ export class LegacyProvenanceInput {
   @Field(() => String, { nullable: true }) subjectRef?: string | null;
 }
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class BackfillRowError {
   @Field(() => Int) index: number;
   @Field(() => String, { nullable: true }) legacyId: string | null;
@@ -28,7 +28,7 @@ export class BackfillRowError {
   @Field(() => String) message: string;
 }
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class BackfillResult {
   @Field(() => Int) created: number;
   @Field(() => Int, { description: 'Valid rows already imported earlier (same legacyId): left unchanged.' }) skipped: number;

@@ -4,6 +4,7 @@ import { adminCaller, type AiContext } from '../context.js';
 import { FLAG_NAMES } from './feature-flag.logic.js';
 
 @ObjectType({
+  simpleResolvers: true,
   description: 'A rollback switch of the tenant: hitl.enabled, moderation.enabled, multiProvider.enabled or quota.enabled.',
 })
 export class FeatureFlag {
@@ -15,7 +16,7 @@ export class FeatureFlag {
   @Field(() => Date) updatedAt: Date;
 }
 
-@ObjectType({ description: 'One change of a feature flag: who, when and why.' })
+@ObjectType({ simpleResolvers: true, description: 'One change of a feature flag: who, when and why.' })
 export class FeatureFlagChange {
   @Field(() => String) featureKey: string;
   @Field(() => String) flag: string;

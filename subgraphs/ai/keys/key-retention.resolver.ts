@@ -3,7 +3,10 @@ import { Arg, Ctx, Field, InputType, Int, Mutation, ObjectType, Query, Resolver 
 import { adminCaller, type AiContext } from '../context.js';
 import { mayRetire, retainUntil } from './key-retention.logic.js';
 
-@ObjectType({ description: "A consumer service's direct provider key after its cutover to the gateway (rollback of phase 1)." })
+@ObjectType({
+  simpleResolvers: true,
+  description: "A consumer service's direct provider key after its cutover to the gateway (rollback of phase 1).",
+})
 export class ProviderKeyRetention {
   @Field(() => String) serviceName: string;
   @Field(() => String) provider: string;

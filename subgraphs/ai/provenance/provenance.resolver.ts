@@ -17,7 +17,7 @@ export function requireProvenanceId(value: string): string {
 
 /** The catalog's Course, seen from the AI subgraph: AI-assisted outputs whose subject is the course. */
 @Directive('@key(fields: "courseId")')
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class Course {
   @Field(() => ID) courseId: string;
 }

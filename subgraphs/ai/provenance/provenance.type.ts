@@ -1,7 +1,7 @@
 import { Directive, Field, ID, Int, ObjectType } from 'type-graphql';
 import { GraphQLJSON, GraphQLJSONObject } from '../../../platform/graphql/scalars.js';
 
-@ObjectType({ description: 'One call to a provider while serving a request.' })
+@ObjectType({ simpleResolvers: true, description: 'One call to a provider while serving a request.' })
 export class ProviderAttempt {
   @Field(() => String) provider: string;
   @Field(() => String) model: string;
@@ -21,6 +21,7 @@ export class ProviderAttempt {
 
 @Directive('@key(fields: "provenanceId")')
 @ObjectType({
+  simpleResolvers: true,
   description:
     'The provenance record of one AI-assisted output: what produced it, from which template and rule, and its review. Stores hashes, not patient text.',
 })

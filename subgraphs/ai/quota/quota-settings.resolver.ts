@@ -5,6 +5,7 @@ import { AI_ADMIN } from '../scopes.js';
 import type { QuotaSettingsView } from './quota-settings.admin.js';
 
 @ObjectType({
+  simpleResolvers: true,
   description:
     "The caller tenant's quota (phase 3): enforced when enabled, in the shared store (Redis) across replicas. A quota.enabled feature flag overrides `enabled` for the features it names.",
 })

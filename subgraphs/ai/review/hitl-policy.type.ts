@@ -1,7 +1,10 @@
 import { Directive, Field, ID, ObjectType } from 'type-graphql';
 
 @Directive('@key(fields: "policyId")')
-@ObjectType({ description: 'Whether outputs of a feature need human review before release (global or per tenant).' })
+@ObjectType({
+  simpleResolvers: true,
+  description: 'Whether outputs of a feature need human review before release (global or per tenant).',
+})
 export class HITLPolicy {
   @Field(() => ID) policyId: string;
   @Field(() => String, { nullable: true }) tenantId: string | null;

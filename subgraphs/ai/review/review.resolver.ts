@@ -10,7 +10,10 @@ import { HITLPolicy } from './hitl-policy.type.js';
 import { toHitlPolicy } from './hitl-policy.resolver.js';
 import type { DecisionResult, Reviewer } from './review.service.js';
 
-@ObjectType({ description: "A reviewer queue: held outputs of the tenant's matching facility and specialty go here." })
+@ObjectType({
+  simpleResolvers: true,
+  description: "A reviewer queue: held outputs of the tenant's matching facility and specialty go here.",
+})
 export class ReviewQueue {
   @Field(() => ID) queueId: string;
   @Field(() => String) name: string;
@@ -21,7 +24,7 @@ export class ReviewQueue {
   @Field(() => Date) createdAt: Date;
 }
 
-@ObjectType({ description: 'One AI output held for human review.' })
+@ObjectType({ simpleResolvers: true, description: 'One AI output held for human review.' })
 export class ReviewTask {
   @Field(() => ID) taskId: string;
   @Field(() => ID) provenanceId: string;
@@ -49,7 +52,7 @@ export class ReviewTask {
   text: string | null;
 }
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class ReviewDecisionResult {
   @Field(() => ReviewTask) task: ReviewTask;
   @Field(() => ID) provenanceId: string;

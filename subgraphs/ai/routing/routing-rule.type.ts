@@ -1,12 +1,12 @@
 import { Directive, Field, ID, Int, ObjectType } from 'type-graphql';
 
-@ObjectType({ description: 'A model provider and model to call.' })
+@ObjectType({ simpleResolvers: true, description: 'A model provider and model to call.' })
 export class ProviderTarget {
   @Field(() => String, { description: 'mock, openai-compatible, ...' }) provider: string;
   @Field(() => String) model: string;
 }
 
-@ObjectType({ description: 'One immutable version of a routing rule.' })
+@ObjectType({ simpleResolvers: true, description: 'One immutable version of a routing rule.' })
 export class RoutingRuleVersion {
   @Field(() => Int) version: number;
   @Field(() => ProviderTarget) primary: ProviderTarget;
@@ -16,7 +16,10 @@ export class RoutingRuleVersion {
 }
 
 @Directive('@key(fields: "ruleId")')
-@ObjectType({ description: 'Routes a feature to model providers. Global (tenantId null) or a tenant override; versioned.' })
+@ObjectType({
+  simpleResolvers: true,
+  description: 'Routes a feature to model providers. Global (tenantId null) or a tenant override; versioned.',
+})
 export class ProviderRoutingRule {
   @Field(() => ID) ruleId: string;
   @Field(() => String, { nullable: true, description: 'null for a global rule.' }) tenantId: string | null;

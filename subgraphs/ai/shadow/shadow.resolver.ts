@@ -3,13 +3,14 @@ import { requireAnyScope } from '../../../platform/auth/verifier.js';
 import type { AiContext } from '../context.js';
 import { AI_ASSIST, SHADOW_PARITY_READ } from '../scopes.js';
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class ShadowSampleCounts {
   @Field(() => Int, { description: 'Completed shadow-mode assist calls in the window.' }) gateway: number;
   @Field(() => Int, { description: 'Latencies the consumers reported for their direct calls in the window.' }) legacy: number;
 }
 
 @ObjectType({
+  simpleResolvers: true,
   description: 'Phase 1 gate: P95 latency parity of the gateway (shadow mode) with the direct provider calls it replaces.',
 })
 export class ShadowParity {

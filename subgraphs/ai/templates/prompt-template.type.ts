@@ -1,7 +1,10 @@
 import { Directive, Field, ID, InputType, Int, ObjectType } from 'type-graphql';
 
 @Directive('@key(fields: "templateId")')
-@ObjectType({ description: 'An immutable prompt template version for a feature key, identified by its hash.' })
+@ObjectType({
+  simpleResolvers: true,
+  description: 'An immutable prompt template version for a feature key, identified by its hash.',
+})
 export class PromptTemplate {
   @Field(() => ID) templateId: string;
   @Field(() => String, { nullable: true, description: 'null for a global template.' }) tenantId: string | null;

@@ -1,7 +1,7 @@
 import { Directive, Field, ID, Int, ObjectType } from 'type-graphql';
 import { GraphQLJSONObject } from '../../../platform/graphql/scalars.js';
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class ModuleSummary {
   @Field(() => String) id: string;
   @Field(() => GraphQLJSONObject) title: Record<string, string>;
@@ -10,7 +10,7 @@ export class ModuleSummary {
   @Field(() => Boolean) hasAssessments: boolean;
 }
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class PlayPackage {
   @Field(() => String) playPackageId: string;
   @Field(() => String) sha256: string;
@@ -18,7 +18,7 @@ export class PlayPackage {
 }
 
 @Directive('@key(fields: "courseVersionId")')
-@ObjectType({ description: 'A published version of a course, created when its play package is built.' })
+@ObjectType({ simpleResolvers: true, description: 'A published version of a course, created when its play package is built.' })
 export class CourseVersion {
   @Field(() => ID) courseVersionId: string;
   @Field(() => String) courseId: string;
@@ -36,7 +36,7 @@ export class CourseVersion {
   @Field(() => Date) createdAt: Date;
 }
 
-@ObjectType({ description: 'The answer of withdrawCourseVersion.' })
+@ObjectType({ simpleResolvers: true, description: 'The answer of withdrawCourseVersion.' })
 export class CourseVersionWithdrawal {
   @Field(() => CourseVersion) courseVersion: CourseVersion;
   @Field(() => Int, { description: 'Approximate number of active enrollments on the version, from the enrollment service.' })

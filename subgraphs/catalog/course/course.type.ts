@@ -1,26 +1,29 @@
 import { Directive, Field, ID, InputType, Int, ObjectType } from 'type-graphql';
 import { GraphQLJSONObject } from '../../../platform/graphql/scalars.js';
 
-@ObjectType({ description: 'An author of a course as listed in its metadata.' })
+@ObjectType({ simpleResolvers: true, description: 'An author of a course as listed in its metadata.' })
 export class CourseAuthor {
   @Field(() => String) userId: string;
   @Field(() => String) role: string;
   @Field(() => String) displayName: string;
 }
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class CourseTaxonomyRef {
   @Field(() => String) taxonomyId: string;
   @Field(() => String) nodePath: string;
 }
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class CourseCover {
   @Field(() => String) assetId: string;
 }
 
 @Directive('@key(fields: "courseId")')
-@ObjectType({ description: 'A course of a tenant. Locale maps are exposed raw (JSON) and resolved for Accept-Language.' })
+@ObjectType({
+  simpleResolvers: true,
+  description: 'A course of a tenant. Locale maps are exposed raw (JSON) and resolved for Accept-Language.',
+})
 export class Course {
   @Field(() => ID) courseId: string;
   @Field(() => String) tenantId: string;
@@ -41,25 +44,25 @@ export class Course {
   @Field(() => Date) updatedAt: Date;
 }
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class LocalizedText {
   @Field(() => String) locale: string;
   @Field(() => String) text: string;
 }
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class CourseEdge {
   @Field(() => String) cursor: string;
   @Field(() => Course) node: Course;
 }
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class PageInfo {
   @Field(() => Boolean) hasNextPage: boolean;
   @Field(() => String, { nullable: true }) endCursor: string | null;
 }
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class CourseConnection {
   @Field(() => [CourseEdge]) edges: CourseEdge[];
   @Field(() => PageInfo) pageInfo: PageInfo;

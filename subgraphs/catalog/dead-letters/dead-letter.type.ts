@@ -15,7 +15,7 @@ export class DeadLetterFilterInput {
   @Field(() => Boolean, { nullable: true, description: 'List what would be replayed and change nothing.' }) dryRun?: boolean;
 }
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class DeadLetter {
   @Field(() => Int, { description: 'Sequence in the dead-letter stream.' }) seq: number;
   @Field(() => String) originalSubject: string;
@@ -27,7 +27,7 @@ export class DeadLetter {
   @Field(() => Int, { nullable: true }) retries?: number;
 }
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class DeadLetterReplayResult {
   @Field(() => Int) matched: number;
   @Field(() => Int) replayed: number;

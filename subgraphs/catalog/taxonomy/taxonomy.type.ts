@@ -1,14 +1,14 @@
 import { Directive, Field, ID, InputType, Int, ObjectType } from 'type-graphql';
 import { GraphQLJSONObject } from '../../../platform/graphql/scalars.js';
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class TaxonomyNode {
   @Field(() => String) path: string;
   @Field(() => GraphQLJSONObject) label: Record<string, string>;
 }
 
 @Directive('@key(fields: "taxonomyId")')
-@ObjectType({ description: 'A versioned taxonomy tree of a tenant, one per namespace.' })
+@ObjectType({ simpleResolvers: true, description: 'A versioned taxonomy tree of a tenant, one per namespace.' })
 export class Taxonomy {
   @Field(() => ID) taxonomyId: string;
   @Field(() => String) namespace: string;

@@ -8,6 +8,7 @@ import { AIProvenance } from '../provenance.type.js';
 import { exportChain, receiptsOf, type ReceiptView } from './receipt-export.js';
 
 @ObjectType({
+  simpleResolvers: true,
   description:
     'A signed, hash-chained receipt of a provenance record (docs/ai-gateway.md, "Receipts"): a JWS (EdDSA) over the canonical JSON of its ids, versions and hashes, its sequence number in the tenant\'s chain and the previous receipt\'s hash.',
 })
