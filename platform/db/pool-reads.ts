@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { SpanKind, withSpan } from '../observability/telemetry.js';
+import { utcTimestamp } from './utc-timestamp.logic.js';
 
 /**
  * Reads on the pg pool under a Prisma client, past Prisma's runtime, for the few hot reads whose
@@ -86,7 +87,7 @@ const TIMESTAMP = 1114;
  */
 const PRISMA_TYPES = {
   getTypeParser(oid: number, format?: string) {
-    if (oid === TIMESTAMP) return (text: string) => new Date(`${text.replace(' ', 'T')}Z`);
+    if (oid === TIMESTAMP) return utcTimestamp;
     return pg.types.getTypeParser(oid, format as 'text');
   },
 } as pg.CustomTypesConfig;
