@@ -27,6 +27,10 @@ function mutationRoute(body: unknown, maxTokens: number): string | undefined {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
   const { query, operationName } = body as { query?: unknown; operationName?: unknown };
   if (typeof query !== 'string') return undefined;
+  // A mutation is always written with its keyword (the `{ … }` shorthand is a query, and GraphQL
+  // names have no escapes), so a text without the word needs no parse here; Apollo parses it once
+  // per text anyway. This parse of every read was 1.7 % of the gateway's CPU on a nested page.
+  if (!query.includes('mutation')) return undefined;
   let operations: OperationDefinitionNode[];
   try {
     operations = parse(query, { noLocation: true, maxTokens }).definitions.filter(
