@@ -29,7 +29,11 @@ export function createCatalogLoaders(db: Db, tenantId: string): CatalogLoaders {
     versionsOfCourse: new DataLoader(async (courseIds) => {
       const rows = await findVersionsByCourseIds(db, tenantId, courseIds);
       const grouped = new Map<string, CourseVersionRow[]>();
-      for (const row of rows) grouped.set(row.courseId, [...(grouped.get(row.courseId) ?? []), row]);
+      for (const row of rows) {
+        const versions = grouped.get(row.courseId);
+        if (versions) versions.push(row);
+        else grouped.set(row.courseId, [row]);
+      }
       return courseIds.map((id) => grouped.get(id) ?? []);
     }),
     taxonomy: new DataLoader(async (ids) => byId(await findTaxonomiesByIds(db, tenantId, ids), ids)),
