@@ -24,6 +24,7 @@ import {
 import { freePort, processDataDir } from '../support/child-env.js';
 import { eventually } from '../support/eventually.js';
 import { recordFigures } from '../support/reliability-figures.js';
+import { seededRandom } from '../support/seeded-random.js';
 
 /**
  * Event reconciliation under faults, in the manner of Jepsen's checkers: N play-package-built
@@ -63,18 +64,6 @@ const LONG_OUTAGE_MS = 25_000;
 const CONVERGENCE_MS = 240_000;
 const PUBLISHED_SUBJECT = subjectFor('catalog.course_version.published', 1);
 const BUILT_SUBJECT = subjectFor('content.play_package.built', 1);
-
-/** mulberry32: a small seeded generator, so a failing schedule can be run again (RELIABILITY_SEED). */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A deliberate outage or a pause between poll rounds; never a stand-in for waiting on an event. */
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -167,7 +156,7 @@ describe.runIf(runs)('event reconciliation under faults', () => {
   }
 
   it(`classifies ${N} built events after worker kills, NATS restarts and Postgres restarts: none lost, none duplicated`, async () => {
-    const random = rng(SEED);
+    const random = seededRandom(SEED);
     const tenantId = newId('tenant');
     const slugs = Array.from({ length: COURSES }, (_, i) => ({ slug: `rel-${i}`, draft: newId('courseDraft') }));
     // Input i: course i % COURSES, label 1.0.<i / COURSES>: every input asks for a version of its own.

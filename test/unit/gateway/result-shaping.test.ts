@@ -4,6 +4,7 @@ import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import type { NamedType, Operation, Type } from '@apollo/federation-internals';
 import { buildOperationContext, executeQueryPlan } from '@apollo/gateway';
+import { seededRandom } from '../../support/seeded-random.js';
 import {
   computeResponse,
   useResultShaping,
@@ -118,17 +119,6 @@ function expectSameAnswer(source: string, input: Record<string, unknown> | null,
   const theirs = outcome(apollo.computeResponse, shapingInput(source, structuredClone(input), variables));
   expect(ours).toEqual(theirs);
   return ours;
-}
-
-/** A seeded generator (mulberry32): the random cases are the same on every run. */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /**
@@ -258,7 +248,7 @@ describe('result shaping answers what Apollo Gateway answers', () => {
   });
 
   it("keeps an operation's steps for its next requests only where no @skip or @include can change them", () => {
-    const next = random(7);
+    const next = seededRandom(7);
     const { object } = generator(next);
     // One Operation for many requests, as the executor's shared one (shared-operations.ts).
     for (const name of ['everyKind', 'abstract', 'overlapping', 'fragmentThenField', 'inheritedNames']) {
@@ -280,7 +270,7 @@ describe('result shaping answers what Apollo Gateway answers', () => {
   });
 
   it.each(Object.keys(OPERATIONS))('answers the same on 300 random inputs: %s', (name) => {
-    const next = random(name.length * 7919);
+    const next = seededRandom(name.length * 7919);
     const { object } = generator(next);
     const seen = { errors: 0, nullData: 0, threw: 0, clean: 0 };
     for (let index = 0; index < 300; index++) {
@@ -306,7 +296,7 @@ describe('result shaping answers what Apollo Gateway answers', () => {
       fs.readFileSync(new URL('../../../bench/gateway.ts', import.meta.url), 'utf8'),
     )![1]!;
     // Well-formed answers first (the bench's case), then ones with a fault in about one value of 200.
-    const next = random(42);
+    const next = seededRandom(42);
     const clean = generator(next, { maxDepth: 8, faults: 0 });
     const faulty = generator(next, { maxDepth: 8, faults: 0.05 });
     const seen = { clean: 0, errors: 0 };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { utcTimestamp } from '../../../platform/db/utc-timestamp.logic.js';
+import { seededRandom } from '../../support/seeded-random.js';
 
 /** The general path: what the reads returned before the digit-by-digit one. */
 const general = (text: string) => new Date(`${text.replace(' ', 'T')}Z`);
@@ -16,16 +17,6 @@ function randomTimestamp(random: () => number): string {
   return `${date} ${time}${fraction}`;
 }
 
-/** mulberry32: a seeded generator, so a failure can be replayed. */
-function seeded(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 describe('utcTimestamp: a Postgres timestamp read as UTC', () => {
   it('reads what Prisma stores (timestamp(3)) as the same instant in UTC', () => {
     expect(utcTimestamp('2026-11-29 13:04:05.678').toISOString()).toBe('2026-11-29T13:04:05.678Z');
@@ -35,7 +26,7 @@ describe('utcTimestamp: a Postgres timestamp read as UTC', () => {
   });
 
   it('answers as the general path does on 20,000 random timestamps (seed 20261129)', () => {
-    const random = seeded(20_261_129);
+    const random = seededRandom(20_261_129);
     for (let i = 0; i < 20_000; i++) {
       const text = randomTimestamp(random);
       expect(utcTimestamp(text).getTime(), text).toBe(general(text).getTime());
