@@ -20,6 +20,8 @@ import {
   type GraphQLSchema,
   type OperationDefinitionNode,
   type SelectionSetNode,
+  type ValueNode,
+  visit,
 } from 'graphql';
 
 /** Arguments that bound how many items a field returns. */
@@ -180,6 +182,35 @@ function representationsOf(selection: FieldNode, variables: Record<string, unkno
   const value = arg ? valueFromASTUntyped(arg.value, variables) : undefined;
   if (Array.isArray(value)) return value.length;
   return value === undefined || value === null ? 0 : 1;
+}
+
+/**
+ * One place where the variables reach the measures: a size argument's value (its size) or an
+ * `_entities` field's `representations` (how many). Read with the same functions the walks use, so
+ * two variable sets that read the same here measure the same (operation-measures.ts keys on it).
+ */
+export interface SizeInput {
+  value: ValueNode;
+  read(variables: Record<string, unknown> | undefined): number | undefined;
+}
+
+/** Every size argument and `_entities` representations argument of the document, in its order. */
+export function sizeInputsOf(document: DocumentNode): SizeInput[] {
+  const inputs: SizeInput[] = [];
+  visit(document, {
+    Field(field) {
+      for (const arg of field.arguments ?? []) {
+        if (SIZE_ARGUMENTS.has(arg.name.value)) {
+          inputs.push({ value: arg.value, read: (variables) => sizeValue(valueFromASTUntyped(arg.value, variables)) });
+        }
+      }
+      if (field.name.value === ENTITIES_FIELD) {
+        const arg = field.arguments?.find((candidate) => candidate.name.value === REPRESENTATIONS_ARGUMENT);
+        if (arg) inputs.push({ value: arg.value, read: (variables) => representationsOf(field, variables) });
+      }
+    },
+  });
+  return inputs;
 }
 
 /**

@@ -7,7 +7,7 @@ import { AppError, type KnownErrorCode } from '../errors/errors.js';
 import type { QueryLimits } from '../config/config.js';
 import type { Metrics } from '../observability/metrics.js';
 import { FIELD_COSTS } from './field-costs.js';
-import { operationCost, representationCount } from './query-cost.js';
+import { OperationMeasures } from './operation-measures.js';
 
 /** Which limit refused a document: the `limit` label of graphql_limit_rejections_total. */
 export type LimitName = 'tokens' | 'depth' | 'aliases' | 'directives' | 'cost' | 'representations' | 'strings';
@@ -47,6 +47,7 @@ export function queryLimitOptions<TContext extends LimitedContext>(limits: Query
     maxDirectivesRule({ ...armor, n: limits.maxDirectives, onReject: [reporter('directives', limits.maxDirectives, refused)] }),
     maxStringLiteralRule(limits.maxStringLiteral, refused),
   ];
+  const measures = new OperationMeasures({ ...limits, fieldCosts: FIELD_COSTS });
   const costPlugin: ApolloServerPlugin<TContext> = {
     async requestDidStart() {
       return {
@@ -58,10 +59,11 @@ export function queryLimitOptions<TContext extends LimitedContext>(limits: Query
         async didResolveOperation({ schema, document, operation, request, contextValue }) {
           if (!operation) return;
           // Before the cost: it is what sizes `_entities`, and it holds for trusted documents too.
-          const representations = representationCount(document, operation, request.variables);
+          const measured = measures.of(schema, document, operation, request.variables);
+          const representations = measured.representations();
           if (representations > limits.maxRepresentations) throw refusal('representations', representations);
           if (contextValue.trustedOperation) return;
-          const cost = operationCost(schema, document, operation, request.variables, { ...limits, fieldCosts: FIELD_COSTS });
+          const cost = measured.cost();
           if (cost > limits.maxCost) throw refusal('cost', cost);
         },
       };
