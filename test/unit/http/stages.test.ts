@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SignJWT, importJWK } from 'jose';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { generateEd25519, mintToken, type DevKeyPair } from '../../../platform/auth/dev-keys.js';
 import { createTokenVerifier, type Principal, type TokenVerifier } from '../../../platform/auth/verifier.js';
 import { AppError, unauthenticated } from '../../../platform/errors/errors.js';
@@ -344,6 +344,30 @@ describe('compression()', () => {
     expect((await compress('gzip', bigJson, 'HEAD')).headers['content-encoding']).toBeUndefined();
     expect((await compress('gzip', async () => reply(204, ''))).headers['content-encoding']).toBeUndefined();
     expect((await compress('*')).headers['content-encoding']).toBe('br');
+  });
+
+  it('passes a reply it does not compress on as it came, its text not encoded here (the socket write encodes it)', async () => {
+    const text = JSON.stringify(big);
+    const textReply: Handler = async () => reply(200, text, { 'content-type': 'application/json' });
+    const encode = vi.spyOn(Buffer, 'from');
+    try {
+      for (const [accept, method] of [
+        [undefined, 'GET'],
+        ['identity', 'GET'],
+        ['gzip', 'HEAD'],
+      ] as const) {
+        const plain = await compress(accept, textReply, method);
+        expect(plain.body, `${accept} ${method}`).toBe(text);
+        expect(plain.headers.vary).toBe('Accept-Encoding');
+      }
+      expect(encode.mock.calls.filter(([value]) => value === text)).toEqual([]);
+      // Compressed, the text is encoded once, for the encoder.
+      const gz = await compress('gzip', textReply);
+      expect(zlib.gunzipSync(gz.body).toString('utf8')).toBe(text);
+      expect(encode.mock.calls.filter(([value]) => value === text)).toHaveLength(1);
+    } finally {
+      encode.mockRestore();
+    }
   });
 
   it('chooses by weight, our preference breaking ties', () => {
